@@ -1,0 +1,123 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { isCurrencyCode } from "../lib/money";
+import { createAccount, getAccount, listAccounts, updateAccount } from "./accounts";
+
+const BillingAddress = z
+	.strictObject({
+		street: z.string().max(500).optional(),
+		city: z.string().max(200).optional(),
+		state: z.string().max(200).optional(),
+		zip: z.string().max(50).optional(),
+		country: z.string().max(100).optional(),
+	})
+	.openapi("BillingAddress");
+
+const Account = z
+	.object({
+		id: z.string().openapi({ example: "acct_01jd0000000000000000000000" }),
+		name: z.string(),
+		email: z.string(),
+		billing_address: BillingAddress.nullable(),
+		currency: z.string().openapi({ example: "USD" }),
+		external_id: z.string().nullable(),
+		created_at: z.string(),
+	})
+	.openapi("Account");
+
+const name = z
+	.string()
+	.min(1)
+	.max(200)
+	.refine((s) => s.trim().length > 0, "Must not be blank.");
+const email = z.email("Must be a valid e-mail address.").max(320);
+const externalId = z.string().min(1).max(200).nullable();
+
+const CreateAccount = z
+	.strictObject({
+		name,
+		email,
+		billing_address: BillingAddress.nullable().optional(),
+		currency: z.string().refine(isCurrencyCode, "Must be an ISO 4217 currency code in upper case.").optional(),
+		external_id: externalId.optional(),
+	})
+	.openapi("CreateAccount");
+
+const UpdateAccount = z
+	.strictObject({
+		name: name.optional(),
+		email: email.optional(),
+		billing_address: BillingAddress.nullable().optional(),
+		external_id: externalId.optional(),
+	})
+	.openapi("UpdateAccount");
+
+const AccountParams = z.object({ account_id: z.string() });
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+
+export const accountRoutes = newRouter();
+
+accountRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/accounts",
+		tags: ["Accounts"],
+		summary: "List customer accounts",
+		request: { query: PageQuery },
+		responses: { 200: { description: "Accounts", ...json(pageSchema("accounts", Account)) }, ...errorResponses(400) },
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listAccounts({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		return c.json(pageOf("accounts", items, total, query), 200);
+	},
+);
+
+accountRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/accounts",
+		tags: ["Accounts"],
+		summary: "Create a customer account",
+		request: { body: { required: true, ...json(CreateAccount) } },
+		responses: { 201: { description: "The account", ...json(Account) }, ...errorResponses(...bodyErrors) },
+	}),
+	async (c) =>
+		c.json(await createAccount({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }), 201),
+);
+
+accountRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/accounts/{account_id}",
+		tags: ["Accounts"],
+		summary: "Get an account",
+		request: { params: AccountParams },
+		responses: { 200: { description: "The account", ...json(Account) }, ...errorResponses(404) },
+	}),
+	async (c) =>
+		c.json(await getAccount({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").account_id }), 200),
+);
+
+accountRoutes.openapi(
+	createRoute({
+		method: "patch",
+		path: "/accounts/{account_id}",
+		tags: ["Accounts"],
+		summary: "Update an account (its currency is fixed)",
+		request: { params: AccountParams, body: { required: true, ...json(UpdateAccount) } },
+		responses: { 200: { description: "The account", ...json(Account) }, ...errorResponses(...bodyErrors, 404) },
+	}),
+	async (c) => {
+		const account = await updateAccount({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").account_id,
+			input: c.req.valid("json"),
+		});
+		return c.json(account, 200);
+	},
+);

@@ -1,0 +1,111 @@
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { inScope, type Scope } from "../db/scope";
+import { agentInstances } from "../db/schema";
+import { conflict } from "../http/errors";
+import { nowIso } from "../lib/time";
+import { getAgent } from "./agents";
+
+export interface InstanceView {
+	key: string;
+	agent_id: string | null;
+	name: string | null;
+	created_at: string;
+}
+
+function toView(row: typeof agentInstances.$inferSelect): InstanceView {
+	return { key: row.key, agent_id: row.agentId, name: row.name, created_at: row.createdAt };
+}
+
+/** Registers `key` under the agent: 201 when new, 200 when it was unassigned or already this agent's. */
+export async function registerInstance({
+	db,
+	scope,
+	agentId,
+	input,
+}: {
+	db: Db;
+	scope: Scope;
+	agentId: string;
+	input: { key: string; name?: string };
+}): Promise<{ instance: InstanceView; created: boolean }> {
+	await getAgent({ db, scope, id: agentId });
+	const inserted = await db
+		.insert(agentInstances)
+		.values({
+			environment: scope.environment,
+			key: input.key,
+			agentId,
+			name: input.name ?? null,
+			createdAt: nowIso(),
+		})
+		.onConflictDoNothing()
+		.returning();
+	if (inserted[0]) return { instance: toView(inserted[0]), created: true };
+
+	const [claimed] = await db
+		.update(agentInstances)
+		.set({ agentId, ...(input.name !== undefined ? { name: input.name } : {}) })
+		.where(
+			inScope(
+				scope,
+				agentInstances,
+				eq(agentInstances.key, input.key),
+				sql`(${agentInstances.agentId} IS NULL OR ${agentInstances.agentId} = ${agentId})`,
+			),
+		)
+		.returning();
+	if (!claimed) throw conflict(`Instance '${input.key}' is already assigned to another agent.`);
+	return { instance: toView(claimed), created: false };
+}
+
+export async function listInstances({
+	db,
+	scope,
+	agentId,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	agentId: string;
+	limit: number;
+	offset: number;
+}) {
+	await getAgent({ db, scope, id: agentId });
+	const where = inScope(scope, agentInstances, eq(agentInstances.agentId, agentId));
+	const [rows, [count]] = await db.batch([
+		db
+			.select()
+			.from(agentInstances)
+			.where(where)
+			.orderBy(desc(agentInstances.createdAt), desc(agentInstances.key))
+			.limit(limit)
+			.offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(agentInstances).where(where),
+	]);
+	return { items: rows.map(toView), total: count?.n ?? 0 };
+}
+
+/**
+ * Registers keys named by events or subscriptions before anyone registered them: unassigned, or assigned to
+ * the agent whose id equals the key. One statement for all keys; existing instances are left as they are.
+ */
+export function ensureInstancesStatement(db: Db, scope: Scope, keys: string[]) {
+	return db.run(sql`
+		INSERT INTO agent_instances (environment, key, agent_id, name, created_at)
+		SELECT ${scope.environment}, k.value,
+			(SELECT id FROM agents WHERE id = k.value AND environment = ${scope.environment}), NULL, ${nowIso()}
+		FROM json_each(${JSON.stringify(keys)}) AS k
+		WHERE true
+		ON CONFLICT DO NOTHING`);
+}
+
+export async function instancesByKey(db: Db, scope: Scope, keys: string[]) {
+	if (keys.length === 0) return new Map<string, InstanceView>();
+	const rows = await db
+		.select()
+		.from(agentInstances)
+		.where(and(inScope(scope, agentInstances), inArray(agentInstances.key, keys)));
+	return new Map(rows.map((r) => [r.key, toView(r)]));
+}

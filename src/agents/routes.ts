@@ -1,0 +1,163 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { createAgent, getAgent, listAgents, updateAgent } from "./agents";
+import { listInstances, registerInstance } from "./instances";
+
+export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+
+const notBlank = (max: number) =>
+	z
+		.string()
+		.min(1)
+		.max(max)
+		.refine((s) => s.trim().length > 0, "Must not be blank.");
+
+const Agent = z
+	.object({
+		id: z.string().openapi({ example: "agt_01jd0000000000000000000000" }),
+		name: z.string(),
+		type: z.enum(["langgraph", "crewai", "n8n", "custom"]),
+		description: z.string().nullable(),
+		created_at: z.string(),
+	})
+	.openapi("Agent");
+
+const CreateAgent = z
+	.strictObject({
+		name: notBlank(200),
+		type: z.enum(["langgraph", "crewai", "n8n", "custom"]),
+		description: z.string().max(2000).nullable().optional(),
+	})
+	.openapi("CreateAgent");
+
+const UpdateAgent = z
+	.strictObject({ name: notBlank(200).optional(), description: z.string().max(2000).nullable().optional() })
+	.openapi("UpdateAgent");
+
+const Instance = z
+	.object({ key: z.string(), agent_id: z.string().nullable(), name: z.string().nullable(), created_at: z.string() })
+	.openapi("AgentInstance");
+
+const RegisterInstance = z
+	.strictObject({
+		key: z.string().regex(INSTANCE_KEY, "1–200 characters of A-Z a-z 0-9 . _ : -"),
+		name: z.string().min(1).max(200).optional(),
+	})
+	.openapi("RegisterInstance");
+
+const AgentParams = z.object({ agent_id: z.string() });
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+
+export const agentRoutes = newRouter();
+
+agentRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/agents",
+		tags: ["Agents"],
+		summary: "List agents",
+		request: { query: PageQuery },
+		responses: { 200: { description: "Agents", ...json(pageSchema("agents", Agent)) }, ...errorResponses(400) },
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listAgents({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		return c.json(pageOf("agents", items, total, query), 200);
+	},
+);
+
+agentRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/agents",
+		tags: ["Agents"],
+		summary: "Create an agent",
+		request: { body: { required: true, ...json(CreateAgent) } },
+		responses: { 201: { description: "The agent", ...json(Agent) }, ...errorResponses(...bodyErrors) },
+	}),
+	async (c) => c.json(await createAgent({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }), 201),
+);
+
+agentRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/agents/{agent_id}",
+		tags: ["Agents"],
+		summary: "Get an agent",
+		request: { params: AgentParams },
+		responses: { 200: { description: "The agent", ...json(Agent) }, ...errorResponses(404) },
+	}),
+	async (c) =>
+		c.json(await getAgent({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").agent_id }), 200),
+);
+
+agentRoutes.openapi(
+	createRoute({
+		method: "patch",
+		path: "/agents/{agent_id}",
+		tags: ["Agents"],
+		summary: "Rename an agent or change its description",
+		request: { params: AgentParams, body: { required: true, ...json(UpdateAgent) } },
+		responses: { 200: { description: "The agent", ...json(Agent) }, ...errorResponses(...bodyErrors, 404) },
+	}),
+	async (c) => {
+		const agent = await updateAgent({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").agent_id,
+			input: c.req.valid("json"),
+		});
+		return c.json(agent, 200);
+	},
+);
+
+agentRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/agents/{agent_id}/instances",
+		tags: ["Agents"],
+		summary: "List an agent's instances",
+		request: { params: AgentParams, query: PageQuery },
+		responses: {
+			200: { description: "Instances", ...json(pageSchema("instances", Instance)) },
+			...errorResponses(400, 404),
+		},
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listInstances({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			agentId: c.req.valid("param").agent_id,
+			...query,
+		});
+		return c.json(pageOf("instances", items, total, query), 200);
+	},
+);
+
+agentRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/agents/{agent_id}/instances",
+		tags: ["Agents"],
+		summary: "Register an instance key under an agent",
+		request: { params: AgentParams, body: { required: true, ...json(RegisterInstance) } },
+		responses: {
+			200: { description: "An unassigned key, now assigned", ...json(Instance) },
+			201: { description: "A new instance", ...json(Instance) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) => {
+		const { instance, created } = await registerInstance({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			agentId: c.req.valid("param").agent_id,
+			input: c.req.valid("json"),
+		});
+		return c.json(instance, created ? 201 : 200);
+	},
+);

@@ -1,0 +1,77 @@
+import { HTTPException } from "hono/http-exception";
+import { accountRoutes } from "./accounts/routes";
+import { agentRoutes } from "./agents/routes";
+import { jsonBody } from "./http/body";
+import { docsPage } from "./http/docs";
+import { ApiError, statusOf } from "./http/errors";
+import { gate } from "./http/gate";
+import { idempotency } from "./http/idempotency";
+import { newRouter } from "./http/router";
+import { apiKeyRoutes } from "./keys/routes";
+import { newId } from "./lib/ids";
+
+export function createApp() {
+	const app = newRouter();
+
+	app.use("*", async (c, next) => {
+		const requestId = c.req.header("X-Request-Id")?.slice(0, 100) || newId("req");
+		c.set("requestId", requestId);
+		c.header("X-Request-Id", requestId);
+		await next();
+	});
+
+	app.get("/healthz", (c) => c.json({ status: "ok" }));
+	app.get("/docs", (c) => c.html(docsPage));
+	app.doc31("/v1/openapi.json", {
+		openapi: "3.1.0",
+		info: {
+			title: "Agent Metering & Billing API",
+			version: "1.0.0",
+			description: "Meter what AI agents do and achieve, price it with rate plans, invoice it, and report margins.",
+		},
+		servers: [{ url: "/" }],
+		security: [{ bearer: [] }],
+	});
+	app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+
+	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : gate(c, next)));
+	app.use("/v1/*", jsonBody);
+	app.use("/v1/*", idempotency);
+
+	app.route("/v1", apiKeyRoutes);
+	app.route("/v1", agentRoutes);
+	app.route("/v1", accountRoutes);
+
+	app.notFound((c) => {
+		throw new ApiError("not_found", `No route ${c.req.method} ${c.req.path}.`);
+	});
+
+	app.onError((err, c) => {
+		const requestId = c.get("requestId") ?? newId("req");
+		let error: ApiError;
+		if (err instanceof ApiError) error = err;
+		else if (err instanceof HTTPException && err.status === 415) {
+			error = new ApiError("unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
+		} else if (err instanceof HTTPException && err.status === 400) {
+			error = new ApiError("invalid_json", "The request body is not valid JSON.");
+		} else {
+			console.error(JSON.stringify({ requestId, error: String(err), stack: (err as Error)?.stack }));
+			error = new ApiError("internal_error", "Something went wrong on our side. Retry, or quote the request id.");
+		}
+		for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
+		c.header("X-Request-Id", requestId);
+		return c.json(
+			{
+				error: {
+					code: error.code,
+					message: error.message,
+					...(error.details ? { details: error.details } : {}),
+					request_id: requestId,
+				},
+			},
+			statusOf(error.code),
+		);
+	});
+
+	return app;
+}

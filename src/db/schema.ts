@@ -1,0 +1,357 @@
+import { sql } from "drizzle-orm";
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Every tenant-owned table carries `environment` ("live" | "test"); see db/scope.ts.
+// Money and metered sums are exact decimal strings (lib/decimal.ts), never REAL.
+// Timestamps are ISO 8601 UTC strings with milliseconds, so they sort as text.
+
+export const apiKeys = sqliteTable(
+	"api_keys",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment", { enum: ["live", "test"] }).notNull(),
+		type: text("type", { enum: ["sdk", "api"] }).notNull(),
+		permission: text("permission", { enum: ["read-only", "read-write", "admin"] }),
+		name: text("name"),
+		prefix: text("prefix").notNull(),
+		hash: text("hash").notNull(),
+		createdAt: text("created_at").notNull(),
+		lastUsedAt: text("last_used_at"),
+		revokedAt: text("revoked_at"),
+	},
+	(t) => [uniqueIndex("api_keys_hash").on(t.hash), index("api_keys_env_created").on(t.environment, t.createdAt)],
+);
+
+export const idempotencyRecords = sqliteTable(
+	"idempotency_records",
+	{
+		environment: text("environment").notNull(),
+		method: text("method").notNull(),
+		path: text("path").notNull(),
+		key: text("key").notNull(),
+		requestHash: text("request_hash").notNull(),
+		state: text("state", { enum: ["in_progress", "completed"] }).notNull(),
+		statusCode: integer("status_code"),
+		responseBody: text("response_body"),
+		createdAt: text("created_at").notNull(),
+		expiresAt: text("expires_at").notNull(),
+	},
+	(t) => [
+		primaryKey({ columns: [t.environment, t.method, t.path, t.key] }),
+		index("idempotency_expires").on(t.expiresAt),
+	],
+);
+
+export const agents = sqliteTable(
+	"agents",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		name: text("name").notNull(),
+		type: text("type", { enum: ["langgraph", "crewai", "n8n", "custom"] }).notNull(),
+		description: text("description"),
+		createdAt: text("created_at").notNull(),
+		updatedAt: text("updated_at").notNull(),
+	},
+	(t) => [index("agents_env_created").on(t.environment, t.createdAt, t.id)],
+);
+
+export const agentInstances = sqliteTable(
+	"agent_instances",
+	{
+		environment: text("environment").notNull(),
+		key: text("key").notNull(),
+		agentId: text("agent_id"),
+		name: text("name"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [
+		primaryKey({ columns: [t.environment, t.key] }),
+		index("agent_instances_agent").on(t.environment, t.agentId, t.createdAt),
+	],
+);
+
+export const accounts = sqliteTable(
+	"accounts",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		name: text("name").notNull(),
+		email: text("email").notNull(),
+		billingAddress: text("billing_address", { mode: "json" }).$type<Record<string, string> | null>(),
+		currency: text("currency").notNull(),
+		externalId: text("external_id"),
+		createdAt: text("created_at").notNull(),
+		updatedAt: text("updated_at").notNull(),
+	},
+	(t) => [
+		index("accounts_env_created").on(t.environment, t.createdAt, t.id),
+		uniqueIndex("accounts_external_id").on(t.environment, t.externalId),
+	],
+);
+
+export const ratePlans = sqliteTable(
+	"rate_plans",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		name: text("name").notNull(),
+		description: text("description"),
+		currency: text("currency").notNull(),
+		baseFee: text("base_fee").notNull(),
+		charges: text("charges", { mode: "json" }).$type<unknown[]>().notNull(),
+		status: text("status", { enum: ["active", "archived"] }).notNull(),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [index("rate_plans_env_created").on(t.environment, t.createdAt, t.id)],
+);
+
+export const subscriptions = sqliteTable(
+	"subscriptions",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		accountId: text("account_id").notNull(),
+		ratePlanId: text("rate_plan_id").notNull(),
+		pendingRatePlanId: text("pending_rate_plan_id"),
+		status: text("status", { enum: ["active", "cancelled"] }).notNull(),
+		startedAt: text("started_at").notNull(),
+		cancelledAt: text("cancelled_at"),
+		createdAt: text("created_at").notNull(),
+		updatedAt: text("updated_at").notNull(),
+	},
+	(t) => [
+		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
+		index("subscriptions_account").on(t.environment, t.accountId),
+	],
+);
+
+// Plan history: the plan in effect for period P is the row with the greatest effective_period <= P.
+export const subscriptionPlans = sqliteTable(
+	"subscription_plans",
+	{
+		subscriptionId: text("subscription_id").notNull(),
+		effectivePeriod: text("effective_period").notNull(),
+		ratePlanId: text("rate_plan_id").notNull(),
+	},
+	(t) => [primaryKey({ columns: [t.subscriptionId, t.effectivePeriod] })],
+);
+
+// Membership history of instances in subscriptions. An open row (removed_at null) is an active membership;
+// the partial unique index keeps an instance in at most one active subscription.
+export const subscriptionInstances = sqliteTable(
+	"subscription_instances",
+	{
+		id: integer("id").primaryKey({ autoIncrement: true }),
+		environment: text("environment").notNull(),
+		subscriptionId: text("subscription_id").notNull(),
+		agentKey: text("agent_key").notNull(),
+		addedAt: text("added_at").notNull(),
+		removedAt: text("removed_at"),
+	},
+	(t) => [
+		uniqueIndex("subscription_instances_active")
+			.on(t.environment, t.agentKey)
+			.where(sql`removed_at IS NULL`),
+		index("subscription_instances_sub").on(t.subscriptionId),
+	],
+);
+
+// Raw events, flushed from the usage accumulators. `accumulator` names the Durable Object that counted it.
+export const usageEvents = sqliteTable(
+	"usage_events",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		kind: text("kind", { enum: ["action", "outcome"] }).notNull(),
+		agentKey: text("agent_key").notNull(),
+		type: text("type").notNull(),
+		value: text("value"),
+		metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+		timestamp: text("timestamp").notNull(),
+		receivedAt: text("received_at").notNull(),
+		subscriptionId: text("subscription_id"),
+		accumulator: text("accumulator").notNull(),
+		idempotencyKey: text("idempotency_key"),
+	},
+	(t) => [
+		index("usage_events_instance").on(t.environment, t.agentKey, t.timestamp),
+		index("usage_events_subscription").on(t.subscriptionId, t.timestamp),
+		index("usage_events_idempotency").on(t.environment, t.idempotencyKey),
+	],
+);
+
+// Daily rollups, written by each accumulator as absolute values (a retried flush rewrites the same numbers).
+// field "" is the events themselves: count, and for outcomes the sum of values. Other fields are numeric
+// metadata keys of actions: count of events carrying the field and the sum of its values.
+export const usageDaily = sqliteTable(
+	"usage_daily",
+	{
+		accumulator: text("accumulator").notNull(),
+		environment: text("environment").notNull(),
+		subscriptionId: text("subscription_id"),
+		agentKey: text("agent_key").notNull(),
+		day: text("day").notNull(),
+		kind: text("kind", { enum: ["action", "outcome"] }).notNull(),
+		type: text("type").notNull(),
+		field: text("field").notNull(),
+		count: integer("count").notNull(),
+		sum: text("sum").notNull(),
+	},
+	(t) => [
+		primaryKey({ columns: [t.accumulator, t.day, t.agentKey, t.kind, t.type, t.field] }),
+		index("usage_daily_subscription").on(t.subscriptionId, t.day),
+		index("usage_daily_instance").on(t.environment, t.agentKey, t.day),
+	],
+);
+
+// Operator costs carried by actions (metadata.cost), per accumulator, month, instance, cost type and currency.
+export const usageCosts = sqliteTable(
+	"usage_costs",
+	{
+		accumulator: text("accumulator").notNull(),
+		environment: text("environment").notNull(),
+		subscriptionId: text("subscription_id"),
+		agentKey: text("agent_key").notNull(),
+		period: text("period").notNull(),
+		costType: text("cost_type").notNull(),
+		currency: text("currency").notNull(),
+		amount: text("amount").notNull(),
+	},
+	(t) => [
+		primaryKey({ columns: [t.accumulator, t.period, t.agentKey, t.costType, t.currency] }),
+		index("usage_costs_env_period").on(t.environment, t.period),
+	],
+);
+
+export const costRecords = sqliteTable(
+	"cost_records",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		agentId: text("agent_id"),
+		customerId: text("customer_id"),
+		costType: text("cost_type").notNull(),
+		amount: text("amount").notNull(),
+		currency: text("currency").notNull(),
+		period: text("period").notNull(),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [index("cost_records_env_period").on(t.environment, t.period)],
+);
+
+export const invoiceCounters = sqliteTable("invoice_counters", {
+	environment: text("environment").primaryKey(),
+	lastNumber: integer("last_number").notNull(),
+});
+
+export const invoices = sqliteTable(
+	"invoices",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		number: integer("number").notNull(),
+		accountId: text("account_id").notNull(),
+		subscriptionId: text("subscription_id").notNull(),
+		ratePlanId: text("rate_plan_id").notNull(),
+		billingPeriod: text("billing_period").notNull(),
+		sequence: integer("sequence").notNull(),
+		kind: text("kind", { enum: ["regular", "supplementary"] }).notNull(),
+		status: text("status", { enum: ["open", "paid", "void"] }).notNull(),
+		currency: text("currency").notNull(),
+		amount: text("amount").notNull(),
+		issuedAt: text("issued_at").notNull(),
+		paidAt: text("paid_at"),
+		voidedAt: text("voided_at"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [
+		uniqueIndex("invoices_subscription_period_seq").on(t.subscriptionId, t.billingPeriod, t.sequence),
+		uniqueIndex("invoices_env_number").on(t.environment, t.number),
+		index("invoices_env_created").on(t.environment, t.createdAt, t.id),
+		index("invoices_env_period").on(t.environment, t.billingPeriod),
+	],
+);
+
+export const invoiceLines = sqliteTable(
+	"invoice_lines",
+	{
+		invoiceId: text("invoice_id").notNull(),
+		position: integer("position").notNull(),
+		environment: text("environment").notNull(),
+		metric: text("metric").notNull(),
+		description: text("description").notNull(),
+		quantity: text("quantity").notNull(),
+		amount: text("amount").notNull(),
+		// Per-agent quantity shares of this line's metric in the period, for revenue by agent.
+		agentShares: text("agent_shares", { mode: "json" }).$type<{ agent_id: string | null; quantity: string }[]>(),
+	},
+	(t) => [primaryKey({ columns: [t.invoiceId, t.position] })],
+);
+
+export const payments = sqliteTable(
+	"payments",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		invoiceId: text("invoice_id").notNull(),
+		amount: text("amount").notNull(),
+		currency: text("currency").notNull(),
+		reference: text("reference"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [uniqueIndex("payments_invoice").on(t.invoiceId)],
+);
+
+export const webhookEndpoints = sqliteTable(
+	"webhook_endpoints",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		url: text("url").notNull(),
+		events: text("events", { mode: "json" }).$type<string[]>().notNull(),
+		description: text("description"),
+		status: text("status", { enum: ["enabled", "disabled"] }).notNull(),
+		secret: text("secret").notNull(),
+		createdAt: text("created_at").notNull(),
+		updatedAt: text("updated_at").notNull(),
+	},
+	(t) => [index("webhook_endpoints_env_created").on(t.environment, t.createdAt, t.id)],
+);
+
+// The outbox: written in the same D1 batch as the change that causes the event, delivered afterwards.
+export const webhookEvents = sqliteTable(
+	"webhook_events",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		event: text("event").notNull(),
+		data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+		createdAt: text("created_at").notNull(),
+		dispatchedAt: text("dispatched_at"),
+	},
+	(t) => [index("webhook_events_undispatched").on(t.dispatchedAt, t.createdAt)],
+);
+
+export const webhookDeliveries = sqliteTable(
+	"webhook_deliveries",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		endpointId: text("endpoint_id").notNull(),
+		eventId: text("event_id").notNull(),
+		event: text("event").notNull(),
+		status: text("status", { enum: ["pending", "succeeded", "failed"] }).notNull(),
+		attempts: integer("attempts").notNull(),
+		lastStatusCode: integer("last_status_code"),
+		lastError: text("last_error"),
+		nextAttemptAt: text("next_attempt_at"),
+		createdAt: text("created_at").notNull(),
+		deliveredAt: text("delivered_at"),
+	},
+	(t) => [
+		uniqueIndex("webhook_deliveries_endpoint_event").on(t.endpointId, t.eventId),
+		index("webhook_deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
+		index("webhook_deliveries_pending").on(t.status, t.nextAttemptAt),
+	],
+);

@@ -1,0 +1,22 @@
+import type { Env } from "../../env";
+import type { Principal } from "../../http/auth";
+import type { RateLimitDecision } from "./object";
+
+export function limitFor(principal: Principal, env: Env): number {
+	const configured = principal.type === "sdk" ? env.RATE_LIMIT_SDK_PER_MINUTE : env.RATE_LIMIT_API_PER_MINUTE;
+	const fallback = principal.type === "sdk" ? 10_000 : 1_000;
+	const parsed = Number(configured);
+	return Number.isInteger(parsed) && parsed > 0 ? parsed : fallback;
+}
+
+export function rateLimiterFor(env: Env, keyId: string) {
+	return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyId));
+}
+
+export async function countRequest(env: Env, principal: Principal): Promise<RateLimitDecision> {
+	return rateLimiterFor(env, principal.keyId).hit(limitFor(principal, env));
+}
+
+export async function revokeInRateLimiter(env: Env, keyId: string): Promise<void> {
+	await rateLimiterFor(env, keyId).revoke();
+}

@@ -1,0 +1,17 @@
+import type { RateLimiter } from "./durable-objects/rate-limiter/object";
+import type { UsageAccumulator } from "./durable-objects/usage-accumulator/object";
+import type { InvoiceJob } from "./invoicing/jobs";
+import type { WebhookMessage } from "./webhooks/messages";
+
+export interface Env {
+	DB: D1Database;
+	RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
+	USAGE_ACCUMULATOR: DurableObjectNamespace<UsageAccumulator>;
+	WEBHOOK_QUEUE: Queue<WebhookMessage>;
+	INVOICE_QUEUE: Queue<InvoiceJob>;
+	ADMIN_API_KEY?: string;
+	RATE_LIMIT_SDK_PER_MINUTE?: string;
+	RATE_LIMIT_API_PER_MINUTE?: string;
+}
+
+export type Environment = "live" | "test";

@@ -1,0 +1,56 @@
+import type { Db } from "../db/client";
+import type { Env, Environment } from "../env";
+import { findActiveKeyByHash, type ApiKeyPermission, touchApiKey } from "../keys/keys";
+import { sha256Hex } from "../lib/time";
+import { ApiError } from "./errors";
+
+export type Principal =
+	| { type: "sdk"; keyId: string; environment: Environment; permission: null }
+	| { type: "api"; keyId: string; environment: Environment; permission: ApiKeyPermission };
+
+export const OPERATOR_KEY_ID = "key_operator";
+const KEY_SHAPE = /^sk_(live|test|api)_[A-Za-z0-9_]{8,200}$/;
+// Known keys are cached in the isolate so the hot path needs no D1 read. Revocation still takes effect at
+// once: the key's rate limiter, consulted on every request, answers "revoked".
+const CACHE_TTL_MS = 60_000;
+const cache = new Map<string, { principal: Principal; expires: number }>();
+
+export function unauthorized(message: string): ApiError {
+	return new ApiError("unauthorized", message, { headers: { "WWW-Authenticate": "Bearer" } });
+}
+
+export function forgetCachedKey(keyId: string): void {
+	for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
+}
+
+export async function authenticate(
+	header: string | undefined,
+	env: Env,
+	db: Db,
+	waitUntil: (p: Promise<unknown>) => void,
+): Promise<Principal> {
+	if (!header) throw unauthorized("Send your key as 'Authorization: Bearer <key>'.");
+	const match = /^Bearer\s+(\S+)$/i.exec(header);
+	const secret = match?.[1];
+	if (!secret || !KEY_SHAPE.test(secret)) throw unauthorized("The Authorization header is not a valid Bearer key.");
+
+	if (env.ADMIN_API_KEY && secret === env.ADMIN_API_KEY) {
+		return { type: "api", keyId: OPERATOR_KEY_ID, environment: "live", permission: "admin" };
+	}
+	const hash = await sha256Hex(secret);
+	const cached = cache.get(hash);
+	if (cached && cached.expires > Date.now()) return cached.principal;
+
+	const row = await findActiveKeyByHash(db, hash);
+	if (!row) {
+		cache.delete(hash);
+		throw unauthorized("This key is unknown or has been revoked.");
+	}
+	const principal: Principal =
+		row.type === "sdk"
+			? { type: "sdk", keyId: row.id, environment: row.environment, permission: null }
+			: { type: "api", keyId: row.id, environment: row.environment, permission: row.permission ?? "read-only" };
+	cache.set(hash, { principal, expires: Date.now() + CACHE_TTL_MS });
+	waitUntil(touchApiKey(db, row.id));
+	return principal;
+}

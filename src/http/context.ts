@@ -1,0 +1,17 @@
+import type { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { Scope } from "../db/scope";
+import type { Env } from "../env";
+import type { Principal } from "./auth";
+
+export interface AppEnv {
+	Bindings: Env;
+	Variables: {
+		requestId: string;
+		principal: Principal;
+		scope: Scope;
+	};
+}
+
+export type AppContext = Context<AppEnv>;
+export type Router = OpenAPIHono<AppEnv>;

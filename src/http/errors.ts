@@ -1,0 +1,111 @@
+import { z } from "@hono/zod-openapi";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export type ErrorCode =
+	| "invalid_json"
+	| "validation_error"
+	| "unauthorized"
+	| "forbidden"
+	| "not_found"
+	| "method_not_allowed"
+	| "conflict"
+	| "idempotency_key_reused"
+	| "idempotency_key_in_use"
+	| "payload_too_large"
+	| "unsupported_media_type"
+	| "rate_limited"
+	| "internal_error";
+
+export function statusOf(code: ErrorCode): ContentfulStatusCode {
+	switch (code) {
+		case "invalid_json":
+		case "validation_error":
+			return 400;
+		case "unauthorized":
+			return 401;
+		case "forbidden":
+			return 403;
+		case "not_found":
+			return 404;
+		case "method_not_allowed":
+			return 405;
+		case "conflict":
+		case "idempotency_key_reused":
+		case "idempotency_key_in_use":
+			return 409;
+		case "payload_too_large":
+			return 413;
+		case "unsupported_media_type":
+			return 415;
+		case "rate_limited":
+			return 429;
+		case "internal_error":
+			return 500;
+	}
+}
+
+export interface ErrorDetail {
+	path: string;
+	message: string;
+}
+
+/** The one error any layer may throw; app.onError renders it. */
+export class ApiError extends Error {
+	readonly code: ErrorCode;
+	readonly details?: ErrorDetail[];
+	readonly headers?: Record<string, string>;
+
+	constructor(code: ErrorCode, message: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string> }) {
+		super(message);
+		this.name = "ApiError";
+		this.code = code;
+		this.details = options?.details;
+		this.headers = options?.headers;
+	}
+
+	get status(): ContentfulStatusCode {
+		return statusOf(this.code);
+	}
+}
+
+export const notFound = (what: string, id: string) => new ApiError("not_found", `No ${what} with id '${id}'.`);
+export const conflict = (message: string) => new ApiError("conflict", message);
+export const validationError = (path: string, message: string) =>
+	new ApiError("validation_error", message, { details: [{ path, message }] });
+
+export const ErrorBody = z
+	.object({
+		error: z.object({
+			code: z.string().openapi({ example: "validation_error" }),
+			message: z.string(),
+			details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+			request_id: z.string(),
+		}),
+	})
+	.openapi("Error");
+
+const descriptions: Record<number, string> = {
+	400: "Invalid JSON or a validation error",
+	401: "Missing, unknown or revoked key",
+	403: "The key may not call this operation",
+	404: "Not found",
+	409: "Conflict with the current state or with an earlier idempotent request",
+	413: "Body over 1 MiB",
+	415: "Body without Content-Type: application/json",
+	429: "Over the key's rate limit",
+	500: "Unexpected error",
+};
+
+/** Error responses for an OpenAPI route: the common ones plus those the route adds. */
+export function errorResponses(...extra: (400 | 404 | 409 | 413 | 415)[]) {
+	const statuses = [...new Set([401, 403, 429, 500, ...extra])].sort();
+	return Object.fromEntries(
+		statuses.map((s) => [
+			s,
+			{ description: descriptions[s] ?? "Error", content: { "application/json": { schema: ErrorBody } } },
+		]),
+	) as Record<number, { description: string; content: { "application/json": { schema: typeof ErrorBody } } }>;
+}
+
+/** Body errors for routes that take a JSON body. */
+export const bodyErrors = [400, 409, 413, 415] as const;

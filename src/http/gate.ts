@@ -1,0 +1,47 @@
+import type { MiddlewareHandler } from "hono";
+import { countRequest } from "../durable-objects/rate-limiter/client";
+import { database } from "../db/client";
+import { authenticate, unauthorized } from "./auth";
+import type { AppEnv } from "./context";
+import { ApiError } from "./errors";
+import { matchRoute, mayCall } from "./permissions";
+
+/**
+ * Everything under /v1 passes here first, in this order: authenticate (401), count against the key's rate
+ * limit (429; every authenticated request counts), find the route (404, 405), check permission (403).
+ */
+export const gate: MiddlewareHandler<AppEnv> = async (c, next) => {
+	const principal = await authenticate(c.req.header("Authorization"), c.env, database(c.env.DB), (p) =>
+		c.executionCtx.waitUntil(p),
+	);
+	const decision = await countRequest(c.env, principal);
+	if (decision.revoked) throw unauthorized("This key is unknown or has been revoked.");
+
+	c.set("principal", principal);
+	c.set("scope", { environment: principal.environment });
+	const limitHeaders = {
+		"X-RateLimit-Limit": String(decision.limit),
+		"X-RateLimit-Remaining": String(decision.remaining),
+		"X-RateLimit-Reset": String(decision.reset),
+	};
+	for (const [name, value] of Object.entries(limitHeaders)) c.header(name, value);
+	if (!decision.allowed) {
+		const retryAfter = Math.max(1, Math.ceil(decision.reset - Date.now() / 1000));
+		throw new ApiError("rate_limited", `Rate limit of ${decision.limit} requests per minute exceeded.`, {
+			headers: { ...limitHeaders, "Retry-After": String(retryAfter) },
+		});
+	}
+
+	const match = matchRoute(c.req.method, c.req.path);
+	if (match === null) throw new ApiError("not_found", `No route ${c.req.method} ${c.req.path}.`);
+	if ("allowed" in match) {
+		throw new ApiError("method_not_allowed", `${c.req.method} is not allowed on ${c.req.path}.`, {
+			headers: { Allow: match.allowed.join(", ") },
+		});
+	}
+	if (!mayCall(principal, match.access)) {
+		const what = principal.type === "sdk" ? "An SDK key" : `A ${principal.permission} API key`;
+		throw new ApiError("forbidden", `${what} may not call ${match.route}.`);
+	}
+	await next();
+};

@@ -1,0 +1,8 @@
+import type { Environment } from "../env";
+
+/** One unit of the monthly run: generate a period's invoices for one account. */
+export interface InvoiceJob {
+	environment: Environment;
+	billingPeriod: string;
+	accountId: string;
+}

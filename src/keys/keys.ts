@@ -1,0 +1,125 @@
+import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { inScope, type Scope } from "../db/scope";
+import { apiKeys } from "../db/schema";
+import type { Environment } from "../env";
+import { notFound, validationError } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso, sha256Hex } from "../lib/time";
+
+export type ApiKeyType = "sdk" | "api";
+export type ApiKeyPermission = "read-only" | "read-write" | "admin";
+
+export interface ApiKeyView {
+	id: string;
+	type: ApiKeyType;
+	environment: Environment;
+	permission: ApiKeyPermission | null;
+	name: string | null;
+	prefix: string;
+	created_at: string;
+	last_used_at: string | null;
+}
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+function randomToken(length: number): string {
+	// 248 = 4 × 62: rejecting bytes at or above it keeps every character equally likely.
+	let out = "";
+	while (out.length < length) {
+		for (const b of crypto.getRandomValues(new Uint8Array(length * 2))) {
+			if (b < 248 && out.length < length) out += BASE62[b % 62];
+		}
+	}
+	return out;
+}
+
+export function secretPrefix(type: ApiKeyType, environment: Environment): string {
+	return type === "api" ? "sk_api_" : `sk_${environment}_`;
+}
+
+/** A key is shown by its first characters only; the rest is never stored. */
+export function displayPrefix(secret: string): string {
+	return `${secret.slice(0, secret.indexOf("_", 3) + 7)}…`;
+}
+
+function toView(row: typeof apiKeys.$inferSelect): ApiKeyView {
+	return {
+		id: row.id,
+		type: row.type,
+		environment: row.environment,
+		permission: row.permission,
+		name: row.name,
+		prefix: row.prefix,
+		created_at: row.createdAt,
+		last_used_at: row.lastUsedAt,
+	};
+}
+
+export interface CreateApiKeyInput {
+	type: ApiKeyType;
+	environment?: Environment;
+	permission?: ApiKeyPermission;
+	name?: string;
+}
+
+export async function createApiKey({
+	db,
+	scope,
+	input,
+}: { db: Db; scope: Scope; input: CreateApiKeyInput }): Promise<ApiKeyView & { key: string }> {
+	if (input.type === "api" && !input.permission) {
+		throw validationError("permission", "An API key needs a permission: read-only, read-write or admin.");
+	}
+	if (input.type === "sdk" && input.permission) {
+		throw validationError("permission", "SDK keys have fixed permissions; leave permission out.");
+	}
+	const environment = input.environment ?? scope.environment;
+	const secret = `${secretPrefix(input.type, environment)}${randomToken(40)}`;
+	const row = {
+		id: newId("key"),
+		environment,
+		type: input.type,
+		permission: input.permission ?? null,
+		name: input.name ?? null,
+		prefix: displayPrefix(secret),
+		hash: await sha256Hex(secret),
+		createdAt: nowIso(),
+		lastUsedAt: null,
+		revokedAt: null,
+	};
+	await db.insert(apiKeys).values(row);
+	return { ...toView(row), key: secret };
+}
+
+export async function listApiKeys({ db, scope, limit, offset }: { db: Db; scope: Scope; limit: number; offset: number }) {
+	const where = inScope(scope, apiKeys, isNull(apiKeys.revokedAt));
+	const [rows, [count]] = await db.batch([
+		db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(apiKeys).where(where),
+	]);
+	return { items: rows.map(toView), total: count?.n ?? 0 };
+}
+
+/** Marks the key revoked; the caller also tells the key's rate limiter, which makes it answer 401 at once. */
+export async function revokeApiKey({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<void> {
+	const revoked = await db
+		.update(apiKeys)
+		.set({ revokedAt: nowIso() })
+		.where(inScope(scope, apiKeys, eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
+		.returning({ id: apiKeys.id });
+	if (revoked.length === 0) throw notFound("API key", id);
+}
+
+export async function findActiveKeyByHash(db: Db, hash: string) {
+	const [row] = await db
+		.select()
+		.from(apiKeys)
+		.where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+		.limit(1);
+	return row;
+}
+
+export async function touchApiKey(db: Db, id: string): Promise<void> {
+	await db.update(apiKeys).set({ lastUsedAt: nowIso() }).where(eq(apiKeys.id, id));
+}

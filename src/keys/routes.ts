@@ -1,0 +1,94 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
+import { bodyErrors, errorResponses, validationError } from "../http/errors";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
+import { createApiKey, listApiKeys, revokeApiKey } from "./keys";
+
+const ApiKey = z
+	.object({
+		id: z.string().openapi({ example: "key_01jd0000000000000000000000" }),
+		type: z.enum(["sdk", "api"]),
+		environment: z.enum(["live", "test"]),
+		permission: z.enum(["read-only", "read-write", "admin"]).nullable(),
+		name: z.string().nullable(),
+		prefix: z.string().openapi({ description: "The first characters of the key, for recognising it." }),
+		created_at: z.string(),
+		last_used_at: z.string().nullable(),
+	})
+	.openapi("ApiKey");
+
+const CreatedApiKey = ApiKey.extend({
+	key: z.string().openapi({ description: "The full secret. Shown only in this response." }),
+}).openapi("CreatedApiKey");
+
+const CreateApiKey = z
+	.strictObject({
+		type: z.enum(["sdk", "api"]),
+		environment: z.enum(["live", "test"]).optional(),
+		permission: z.enum(["read-only", "read-write", "admin"]).optional(),
+		name: z.string().min(1).max(200).optional(),
+	})
+	.openapi("CreateApiKey");
+
+export const apiKeyRoutes = newRouter();
+
+apiKeyRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/api-keys",
+		tags: ["API keys"],
+		summary: "Create an API or SDK key",
+		request: { body: { required: true, content: { "application/json": { schema: CreateApiKey } } } },
+		responses: {
+			201: { description: "The key, with its secret shown once", content: { "application/json": { schema: CreatedApiKey } } },
+			...errorResponses(...bodyErrors),
+		},
+	}),
+	async (c) => {
+		const key = await createApiKey({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") });
+		return c.json(key, 201);
+	},
+);
+
+apiKeyRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/api-keys",
+		tags: ["API keys"],
+		summary: "List keys of this environment (never their secrets)",
+		request: { query: PageQuery },
+		responses: {
+			200: { description: "Keys", content: { "application/json": { schema: pageSchema("api_keys", ApiKey) } } },
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listApiKeys({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		return c.json(pageOf("api_keys", items, total, query), 200);
+	},
+);
+
+apiKeyRoutes.openapi(
+	createRoute({
+		method: "delete",
+		path: "/api-keys/{id}",
+		tags: ["API keys"],
+		summary: "Revoke a key; it answers 401 from then on",
+		request: { params: z.object({ id: z.string() }) },
+		responses: { 204: { description: "Revoked" }, ...errorResponses(400, 404) },
+	}),
+	async (c) => {
+		const { id } = c.req.valid("param");
+		if (id === OPERATOR_KEY_ID) {
+			throw validationError("id", "The operator key is revoked by changing the ADMIN_API_KEY secret.");
+		}
+		await revokeApiKey({ db: database(c.env.DB), scope: c.get("scope"), id });
+		await revokeInRateLimiter(c.env, id);
+		forgetCachedKey(id);
+		return c.body(null, 204);
+	},
+);

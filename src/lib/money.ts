@@ -1,0 +1,65 @@
+/**
+ * Currency rules, written once. Money is a JSON number in major units; every charge line is rounded half-up
+ * (away from zero) to its currency's minor unit, and a total is the sum of its rounded lines.
+ */
+import { Decimal } from "./decimal";
+
+const ZERO_DECIMAL_CURRENCIES = new Set([
+	"BIF",
+	"CLP",
+	"DJF",
+	"GNF",
+	"ISK",
+	"JPY",
+	"KMF",
+	"KRW",
+	"PYG",
+	"RWF",
+	"UGX",
+	"UYI",
+	"VND",
+	"VUV",
+	"XAF",
+	"XOF",
+	"XPF",
+]);
+
+const THREE_DECIMAL_CURRENCIES = new Set(["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]);
+
+// Active ISO 4217 currency codes (circulating currencies; fund, metal and testing codes left out, except UYI,
+// which some payment providers use). ANG stays while XCG replaces it.
+const CURRENCY_CODES = new Set(
+	(
+		"AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BHD BIF BMD BND BOB BRL BSD BTN BWP BYN BZD " +
+		"CAD CDF CHF CLP CNY COP CRC CUP CVE CZK DJF DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL GHS GIP GMD " +
+		"GNF GTQ GYD HKD HNL HTG HUF IDR ILS INR IQD IRR ISK JMD JOD JPY KES KGS KHR KMF KPW KRW KWD KYD KZT " +
+		"LAK LBP LKR LRD LSL LYD MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MYR MZN NAD NGN NIO NOK NPR " +
+		"NZD OMR PAB PEN PGK PHP PKR PLN PYG QAR RON RSD RUB RWF SAR SBD SCR SDG SEK SGD SHP SLE SOS SRD SSP " +
+		"STN SVC SYP SZL THB TJS TMT TND TOP TRY TTD TWD TZS UAH UGX USD UYI UYU UZS VED VES VND VUV WST XAF " +
+		"XCD XCG XOF XPF YER ZAR ZMW ZWG"
+	).split(" "),
+);
+
+export const DEFAULT_CURRENCY = "USD";
+
+/** A known ISO 4217 code, in upper case. */
+export function isCurrencyCode(code: string): boolean {
+	return CURRENCY_CODES.has(code);
+}
+
+/** Decimal places of the currency's minor unit: 2 unless the currency has none (JPY) or three (KWD). */
+export function minorUnits(currency: string): number {
+	if (ZERO_DECIMAL_CURRENCIES.has(currency)) return 0;
+	if (THREE_DECIMAL_CURRENCIES.has(currency)) return 3;
+	return 2;
+}
+
+/** The one rounding rule for money: half away from zero, to the currency's minor unit. */
+export function roundMoney(amount: Decimal, currency: string): Decimal {
+	return amount.roundHalfUp(minorUnits(currency));
+}
+
+/** How many decimal places a number has, written exactly (0.1 → 1, 1e-12 → 12, 1200 → 0). */
+export function decimalPlaces(x: number | string | Decimal): number {
+	return Decimal.from(x).scale;
+}

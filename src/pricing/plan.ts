@@ -1,0 +1,154 @@
+/**
+ * A rate plan: a base fee plus charges, each turning one metered quantity into money by one pricing model.
+ * The charge is a tagged union on `model`; every object is strict, so fields of another model are rejected.
+ */
+import { z } from "@hono/zod-openapi";
+import type { Decimal } from "../lib/decimal";
+import { decimalPlaces, DEFAULT_CURRENCY, isCurrencyCode } from "../lib/money";
+
+const MAX_PRICE_DECIMALS = 12;
+
+const Price = z
+	.number()
+	.min(0)
+	.refine((n) => decimalPlaces(n) <= MAX_PRICE_DECIMALS, `must have at most ${MAX_PRICE_DECIMALS} decimal places`);
+
+const Quantity = z.number().min(0);
+
+export const ChargeSource = z.strictObject({
+	kind: z.enum(["action", "outcome"]),
+	type: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, "must be 1–100 characters of A-Z a-z 0-9 . _ : -"),
+	aggregate: z.enum(["count", "sum"]),
+	field: z.string().min(1).max(100).optional(),
+});
+export type ChargeSource = z.infer<typeof ChargeSource>;
+
+export const Tier = z.strictObject({
+	up_to: z.number().positive().nullable(),
+	unit_price: Price,
+	flat_fee: Price.optional(),
+});
+export type Tier = z.infer<typeof Tier>;
+
+const Tiers = z
+	.array(Tier)
+	.min(1)
+	.max(100)
+	.superRefine((tiers, ctx) => {
+		tiers.forEach((tier, i) => {
+			const isLast = i === tiers.length - 1;
+			const previous = tiers[i - 1]?.up_to;
+			if (tier.up_to === null && !isLast) {
+				ctx.addIssue({ code: "custom", path: [i, "up_to"], message: "only the last tier may have up_to null" });
+			} else if (tier.up_to !== null && isLast) {
+				ctx.addIssue({ code: "custom", path: [i, "up_to"], message: "the last tier must have up_to null" });
+			}
+			if (tier.up_to !== null && previous != null && tier.up_to <= previous) {
+				ctx.addIssue({
+					code: "custom",
+					path: [i, "up_to"],
+					message: "up_to must be greater than the previous tier's up_to",
+				});
+			}
+		});
+	});
+
+const chargeFields = {
+	metric: z.string().regex(/^[a-z0-9_]{1,64}$/, "must be 1–64 characters of a-z 0-9 _"),
+	description: z.string().max(2000).optional(),
+	source: ChargeSource,
+	included_quantity: Quantity.optional(),
+};
+
+export const PerUnitCharge = z.strictObject({ ...chargeFields, model: z.literal("per_unit"), unit_price: Price });
+export const PackageCharge = z.strictObject({
+	...chargeFields,
+	model: z.literal("package"),
+	package_size: z.number().positive(),
+	package_price: Price,
+});
+export const TieredCharge = z.strictObject({ ...chargeFields, model: z.literal("tiered"), tiers: Tiers });
+export const VolumeCharge = z.strictObject({ ...chargeFields, model: z.literal("volume"), tiers: Tiers });
+export const PercentageCharge = z.strictObject({
+	...chargeFields,
+	model: z.literal("percentage"),
+	percent: Price.max(100),
+});
+export type PerUnitCharge = z.infer<typeof PerUnitCharge>;
+export type PackageCharge = z.infer<typeof PackageCharge>;
+export type TieredCharge = z.infer<typeof TieredCharge>;
+export type VolumeCharge = z.infer<typeof VolumeCharge>;
+export type PercentageCharge = z.infer<typeof PercentageCharge>;
+
+export const Charge = z
+	.discriminatedUnion("model", [PerUnitCharge, PackageCharge, TieredCharge, VolumeCharge, PercentageCharge])
+	.superRefine((charge, ctx) => {
+		const { kind, aggregate, field } = charge.source;
+		if (charge.metric === "base_fee") {
+			ctx.addIssue({ code: "custom", path: ["metric"], message: '"base_fee" is reserved for the base fee' });
+		}
+		if (aggregate === "count" && field !== undefined) {
+			ctx.addIssue({ code: "custom", path: ["source", "field"], message: "field is not allowed for counts" });
+		}
+		if (aggregate === "sum" && kind === "action" && field === undefined) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["source", "field"],
+				message: "field is required to sum actions: the numeric metadata field to add",
+			});
+		}
+		if (aggregate === "sum" && kind === "outcome" && field !== undefined) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["source", "field"],
+				message: "field is not allowed for outcome sums: they add the outcome values",
+			});
+		}
+		if (charge.model === "percentage" && !(kind === "outcome" && aggregate === "sum")) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["model"],
+				message: "percentage applies only to sums of outcome values (source kind outcome, aggregate sum)",
+			});
+		}
+	});
+export type Charge = z.infer<typeof Charge>;
+export type ChargeModel = Charge["model"];
+
+export const RatePlanInput = z
+	.strictObject({
+		name: z
+			.string()
+			.min(1)
+			.max(200)
+			// An empty name is already reported by min(1); report only names of nothing but spaces here.
+			.refine((s) => s.length === 0 || s.trim().length > 0, "must not be blank"),
+		description: z.string().max(2000).nullable().default(null),
+		currency: z
+			.string()
+			.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
+			.default(DEFAULT_CURRENCY),
+		base_fee: Price.default(0),
+		charges: z.array(Charge).max(50),
+	})
+	.superRefine((plan, ctx) => {
+		const seen = new Set<string>();
+		plan.charges.forEach((charge, i) => {
+			if (seen.has(charge.metric)) {
+				ctx.addIssue({
+					code: "custom",
+					path: ["charges", i, "metric"],
+					message: `metric "${charge.metric}" is already used by another charge`,
+				});
+			}
+			seen.add(charge.metric);
+		});
+	});
+export type RatePlanInput = z.infer<typeof RatePlanInput>;
+
+/** What rating needs from a plan, whether it comes from a request or from storage. */
+export interface PlanPricing {
+	currency: string;
+	base_fee: number | string | Decimal;
+	charges: readonly Charge[];
+}
