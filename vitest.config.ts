@@ -1,21 +1,42 @@
+import { fileURLToPath } from "node:url";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
-	plugins: [
-		cloudflareTest(async () => ({
-			wrangler: { configPath: "./wrangler.toml" },
-			miniflare: {
-				bindings: {
-					ADMIN_API_KEY: "sk_api_test_operator_key_0123456789abcdef",
-					TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+	test: {
+		projects: [
+			{
+				// The service's tests, inside workerd with the bindings of wrangler.toml.
+				plugins: [
+					cloudflareTest(async () => ({
+						wrangler: { configPath: "./wrangler.toml" },
+						miniflare: {
+							bindings: {
+								ADMIN_API_KEY: "sk_api_test_operator_key_0123456789abcdef",
+								TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+							},
+						},
+					})),
+				],
+				test: {
+					name: "workers",
+					include: ["test/**/*.test.ts"],
+					exclude: ["test/node/**"],
+					setupFiles: ["./test/setup.ts"],
+					testTimeout: 30_000,
 				},
 			},
-		})),
-	],
-	test: {
-		include: ["test/**/*.test.ts"],
-		setupFiles: ["./test/setup.ts"],
-		testTimeout: 30_000,
+			{
+				// Checks that need Node: the OpenAPI validator compiles schemas with code generation, which workerd forbids.
+				resolve: {
+					alias: {
+						"cloudflare:workers": fileURLToPath(
+							new URL("./test/node/cloudflare-workers-stub.ts", import.meta.url),
+						),
+					},
+				},
+				test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
+			},
+		],
 	},
 });

@@ -257,7 +257,8 @@ CREATE TABLE `webhook_events` (
 	`event` text NOT NULL,
 	`data` text NOT NULL,
 	`created_at` text NOT NULL,
-	`dispatched_at` text
+	`dispatched_at` text,
+	`test` integer DEFAULT false NOT NULL
 );
 --> statement-breakpoint
 CREATE INDEX `webhook_events_undispatched` ON `webhook_events` (`dispatched_at`,`created_at`);

@@ -9,6 +9,8 @@ import { idempotency } from "./http/idempotency";
 import { newRouter } from "./http/router";
 import { apiKeyRoutes } from "./keys/routes";
 import { newId } from "./lib/ids";
+import { pricingRoutes } from "./pricing/routes";
+import { webhookRoutes } from "./webhooks/routes";
 
 export function createApp() {
 	const app = newRouter();
@@ -27,7 +29,8 @@ export function createApp() {
 		info: {
 			title: "Agent Metering & Billing API",
 			version: "1.0.0",
-			description: "Meter what AI agents do and achieve, price it with rate plans, invoice it, and report margins.",
+			description:
+				"Meter what AI agents do and achieve, price it with rate plans, invoice it, and report margins.",
 		},
 		servers: [{ url: "/" }],
 		security: [{ bearer: [] }],
@@ -41,6 +44,8 @@ export function createApp() {
 	app.route("/v1", apiKeyRoutes);
 	app.route("/v1", agentRoutes);
 	app.route("/v1", accountRoutes);
+	app.route("/v1", pricingRoutes);
+	app.route("/v1", webhookRoutes);
 
 	app.notFound((c) => {
 		throw new ApiError("not_found", `No route ${c.req.method} ${c.req.path}.`);
@@ -51,12 +56,21 @@ export function createApp() {
 		let error: ApiError;
 		if (err instanceof ApiError) error = err;
 		else if (err instanceof HTTPException && err.status === 415) {
-			error = new ApiError("unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
+			error = new ApiError(
+				"unsupported_media_type",
+				"Send the body as JSON with 'Content-Type: application/json'.",
+			);
 		} else if (err instanceof HTTPException && err.status === 400) {
-			error = new ApiError("invalid_json", "The request body is not valid JSON.");
+			// Hono's validator says 400 only when a required JSON body is missing: bad JSON was answered earlier.
+			error = new ApiError("validation_error", "This operation needs a JSON body.", {
+				details: [{ path: "body", message: "Required." }],
+			});
 		} else {
 			console.error(JSON.stringify({ requestId, error: String(err), stack: (err as Error)?.stack }));
-			error = new ApiError("internal_error", "Something went wrong on our side. Retry, or quote the request id.");
+			error = new ApiError(
+				"internal_error",
+				"Something went wrong on our side. Retry, or quote the request id.",
+			);
 		}
 		for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
 		c.header("X-Request-Id", requestId);

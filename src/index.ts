@@ -1,5 +1,8 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
+import { handleWebhookBatch } from "./webhooks/consumer";
+import type { WebhookMessage } from "./webhooks/messages";
+import { sweepWebhooks } from "./webhooks/sweep";
 
 export { RateLimiter } from "./durable-objects/rate-limiter/object";
 export { UsageAccumulator } from "./durable-objects/usage-accumulator/object";
@@ -8,4 +11,25 @@ const app = createApp();
 
 export default {
 	fetch: app.fetch,
+
+	async queue(batch, env) {
+		switch (batch.queue) {
+			case "webhook-deliveries":
+				await handleWebhookBatch(batch as MessageBatch<WebhookMessage>, env);
+				break;
+			default:
+				console.error(JSON.stringify({ at: "queue", error: `no consumer for queue '${batch.queue}'` }));
+				batch.retryAll();
+		}
+	},
+
+	async scheduled(controller, env) {
+		switch (controller.cron) {
+			case "*/5 * * * *":
+				await sweepWebhooks(env);
+				break;
+			default:
+				console.error(JSON.stringify({ at: "scheduled", error: `no job for cron '${controller.cron}'` }));
+		}
+	},
 } satisfies ExportedHandler<Env>;

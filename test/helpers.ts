@@ -19,7 +19,11 @@ export interface ApiResponse<T = any> {
 }
 
 /** Calls the Worker the way a client would, through its fetch handler. */
-export async function call<T = any>(method: string, path: string, options: CallOptions = {}): Promise<ApiResponse<T>> {
+export async function call<T = any>(
+	method: string,
+	path: string,
+	options: CallOptions = {},
+): Promise<ApiResponse<T>> {
 	const headers: Record<string, string> = { ...options.headers };
 	const key = options.key === undefined ? ADMIN_KEY : options.key;
 	if (key !== null) headers.Authorization = `Bearer ${key}`;
@@ -50,7 +54,11 @@ export function expectError(response: ApiResponse, status: number, code: string)
 	expect(response.body.error.code).toBe(code);
 	expect(typeof response.body.error.message).toBe("string");
 	expect(response.body.error.request_id).toBe(response.headers.get("X-Request-Id"));
-	return response.body.error as { code: string; message: string; details?: { path: string; message: string }[] };
+	return response.body.error as {
+		code: string;
+		message: string;
+		details?: { path: string; message: string }[];
+	};
 }
 
 export type KeyKind = "sdk" | "read-only" | "read-write" | "admin";
@@ -64,13 +72,21 @@ export async function createKey(kind: KeyKind, environment: "live" | "test" = "l
 }
 
 export async function createAgent(key: string = ADMIN_KEY, overrides: Record<string, unknown> = {}) {
-	const response = await post("/v1/agents", { name: "Lead qualifier", type: "langgraph", ...overrides }, { key });
+	const response = await post(
+		"/v1/agents",
+		{ name: "Lead qualifier", type: "langgraph", ...overrides },
+		{ key },
+	);
 	expect(response.status, JSON.stringify(response.body)).toBe(201);
 	return response.body as { id: string; name: string };
 }
 
 export async function createAccount(key: string = ADMIN_KEY, overrides: Record<string, unknown> = {}) {
-	const response = await post("/v1/accounts", { name: "Acme", email: "billing@acme.test", ...overrides }, { key });
+	const response = await post(
+		"/v1/accounts",
+		{ name: "Acme", email: "billing@acme.test", ...overrides },
+		{ key },
+	);
 	expect(response.status, JSON.stringify(response.body)).toBe(201);
 	return response.body as { id: string; currency: string };
 }

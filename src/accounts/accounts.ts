@@ -1,7 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import { type Db, isUniqueViolation } from "../db/client";
-import { inScope, type Scope } from "../db/scope";
 import { accounts } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
 import { conflict, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -64,16 +64,43 @@ export async function createAccount({ db, scope, input }: { db: Db; scope: Scope
 	return toView(row);
 }
 
-export async function getAccount({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<AccountView> {
-	const [row] = await db.select().from(accounts).where(inScope(scope, accounts, eq(accounts.id, id)));
+export async function getAccount({
+	db,
+	scope,
+	id,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<AccountView> {
+	const [row] = await db
+		.select()
+		.from(accounts)
+		.where(inScope(scope, accounts, eq(accounts.id, id)));
 	if (!row) throw notFound("account", id);
 	return toView(row);
 }
 
-export async function listAccounts({ db, scope, limit, offset }: { db: Db; scope: Scope; limit: number; offset: number }) {
+export async function listAccounts({
+	db,
+	scope,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	limit: number;
+	offset: number;
+}) {
 	const where = inScope(scope, accounts);
 	const [rows, [count]] = await db.batch([
-		db.select().from(accounts).where(where).orderBy(desc(accounts.createdAt), desc(accounts.id)).limit(limit).offset(offset),
+		db
+			.select()
+			.from(accounts)
+			.where(where)
+			.orderBy(desc(accounts.createdAt), desc(accounts.id))
+			.limit(limit)
+			.offset(offset),
 		db.select({ n: sql<number>`count(*)` }).from(accounts).where(where),
 	]);
 	return { items: rows.map(toView), total: count?.n ?? 0 };
@@ -98,7 +125,11 @@ export async function updateAccount({
 		updatedAt: nowIso(),
 	};
 	try {
-		const [row] = await db.update(accounts).set(changes).where(inScope(scope, accounts, eq(accounts.id, id))).returning();
+		const [row] = await db
+			.update(accounts)
+			.set(changes)
+			.where(inScope(scope, accounts, eq(accounts.id, id)))
+			.returning();
 		if (!row) throw notFound("account", id);
 		return toView(row);
 	} catch (error) {

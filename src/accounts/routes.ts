@@ -41,7 +41,10 @@ const CreateAccount = z
 		name,
 		email,
 		billing_address: BillingAddress.nullable().optional(),
-		currency: z.string().refine(isCurrencyCode, "Must be an ISO 4217 currency code in upper case.").optional(),
+		currency: z
+			.string()
+			.refine(isCurrencyCode, "Must be an ISO 4217 currency code in upper case.")
+			.optional(),
 		external_id: externalId.optional(),
 	})
 	.openapi("CreateAccount");
@@ -67,7 +70,10 @@ accountRoutes.openapi(
 		tags: ["Accounts"],
 		summary: "List customer accounts",
 		request: { query: PageQuery },
-		responses: { 200: { description: "Accounts", ...json(pageSchema("accounts", Account)) }, ...errorResponses(400) },
+		responses: {
+			200: { description: "Accounts", ...json(pageSchema("accounts", Account)) },
+			...errorResponses(400),
+		},
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
@@ -86,7 +92,10 @@ accountRoutes.openapi(
 		responses: { 201: { description: "The account", ...json(Account) }, ...errorResponses(...bodyErrors) },
 	}),
 	async (c) =>
-		c.json(await createAccount({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }), 201),
+		c.json(
+			await createAccount({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }),
+			201,
+		),
 );
 
 accountRoutes.openapi(
@@ -99,7 +108,14 @@ accountRoutes.openapi(
 		responses: { 200: { description: "The account", ...json(Account) }, ...errorResponses(404) },
 	}),
 	async (c) =>
-		c.json(await getAccount({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").account_id }), 200),
+		c.json(
+			await getAccount({
+				db: database(c.env.DB),
+				scope: c.get("scope"),
+				id: c.req.valid("param").account_id,
+			}),
+			200,
+		),
 );
 
 accountRoutes.openapi(
@@ -109,7 +125,10 @@ accountRoutes.openapi(
 		tags: ["Accounts"],
 		summary: "Update an account (its currency is fixed)",
 		request: { params: AccountParams, body: { required: true, ...json(UpdateAccount) } },
-		responses: { 200: { description: "The account", ...json(Account) }, ...errorResponses(...bodyErrors, 404) },
+		responses: {
+			200: { description: "The account", ...json(Account) },
+			...errorResponses(...bodyErrors, 404),
+		},
 	}),
 	async (c) => {
 		const account = await updateAccount({

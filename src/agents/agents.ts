@@ -1,7 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inScope, type Scope } from "../db/scope";
 import { agents } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -17,7 +17,13 @@ export interface AgentView {
 }
 
 function toView(row: typeof agents.$inferSelect): AgentView {
-	return { id: row.id, name: row.name, type: row.type, description: row.description, created_at: row.createdAt };
+	return {
+		id: row.id,
+		name: row.name,
+		type: row.type,
+		description: row.description,
+		created_at: row.createdAt,
+	};
 }
 
 export async function createAgent({
@@ -44,15 +50,34 @@ export async function createAgent({
 }
 
 export async function getAgent({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<AgentView> {
-	const [row] = await db.select().from(agents).where(inScope(scope, agents, eq(agents.id, id)));
+	const [row] = await db
+		.select()
+		.from(agents)
+		.where(inScope(scope, agents, eq(agents.id, id)));
 	if (!row) throw notFound("agent", id);
 	return toView(row);
 }
 
-export async function listAgents({ db, scope, limit, offset }: { db: Db; scope: Scope; limit: number; offset: number }) {
+export async function listAgents({
+	db,
+	scope,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	limit: number;
+	offset: number;
+}) {
 	const where = inScope(scope, agents);
 	const [rows, [count]] = await db.batch([
-		db.select().from(agents).where(where).orderBy(desc(agents.createdAt), desc(agents.id)).limit(limit).offset(offset),
+		db
+			.select()
+			.from(agents)
+			.where(where)
+			.orderBy(desc(agents.createdAt), desc(agents.id))
+			.limit(limit)
+			.offset(offset),
 		db.select({ n: sql<number>`count(*)` }).from(agents).where(where),
 	]);
 	return { items: rows.map(toView), total: count?.n ?? 0 };

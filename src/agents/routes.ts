@@ -38,7 +38,12 @@ const UpdateAgent = z
 	.openapi("UpdateAgent");
 
 const Instance = z
-	.object({ key: z.string(), agent_id: z.string().nullable(), name: z.string().nullable(), created_at: z.string() })
+	.object({
+		key: z.string(),
+		agent_id: z.string().nullable(),
+		name: z.string().nullable(),
+		created_at: z.string(),
+	})
 	.openapi("AgentInstance");
 
 const RegisterInstance = z
@@ -60,7 +65,10 @@ agentRoutes.openapi(
 		tags: ["Agents"],
 		summary: "List agents",
 		request: { query: PageQuery },
-		responses: { 200: { description: "Agents", ...json(pageSchema("agents", Agent)) }, ...errorResponses(400) },
+		responses: {
+			200: { description: "Agents", ...json(pageSchema("agents", Agent)) },
+			...errorResponses(400),
+		},
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
@@ -78,7 +86,11 @@ agentRoutes.openapi(
 		request: { body: { required: true, ...json(CreateAgent) } },
 		responses: { 201: { description: "The agent", ...json(Agent) }, ...errorResponses(...bodyErrors) },
 	}),
-	async (c) => c.json(await createAgent({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }), 201),
+	async (c) =>
+		c.json(
+			await createAgent({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }),
+			201,
+		),
 );
 
 agentRoutes.openapi(
@@ -91,7 +103,10 @@ agentRoutes.openapi(
 		responses: { 200: { description: "The agent", ...json(Agent) }, ...errorResponses(404) },
 	}),
 	async (c) =>
-		c.json(await getAgent({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").agent_id }), 200),
+		c.json(
+			await getAgent({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").agent_id }),
+			200,
+		),
 );
 
 agentRoutes.openapi(

@@ -19,7 +19,10 @@ export const apiKeys = sqliteTable(
 		lastUsedAt: text("last_used_at"),
 		revokedAt: text("revoked_at"),
 	},
-	(t) => [uniqueIndex("api_keys_hash").on(t.hash), index("api_keys_env_created").on(t.environment, t.createdAt)],
+	(t) => [
+		uniqueIndex("api_keys_hash").on(t.hash),
+		index("api_keys_env_created").on(t.environment, t.createdAt),
+	],
 );
 
 export const idempotencyRecords = sqliteTable(
@@ -150,9 +153,7 @@ export const subscriptionInstances = sqliteTable(
 		removedAt: text("removed_at"),
 	},
 	(t) => [
-		uniqueIndex("subscription_instances_active")
-			.on(t.environment, t.agentKey)
-			.where(sql`removed_at IS NULL`),
+		uniqueIndex("subscription_instances_active").on(t.environment, t.agentKey).where(sql`removed_at IS NULL`),
 		index("subscription_instances_sub").on(t.subscriptionId),
 	],
 );
@@ -284,7 +285,9 @@ export const invoiceLines = sqliteTable(
 		quantity: text("quantity").notNull(),
 		amount: text("amount").notNull(),
 		// Per-agent quantity shares of this line's metric in the period, for revenue by agent.
-		agentShares: text("agent_shares", { mode: "json" }).$type<{ agent_id: string | null; quantity: string }[]>(),
+		agentShares: text("agent_shares", { mode: "json" }).$type<
+			{ agent_id: string | null; quantity: string }[]
+		>(),
 	},
 	(t) => [primaryKey({ columns: [t.invoiceId, t.position] })],
 );
@@ -329,6 +332,8 @@ export const webhookEvents = sqliteTable(
 		data: text("data", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
 		createdAt: text("created_at").notNull(),
 		dispatchedAt: text("dispatched_at"),
+		// A sample sent by POST /v1/webhooks/test: its body carries "test": true, and it is never fanned out.
+		test: integer("test", { mode: "boolean" }).notNull().default(false),
 	},
 	(t) => [index("webhook_events_undispatched").on(t.dispatchedAt, t.createdAt)],
 );

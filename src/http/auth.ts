@@ -1,6 +1,6 @@
 import type { Db } from "../db/client";
 import type { Env, Environment } from "../env";
-import { findActiveKeyByHash, type ApiKeyPermission, touchApiKey } from "../keys/keys";
+import { type ApiKeyPermission, findActiveKeyByHash, touchApiKey } from "../keys/keys";
 import { sha256Hex } from "../lib/time";
 import { ApiError } from "./errors";
 
@@ -32,7 +32,8 @@ export async function authenticate(
 	if (!header) throw unauthorized("Send your key as 'Authorization: Bearer <key>'.");
 	const match = /^Bearer\s+(\S+)$/i.exec(header);
 	const secret = match?.[1];
-	if (!secret || !KEY_SHAPE.test(secret)) throw unauthorized("The Authorization header is not a valid Bearer key.");
+	if (!secret || !KEY_SHAPE.test(secret))
+		throw unauthorized("The Authorization header is not a valid Bearer key.");
 
 	if (env.ADMIN_API_KEY && secret === env.ADMIN_API_KEY) {
 		return { type: "api", keyId: OPERATOR_KEY_ID, environment: "live", permission: "admin" };
@@ -49,7 +50,12 @@ export async function authenticate(
 	const principal: Principal =
 		row.type === "sdk"
 			? { type: "sdk", keyId: row.id, environment: row.environment, permission: null }
-			: { type: "api", keyId: row.id, environment: row.environment, permission: row.permission ?? "read-only" };
+			: {
+					type: "api",
+					keyId: row.id,
+					environment: row.environment,
+					permission: row.permission ?? "read-only",
+				};
 	cache.set(hash, { principal, expires: Date.now() + CACHE_TTL_MS });
 	waitUntil(touchApiKey(db, row.id));
 	return principal;

@@ -18,7 +18,10 @@ export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 	const contentType = c.req.header("Content-Type");
 	if (text.length === 0 && !contentType) return next();
 	if (!contentType || !JSON_TYPE.test(contentType)) {
-		throw new ApiError("unsupported_media_type", "Send the body as JSON with 'Content-Type: application/json'.");
+		throw new ApiError(
+			"unsupported_media_type",
+			"Send the body as JSON with 'Content-Type: application/json'.",
+		);
 	}
 	if (text.length > 0) {
 		try {

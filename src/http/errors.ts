@@ -55,7 +55,11 @@ export class ApiError extends Error {
 	readonly details?: ErrorDetail[];
 	readonly headers?: Record<string, string>;
 
-	constructor(code: ErrorCode, message: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string> }) {
+	constructor(
+		code: ErrorCode,
+		message: string,
+		options?: { details?: ErrorDetail[]; headers?: Record<string, string> },
+	) {
 		super(message);
 		this.name = "ApiError";
 		this.code = code;
@@ -68,7 +72,8 @@ export class ApiError extends Error {
 	}
 }
 
-export const notFound = (what: string, id: string) => new ApiError("not_found", `No ${what} with id '${id}'.`);
+export const notFound = (what: string, id: string) =>
+	new ApiError("not_found", `No ${what} with id '${id}'.`);
 export const conflict = (message: string) => new ApiError("conflict", message);
 export const validationError = (path: string, message: string) =>
 	new ApiError("validation_error", message, { details: [{ path, message }] });

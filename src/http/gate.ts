@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import { countRequest } from "../durable-objects/rate-limiter/client";
 import { database } from "../db/client";
+import { countRequest } from "../durable-objects/rate-limiter/client";
 import { authenticate, unauthorized } from "./auth";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";

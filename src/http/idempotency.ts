@@ -36,18 +36,31 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 		db.delete(idempotencyRecords).where(and(where, lt(idempotencyRecords.expiresAt, now))),
 		db
 			.insert(idempotencyRecords)
-			.values({ ...id, requestHash, state: "in_progress", createdAt: now, expiresAt: new Date(Date.now() + TTL_MS).toISOString() })
+			.values({
+				...id,
+				requestHash,
+				state: "in_progress",
+				createdAt: now,
+				expiresAt: new Date(Date.now() + TTL_MS).toISOString(),
+			})
 			.onConflictDoNothing()
 			.returning({ key: idempotencyRecords.key }),
 	]);
 	if (claimed.length === 0) {
 		const [existing] = await db.select().from(idempotencyRecords).where(where);
-		if (!existing) throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is in progress.");
+		if (!existing)
+			throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is in progress.");
 		if (existing.requestHash !== requestHash) {
-			throw new ApiError("idempotency_key_reused", "This Idempotency-Key was used with a different request body.");
+			throw new ApiError(
+				"idempotency_key_reused",
+				"This Idempotency-Key was used with a different request body.",
+			);
 		}
 		if (existing.state === "in_progress") {
-			throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is still in progress.");
+			throw new ApiError(
+				"idempotency_key_in_use",
+				"A request with this Idempotency-Key is still in progress.",
+			);
 		}
 		c.header("Idempotent-Replayed", "true");
 		c.header("Content-Type", "application/json");

@@ -1,7 +1,7 @@
 import { and, desc, eq, isNull, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inScope, type Scope } from "../db/scope";
 import { apiKeys } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
 import { notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -67,7 +67,11 @@ export async function createApiKey({
 	db,
 	scope,
 	input,
-}: { db: Db; scope: Scope; input: CreateApiKeyInput }): Promise<ApiKeyView & { key: string }> {
+}: {
+	db: Db;
+	scope: Scope;
+	input: CreateApiKeyInput;
+}): Promise<ApiKeyView & { key: string }> {
 	if (input.type === "api" && !input.permission) {
 		throw validationError("permission", "An API key needs a permission: read-only, read-write or admin.");
 	}
@@ -92,10 +96,26 @@ export async function createApiKey({
 	return { ...toView(row), key: secret };
 }
 
-export async function listApiKeys({ db, scope, limit, offset }: { db: Db; scope: Scope; limit: number; offset: number }) {
+export async function listApiKeys({
+	db,
+	scope,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	limit: number;
+	offset: number;
+}) {
 	const where = inScope(scope, apiKeys, isNull(apiKeys.revokedAt));
 	const [rows, [count]] = await db.batch([
-		db.select().from(apiKeys).where(where).orderBy(desc(apiKeys.createdAt), desc(apiKeys.id)).limit(limit).offset(offset),
+		db
+			.select()
+			.from(apiKeys)
+			.where(where)
+			.orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
+			.limit(limit)
+			.offset(offset),
 		db.select({ n: sql<number>`count(*)` }).from(apiKeys).where(where),
 	]);
 	return { items: rows.map(toView), total: count?.n ?? 0 };

@@ -1,10 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
 import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
 import { bodyErrors, errorResponses, validationError } from "../http/errors";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
-import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
 import { createApiKey, listApiKeys, revokeApiKey } from "./keys";
 
 const ApiKey = z
@@ -43,12 +43,19 @@ apiKeyRoutes.openapi(
 		summary: "Create an API or SDK key",
 		request: { body: { required: true, content: { "application/json": { schema: CreateApiKey } } } },
 		responses: {
-			201: { description: "The key, with its secret shown once", content: { "application/json": { schema: CreatedApiKey } } },
+			201: {
+				description: "The key, with its secret shown once",
+				content: { "application/json": { schema: CreatedApiKey } },
+			},
 			...errorResponses(...bodyErrors),
 		},
 	}),
 	async (c) => {
-		const key = await createApiKey({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") });
+		const key = await createApiKey({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			input: c.req.valid("json"),
+		});
 		return c.json(key, 201);
 	},
 );
@@ -61,7 +68,10 @@ apiKeyRoutes.openapi(
 		summary: "List keys of this environment (never their secrets)",
 		request: { query: PageQuery },
 		responses: {
-			200: { description: "Keys", content: { "application/json": { schema: pageSchema("api_keys", ApiKey) } } },
+			200: {
+				description: "Keys",
+				content: { "application/json": { schema: pageSchema("api_keys", ApiKey) } },
+			},
 			...errorResponses(400),
 		},
 	}),

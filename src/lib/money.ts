@@ -4,27 +4,11 @@
  */
 import { Decimal } from "./decimal";
 
-const ZERO_DECIMAL_CURRENCIES = new Set([
-	"BIF",
-	"CLP",
-	"DJF",
-	"GNF",
-	"ISK",
-	"JPY",
-	"KMF",
-	"KRW",
-	"PYG",
-	"RWF",
-	"UGX",
-	"UYI",
-	"VND",
-	"VUV",
-	"XAF",
-	"XOF",
-	"XPF",
-]);
+const ZERO_DECIMAL_CURRENCIES = new Set(
+	"BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF".split(" "),
+);
 
-const THREE_DECIMAL_CURRENCIES = new Set(["BHD", "IQD", "JOD", "KWD", "LYD", "OMR", "TND"]);
+const THREE_DECIMAL_CURRENCIES = new Set("BHD IQD JOD KWD LYD OMR TND".split(" "));
 
 // Active ISO 4217 currency codes (circulating currencies; fund, metal and testing codes left out, except UYI,
 // which some payment providers use). ANG stays while XCG replaces it.

@@ -4,14 +4,17 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Decimal } from "../lib/decimal";
-import { decimalPlaces, DEFAULT_CURRENCY, isCurrencyCode } from "../lib/money";
+import { DEFAULT_CURRENCY, decimalPlaces, isCurrencyCode } from "../lib/money";
 
 const MAX_PRICE_DECIMALS = 12;
 
 const Price = z
 	.number()
 	.min(0)
-	.refine((n) => decimalPlaces(n) <= MAX_PRICE_DECIMALS, `must have at most ${MAX_PRICE_DECIMALS} decimal places`);
+	.refine(
+		(n) => decimalPlaces(n) <= MAX_PRICE_DECIMALS,
+		`must have at most ${MAX_PRICE_DECIMALS} decimal places`,
+	);
 
 const Quantity = z.number().min(0);
 
@@ -39,7 +42,11 @@ const Tiers = z
 			const isLast = i === tiers.length - 1;
 			const previous = tiers[i - 1]?.up_to;
 			if (tier.up_to === null && !isLast) {
-				ctx.addIssue({ code: "custom", path: [i, "up_to"], message: "only the last tier may have up_to null" });
+				ctx.addIssue({
+					code: "custom",
+					path: [i, "up_to"],
+					message: "only the last tier may have up_to null",
+				});
 			} else if (tier.up_to !== null && isLast) {
 				ctx.addIssue({ code: "custom", path: [i, "up_to"], message: "the last tier must have up_to null" });
 			}
@@ -60,7 +67,11 @@ const chargeFields = {
 	included_quantity: Quantity.optional(),
 };
 
-export const PerUnitCharge = z.strictObject({ ...chargeFields, model: z.literal("per_unit"), unit_price: Price });
+export const PerUnitCharge = z.strictObject({
+	...chargeFields,
+	model: z.literal("per_unit"),
+	unit_price: Price,
+});
 export const PackageCharge = z.strictObject({
 	...chargeFields,
 	model: z.literal("package"),

@@ -32,7 +32,10 @@ function addUpAggregates(aggregates: Iterable<UsageAggregate>): Map<string, Tota
 	for (const row of aggregates) {
 		const key = aggregateKey(row.kind, row.type, row.field);
 		const previous = totals.get(key) ?? { count: 0n, sum: Decimal.ZERO };
-		totals.set(key, { count: previous.count + BigInt(row.count), sum: previous.sum.add(Decimal.from(row.sum)) });
+		totals.set(key, {
+			count: previous.count + BigInt(row.count),
+			sum: previous.sum.add(Decimal.from(row.sum)),
+		});
 	}
 	return totals;
 }

@@ -6,8 +6,8 @@
 import { Decimal } from "../lib/decimal";
 import { roundMoney } from "../lib/money";
 import { ratePackage } from "./models/package";
-import { ratePercentage } from "./models/percentage";
 import { ratePerUnit } from "./models/per-unit";
+import { ratePercentage } from "./models/percentage";
 import { rateTiered } from "./models/tiered";
 import { rateVolume } from "./models/volume";
 import type { Charge, ChargeModel, PlanPricing } from "./plan";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { Decimal } from "../../src/lib/decimal";
 import { Charge, RatePlanInput } from "../../src/pricing/plan";
 import { quantitiesForPlan, type UsageAggregate } from "../../src/pricing/quantities";
-import { rateCharge, rateUsage, ratedUsageToJson } from "../../src/pricing/rate";
+import { rateCharge, ratedUsageToJson, rateUsage } from "../../src/pricing/rate";
 
 const d = (x: string | number) => Decimal.from(x);
 const tokens = { kind: "action", type: "llm.call", aggregate: "sum", field: "tokens" } as const;
@@ -37,13 +37,13 @@ describe("tiered (graduated)", () => {
 		// 1,000 × 0.01 = 10; 9,000 × 0.008 = 72; 2,345 × 0.005 = 11.725; 10 + 72 + 11.725 = 93.725 → 93.73
 		const line = rateCharge(charge({ model: "tiered", tiers: graduatedTiers }), d(12345), "USD");
 		expect(line.amount.toString()).toBe("93.73");
-		expect(line.tiers?.map((t) => [t.up_to?.toString() ?? null, t.quantity.toString(), t.amount.toString()])).toEqual(
-			[
-				["1000", "1000", "10"],
-				["10000", "9000", "72"],
-				[null, "2345", "11.725"],
-			],
-		);
+		expect(
+			line.tiers?.map((t) => [t.up_to?.toString() ?? null, t.quantity.toString(), t.amount.toString()]),
+		).toEqual([
+			["1000", "1000", "10"],
+			["10000", "9000", "72"],
+			[null, "2345", "11.725"],
+		]);
 	});
 
 	it("adds the flat fee of every tier entered, even by a fraction of a unit", () => {
@@ -146,7 +146,11 @@ describe("included_quantity", () => {
 	});
 
 	it("never makes the billable quantity negative", () => {
-		const line = rateCharge(charge({ model: "per_unit", unit_price: 1, included_quantity: 1000 }), d(800), "USD");
+		const line = rateCharge(
+			charge({ model: "per_unit", unit_price: 1, included_quantity: 1000 }),
+			d(800),
+			"USD",
+		);
 		expect(line.billable_quantity.toString()).toBe("0");
 		expect(line.amount.toString()).toBe("0");
 	});
@@ -198,7 +202,13 @@ describe("rateUsage", () => {
 				{ metric: "b", source: { ...tokens, field: "other" }, model: "per_unit", unit_price: 0.005 },
 			],
 		});
-		const result = rateUsage(halfCents, new Map([["a", d(1)], ["b", d(1)]]));
+		const result = rateUsage(
+			halfCents,
+			new Map([
+				["a", d(1)],
+				["b", d(1)],
+			]),
+		);
 		expect(result.total.toString()).toBe("0.02");
 	});
 
@@ -250,11 +260,26 @@ describe("quantitiesForPlan", () => {
 	const charges = RatePlanInput.parse({
 		name: "Mixed",
 		charges: [
-			{ metric: "calls", source: { kind: "action", type: "llm.call", aggregate: "count" }, model: "per_unit", unit_price: 1 },
+			{
+				metric: "calls",
+				source: { kind: "action", type: "llm.call", aggregate: "count" },
+				model: "per_unit",
+				unit_price: 1,
+			},
 			{ metric: "tokens", source: tokens, model: "per_unit", unit_price: 1 },
-			{ metric: "deals", source: { kind: "outcome", type: "deal.closed", aggregate: "count" }, model: "per_unit", unit_price: 1 },
+			{
+				metric: "deals",
+				source: { kind: "outcome", type: "deal.closed", aggregate: "count" },
+				model: "per_unit",
+				unit_price: 1,
+			},
 			{ metric: "deal_value", source: revenue, model: "percentage", percent: 1 },
-			{ metric: "searches", source: { kind: "action", type: "search", aggregate: "count" }, model: "per_unit", unit_price: 1 },
+			{
+				metric: "searches",
+				source: { kind: "action", type: "search", aggregate: "count" },
+				model: "per_unit",
+				unit_price: 1,
+			},
 		],
 	}).charges;
 

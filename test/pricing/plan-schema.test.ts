@@ -12,7 +12,13 @@ const tiers = [
 ];
 
 const perUnit: Body = { metric: "tokens", source: tokens, model: "per_unit", unit_price: 0.000002 };
-const packaged: Body = { metric: "calls", source: calls, model: "package", package_size: 100, package_price: 5 };
+const packaged: Body = {
+	metric: "calls",
+	source: calls,
+	model: "package",
+	package_size: 100,
+	package_price: 5,
+};
 const tiered: Body = { metric: "tokens", source: tokens, model: "tiered", tiers };
 const volume: Body = { metric: "tokens", source: tokens, model: "volume", tiers };
 const percentage: Body = { metric: "deal_value", source: dealValue, model: "percentage", percent: 10 };
@@ -34,13 +40,30 @@ describe("RatePlanInput accepts", () => {
 		["a volume charge", withCharge(volume)],
 		["a percentage of outcome values", withCharge(percentage)],
 		["a single open-ended tier", withTiers([{ up_to: null, unit_price: 1 }])],
-		["fractional tier bounds", withTiers([{ up_to: 0.5, unit_price: 1 }, { up_to: null, unit_price: 2 }])],
+		[
+			"fractional tier bounds",
+			withTiers([
+				{ up_to: 0.5, unit_price: 1 },
+				{ up_to: null, unit_price: 2 },
+			]),
+		],
 		["a price with 12 decimals", withPerUnit({ unit_price: 1e-12 })],
 		["free units and a description", withPerUnit({ included_quantity: 1000, description: "LLM tokens" })],
 		["a count of outcomes", withSource({ kind: "outcome", type: "deal.closed", aggregate: "count" })],
-		["percent 0 and 100", plan({ charges: [{ ...percentage, percent: 0 }, { ...percentage, metric: "b", percent: 100 }] })],
+		[
+			"percent 0 and 100",
+			plan({
+				charges: [
+					{ ...percentage, percent: 0 },
+					{ ...percentage, metric: "b", percent: 100 },
+				],
+			}),
+		],
 		["50 charges", manyCharges(50)],
-		["a currency, a base fee and a null description", plan({ currency: "JPY", base_fee: 500, description: null })],
+		[
+			"a currency, a base fee and a null description",
+			plan({ currency: "JPY", base_fee: 500, description: null }),
+		],
 	])("%s", (_, body) => {
 		const result = RatePlanInput.safeParse(body);
 		expect(result.error?.issues).toBeUndefined();
@@ -78,47 +101,124 @@ describe("RatePlanInput rejects", () => {
 		["an empty metric", withPerUnit({ metric: "" }), ["charges", 0, "metric"]],
 		["a metric over 64 characters", withPerUnit({ metric: "m".repeat(65) }), ["charges", 0, "metric"]],
 		["the reserved metric base_fee", withPerUnit({ metric: "base_fee" }), ["charges", 0, "metric"]],
-		["a duplicate metric", plan({ charges: [perUnit, { ...packaged, metric: "tokens" }] }), ["charges", 1, "metric"]],
+		[
+			"a duplicate metric",
+			plan({ charges: [perUnit, { ...packaged, metric: "tokens" }] }),
+			["charges", 1, "metric"],
+		],
 		// source
 		["an unknown source kind", withSource({ ...calls, kind: "event" }), ["charges", 0, "source", "kind"]],
-		["a source type with a space", withSource({ ...calls, type: "llm call" }), ["charges", 0, "source", "type"]],
-		["a source type over 100 characters", withSource({ ...calls, type: "t".repeat(101) }), ["charges", 0, "source", "type"]],
-		["an unknown aggregate", withSource({ ...calls, aggregate: "avg" }), ["charges", 0, "source", "aggregate"]],
+		[
+			"a source type with a space",
+			withSource({ ...calls, type: "llm call" }),
+			["charges", 0, "source", "type"],
+		],
+		[
+			"a source type over 100 characters",
+			withSource({ ...calls, type: "t".repeat(101) }),
+			["charges", 0, "source", "type"],
+		],
+		[
+			"an unknown aggregate",
+			withSource({ ...calls, aggregate: "avg" }),
+			["charges", 0, "source", "aggregate"],
+		],
 		["an unknown source field", withSource({ ...calls, filter: "x" }), ["charges", 0, "source"]],
 		["a field on a count", withSource({ ...calls, field: "tokens" }), ["charges", 0, "source", "field"]],
-		["an action sum without field", withSource({ ...tokens, field: undefined }), ["charges", 0, "source", "field"]],
-		["an outcome sum with field", withSource({ ...dealValue, field: "amount" }), ["charges", 0, "source", "field"]],
+		[
+			"an action sum without field",
+			withSource({ ...tokens, field: undefined }),
+			["charges", 0, "source", "field"],
+		],
+		[
+			"an outcome sum with field",
+			withSource({ ...dealValue, field: "amount" }),
+			["charges", 0, "source", "field"],
+		],
 		// model
 		["an unknown model", withPerUnit({ model: "flat" }), ["charges", 0, "model"]],
 		["fields of another model", withPerUnit({ tiers }), ["charges", 0]],
-		["a per_unit charge without unit_price", withPerUnit({ unit_price: undefined }), ["charges", 0, "unit_price"]],
+		[
+			"a per_unit charge without unit_price",
+			withPerUnit({ unit_price: undefined }),
+			["charges", 0, "unit_price"],
+		],
 		["a negative unit_price", withPerUnit({ unit_price: -0.01 }), ["charges", 0, "unit_price"]],
 		["a unit_price with 13 decimals", withPerUnit({ unit_price: 1e-13 }), ["charges", 0, "unit_price"]],
-		["negative included_quantity", withPerUnit({ included_quantity: -1 }), ["charges", 0, "included_quantity"]],
+		[
+			"negative included_quantity",
+			withPerUnit({ included_quantity: -1 }),
+			["charges", 0, "included_quantity"],
+		],
 		["a package_size of 0", withCharge({ ...packaged, package_size: 0 }), ["charges", 0, "package_size"]],
-		["a negative package_price", withCharge({ ...packaged, package_price: -5 }), ["charges", 0, "package_price"]],
+		[
+			"a negative package_price",
+			withCharge({ ...packaged, package_price: -5 }),
+			["charges", 0, "package_price"],
+		],
 		["percent over 100", withCharge({ ...percentage, percent: 100.5 }), ["charges", 0, "percent"]],
 		["a negative percent", withCharge({ ...percentage, percent: -1 }), ["charges", 0, "percent"]],
 		["percentage of an action sum", withSource(tokens, percentage), ["charges", 0, "model"]],
-		["percentage of an outcome count", withSource({ ...dealValue, aggregate: "count" }, percentage), ["charges", 0, "model"]],
+		[
+			"percentage of an outcome count",
+			withSource({ ...dealValue, aggregate: "count" }, percentage),
+			["charges", 0, "model"],
+		],
 		// tiers
 		["no tiers", withTiers([]), ["charges", 0, "tiers"]],
-		["a last tier with a bound", withTiers([{ up_to: 10, unit_price: 1 }, { up_to: 20, unit_price: 1 }]), ["charges", 0, "tiers", 1, "up_to"]],
-		["an open tier before the last", withTiers([{ up_to: null, unit_price: 1 }, { up_to: null, unit_price: 1 }]), ["charges", 0, "tiers", 0, "up_to"]],
+		[
+			"a last tier with a bound",
+			withTiers([
+				{ up_to: 10, unit_price: 1 },
+				{ up_to: 20, unit_price: 1 },
+			]),
+			["charges", 0, "tiers", 1, "up_to"],
+		],
+		[
+			"an open tier before the last",
+			withTiers([
+				{ up_to: null, unit_price: 1 },
+				{ up_to: null, unit_price: 1 },
+			]),
+			["charges", 0, "tiers", 0, "up_to"],
+		],
 		[
 			"decreasing bounds",
-			withTiers([{ up_to: 10, unit_price: 1 }, { up_to: 5, unit_price: 1 }, { up_to: null, unit_price: 1 }]),
+			withTiers([
+				{ up_to: 10, unit_price: 1 },
+				{ up_to: 5, unit_price: 1 },
+				{ up_to: null, unit_price: 1 },
+			]),
 			["charges", 0, "tiers", 1, "up_to"],
 		],
 		[
 			"equal bounds",
-			withTiers([{ up_to: 10, unit_price: 1 }, { up_to: 10, unit_price: 1 }, { up_to: null, unit_price: 1 }]),
+			withTiers([
+				{ up_to: 10, unit_price: 1 },
+				{ up_to: 10, unit_price: 1 },
+				{ up_to: null, unit_price: 1 },
+			]),
 			["charges", 0, "tiers", 1, "up_to"],
 		],
-		["a bound of 0", withTiers([{ up_to: 0, unit_price: 1 }, { up_to: null, unit_price: 1 }]), ["charges", 0, "tiers", 0, "up_to"]],
+		[
+			"a bound of 0",
+			withTiers([
+				{ up_to: 0, unit_price: 1 },
+				{ up_to: null, unit_price: 1 },
+			]),
+			["charges", 0, "tiers", 0, "up_to"],
+		],
 		["a tier without up_to", withTiers([{ unit_price: 1 }]), ["charges", 0, "tiers", 0, "up_to"]],
-		["a negative flat_fee", withTiers([{ up_to: null, unit_price: 1, flat_fee: -1 }]), ["charges", 0, "tiers", 0, "flat_fee"]],
-		["an unknown tier field", withTiers([{ up_to: null, unit_price: 1, currency: "USD" }]), ["charges", 0, "tiers", 0]],
+		[
+			"a negative flat_fee",
+			withTiers([{ up_to: null, unit_price: 1, flat_fee: -1 }]),
+			["charges", 0, "tiers", 0, "flat_fee"],
+		],
+		[
+			"an unknown tier field",
+			withTiers([{ up_to: null, unit_price: 1, currency: "USD" }]),
+			["charges", 0, "tiers", 0],
+		],
 		["tiers on a volume charge's sibling model", withCharge({ ...volume, unit_price: 1 }), ["charges", 0]],
 	])("%s", (_, body, path) => {
 		const result = RatePlanInput.safeParse(body);

@@ -35,7 +35,13 @@ export class RateLimiter extends DurableObject<Env> {
 		const reset = (windowStart + WINDOW_MS) / 1000;
 		if (this.revoked) return { allowed: false, revoked: true, limit, remaining: 0, reset };
 		this.count++;
-		return { allowed: this.count <= limit, revoked: false, limit, remaining: Math.max(0, limit - this.count), reset };
+		return {
+			allowed: this.count <= limit,
+			revoked: false,
+			limit,
+			remaining: Math.max(0, limit - this.count),
+			reset,
+		};
 	}
 
 	revoke(): void {

@@ -14,7 +14,9 @@ export function rateTiered(charge: Pick<TieredCharge, "tiers">, billable: Decima
 		const upperBound = upTo === null ? billable : Decimal.min(billable, upTo);
 		const quantity = Decimal.max(Decimal.ZERO, upperBound.sub(lowerBound));
 		const flatFee = Decimal.from(tier.flat_fee ?? 0);
-		const amount = quantity.isZero() ? Decimal.ZERO : quantity.mul(Decimal.from(tier.unit_price)).add(flatFee);
+		const amount = quantity.isZero()
+			? Decimal.ZERO
+			: quantity.mul(Decimal.from(tier.unit_price)).add(flatFee);
 		if (upTo !== null) lowerBound = upTo;
 		return { up_to: upTo, quantity, amount };
 	});

@@ -1,0 +1,156 @@
+/**
+ * Rate plans as stored resources, and simulation against them. A plan never changes once created — a change of
+ * price is a new plan — so subscriptions and invoices can rely on a plan id meaning the same prices forever.
+ * DELETE only archives: an archived plan stays readable and can still be simulated, but no longer subscribed to.
+ */
+import { desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { inScope, type Scope } from "../db/scope";
+import { ratePlans } from "../db/schema";
+import { ApiError, notFound } from "../http/errors";
+import { Decimal } from "../lib/decimal";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { Charge, PlanPricing, RatePlanInput } from "./plan";
+import { type RatedUsageJson, rateUsage, ratedUsageToJson } from "./rate";
+
+export type RatePlanStatus = "active" | "archived";
+
+export interface RatePlanView {
+	id: string;
+	name: string;
+	description: string | null;
+	currency: string;
+	/** Major units, a JSON number at the edge; stored as an exact decimal string. */
+	base_fee: number;
+	charges: Charge[];
+	status: RatePlanStatus;
+	created_at: string;
+}
+
+export type RatePlanRow = typeof ratePlans.$inferSelect;
+
+export function ratePlanView(row: RatePlanRow): RatePlanView {
+	return {
+		id: row.id,
+		name: row.name,
+		description: row.description,
+		currency: row.currency,
+		base_fee: Decimal.from(row.baseFee).toNumber(),
+		// Stored as validated at creation; prices have at most 12 decimals, so JSON numbers carry them exactly.
+		charges: row.charges as Charge[],
+		status: row.status,
+		created_at: row.createdAt,
+	};
+}
+
+/** What rating needs, with the base fee as its exact stored decimal. */
+export function ratePlanPricing(row: RatePlanRow): PlanPricing {
+	return { currency: row.currency, base_fee: row.baseFee, charges: row.charges as Charge[] };
+}
+
+/** `input` is a parsed RatePlanInput (defaults filled in, cross-field rules checked). */
+export async function createRatePlan({
+	db,
+	scope,
+	input,
+}: {
+	db: Db;
+	scope: Scope;
+	input: RatePlanInput;
+}): Promise<RatePlanView> {
+	const row: RatePlanRow = {
+		id: newId("plan"),
+		environment: scope.environment,
+		name: input.name,
+		description: input.description ?? null,
+		currency: input.currency,
+		baseFee: Decimal.from(input.base_fee).toString(),
+		charges: input.charges,
+		status: "active",
+		createdAt: nowIso(),
+	};
+	await db.insert(ratePlans).values(row);
+	return ratePlanView(row);
+}
+
+export async function getRatePlanRow({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<RatePlanRow> {
+	const [row] = await db.select().from(ratePlans).where(inScope(scope, ratePlans, eq(ratePlans.id, id)));
+	if (!row) throw notFound("rate plan", id);
+	return row;
+}
+
+export async function getRatePlan({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<RatePlanView> {
+	return ratePlanView(await getRatePlanRow({ db, scope, id }));
+}
+
+export async function listRatePlans({
+	db,
+	scope,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	limit: number;
+	offset: number;
+}): Promise<{ items: RatePlanView[]; total: number }> {
+	const where = inScope(scope, ratePlans);
+	const [rows, [count]] = await db.batch([
+		db
+			.select()
+			.from(ratePlans)
+			.where(where)
+			.orderBy(desc(ratePlans.createdAt), desc(ratePlans.id))
+			.limit(limit)
+			.offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(ratePlans).where(where),
+	]);
+	return { items: rows.map(ratePlanView), total: count?.n ?? 0 };
+}
+
+/** Idempotent: archiving an archived plan answers the plan again, unchanged. */
+export async function archiveRatePlan({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<RatePlanView> {
+	const [row] = await db
+		.update(ratePlans)
+		.set({ status: "archived" })
+		.where(inScope(scope, ratePlans, eq(ratePlans.id, id)))
+		.returning();
+	if (!row) throw notFound("rate plan", id);
+	return ratePlanView(row);
+}
+
+export interface SimulationView extends RatedUsageJson {
+	rate_plan_id: string;
+}
+
+/**
+ * Prices sample usage with a stored plan. Usage keys must be the plan's metrics (a typo would otherwise price
+ * as zero and look plausible); metrics left out count as 0. `usage` values are already checked to be finite ≥ 0.
+ */
+export async function simulateRatePlan({
+	db,
+	scope,
+	ratePlanId,
+	usage,
+}: {
+	db: Db;
+	scope: Scope;
+	ratePlanId: string;
+	usage: Readonly<Record<string, number>>;
+}): Promise<SimulationView> {
+	const row = await getRatePlanRow({ db, scope, id: ratePlanId });
+	const pricing = ratePlanPricing(row);
+	const metrics = pricing.charges.map((charge) => charge.metric);
+	const unknown = Object.keys(usage).filter((key) => !metrics.includes(key));
+	if (unknown.length > 0) {
+		const known = metrics.length > 0 ? `its metrics are ${metrics.join(", ")}` : "it has no metrics";
+		const message = `Unknown usage key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for rate plan ${row.id}: ${known}.`;
+		throw new ApiError("validation_error", message, {
+			details: unknown.map((key) => ({ path: `usage.${key}`, message: `Not a metric of this plan; ${known}.` })),
+		});
+	}
+	const quantities = new Map(Object.entries(usage).map(([metric, quantity]) => [metric, Decimal.from(quantity)]));
+	const { currency, charges, total } = ratedUsageToJson(rateUsage(pricing, quantities));
+	return { rate_plan_id: row.id, currency, charges, total };
+}

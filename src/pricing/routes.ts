@@ -1,0 +1,216 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { Charge, RatePlanInput } from "./plan";
+import { archiveRatePlan, createRatePlan, getRatePlan, listRatePlans, simulateRatePlan } from "./plans";
+
+const exampleCharges = [
+	{
+		metric: "tokens",
+		description: "LLM tokens, the first 100,000 free",
+		source: { kind: "action", type: "llm.call", aggregate: "sum", field: "tokens" },
+		model: "per_unit",
+		included_quantity: 100000,
+		unit_price: 0.000002,
+	},
+	{
+		metric: "api_calls",
+		source: { kind: "action", type: "tool.call", aggregate: "count" },
+		model: "tiered",
+		tiers: [
+			{ up_to: 1000, unit_price: 0.01 },
+			{ up_to: null, unit_price: 0.005, flat_fee: 2 },
+		],
+	},
+	{
+		metric: "deal_value",
+		source: { kind: "outcome", type: "deal.closed", aggregate: "sum" },
+		model: "percentage",
+		percent: 10,
+	},
+];
+
+const CreateRatePlan = RatePlanInput.openapi("CreateRatePlan", {
+	description: "A base fee plus charges. Prices take up to 12 decimal places; a plan never changes once created.",
+	example: {
+		name: "Agent Pro",
+		description: "Usage-based plan for sales agents",
+		currency: "USD",
+		base_fee: 49,
+		charges: exampleCharges as RatePlanInput["charges"],
+	},
+});
+
+const RatePlan = z
+	.object({
+		id: z.string().openapi({ example: "plan_01jd0000000000000000000000" }),
+		name: z.string(),
+		description: z.string().nullable(),
+		currency: z.string().openapi({ example: "USD" }),
+		base_fee: z.number().openapi({ description: "Billed once per billing period, in major units.", example: 49 }),
+		charges: z.array(Charge.openapi("Charge")),
+		status: z.enum(["active", "archived"]),
+		created_at: z.string().openapi({ example: "2026-11-21T10:00:00.000Z" }),
+	})
+	.openapi("RatePlan");
+
+const SimulatePricing = z
+	.strictObject({
+		rate_plan_id: z.string().min(1),
+		usage: z
+			.record(z.string(), z.number("must be a finite number").min(0, "must be ≥ 0"))
+			.openapi({ description: "Quantity per metric of the plan; metrics left out count as 0." }),
+	})
+	.openapi("SimulatePricing", {
+		example: {
+			rate_plan_id: "plan_01jd0000000000000000000000",
+			usage: { tokens: 1234567, api_calls: 1500, deal_value: 1234.565 },
+		},
+	});
+
+const RatedTier = z
+	.object({
+		up_to: z.number().nullable(),
+		quantity: z.number(),
+		amount: z.number().openapi({ description: "Exact; only the charge's amount is rounded." }),
+	})
+	.openapi("RatedTier");
+
+const RatedCharge = z
+	.object({
+		metric: z.string().openapi({ description: 'A metric of the plan, or "base_fee" for the base fee.' }),
+		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
+		quantity: z.number(),
+		billable_quantity: z.number().openapi({ description: "The quantity less the included quantity, at least 0." }),
+		amount: z.number().openapi({ description: "Rounded half-up to the currency's minor unit." }),
+		tiers: z.array(RatedTier).optional(),
+	})
+	.openapi("RatedCharge");
+
+const Simulation = z
+	.object({
+		rate_plan_id: z.string(),
+		currency: z.string(),
+		charges: z.array(RatedCharge),
+		total: z.number().openapi({ description: "The sum of the charge amounts." }),
+	})
+	.openapi("Simulation", {
+		example: {
+			rate_plan_id: "plan_01jd0000000000000000000000",
+			currency: "USD",
+			charges: [
+				{ metric: "base_fee", model: "flat", quantity: 1, billable_quantity: 1, amount: 49 },
+				{ metric: "tokens", model: "per_unit", quantity: 1234567, billable_quantity: 1134567, amount: 2.27 },
+				{
+					metric: "api_calls",
+					model: "tiered",
+					quantity: 1500,
+					billable_quantity: 1500,
+					amount: 14.5,
+					tiers: [
+						{ up_to: 1000, quantity: 1000, amount: 10 },
+						{ up_to: null, quantity: 500, amount: 4.5 },
+					],
+				},
+				{ metric: "deal_value", model: "percentage", quantity: 1234.565, billable_quantity: 1234.565, amount: 123.46 },
+			],
+			total: 189.23,
+		},
+	});
+
+const RatePlanParams = z.object({
+	rate_plan_id: z.string().openapi({ param: { name: "rate_plan_id", in: "path" }, example: "plan_01jd0000000000000000000000" }),
+});
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+
+export const pricingRoutes = newRouter();
+
+pricingRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/pricing/rate-plans",
+		tags: ["Pricing"],
+		summary: "Create a rate plan",
+		request: { body: { required: true, ...json(CreateRatePlan) } },
+		responses: { 201: { description: "The rate plan", ...json(RatePlan) }, ...errorResponses(...bodyErrors) },
+	}),
+	async (c) => {
+		const plan = await createRatePlan({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") });
+		return c.json(plan, 201);
+	},
+);
+
+pricingRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/pricing/rate-plans",
+		tags: ["Pricing"],
+		summary: "List rate plans, archived ones included",
+		request: { query: PageQuery },
+		responses: { 200: { description: "Rate plans", ...json(pageSchema("rate_plans", RatePlan)) }, ...errorResponses(400) },
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listRatePlans({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		return c.json(pageOf("rate_plans", items, total, query), 200);
+	},
+);
+
+pricingRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/pricing/rate-plans/{rate_plan_id}",
+		tags: ["Pricing"],
+		summary: "Get a rate plan",
+		request: { params: RatePlanParams },
+		responses: { 200: { description: "The rate plan", ...json(RatePlan) }, ...errorResponses(404) },
+	}),
+	async (c) => {
+		const id = c.req.valid("param").rate_plan_id;
+		return c.json(await getRatePlan({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+	},
+);
+
+pricingRoutes.openapi(
+	createRoute({
+		method: "delete",
+		path: "/pricing/rate-plans/{rate_plan_id}",
+		tags: ["Pricing"],
+		summary: "Archive a rate plan",
+		description:
+			"An archived plan can no longer be subscribed to; existing subscriptions keep it, and it can still be read and " +
+			"simulated. Archiving an archived plan returns it unchanged.",
+		request: { params: RatePlanParams },
+		responses: { 200: { description: "The archived rate plan", ...json(RatePlan) }, ...errorResponses(404) },
+	}),
+	async (c) => {
+		const id = c.req.valid("param").rate_plan_id;
+		return c.json(await archiveRatePlan({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+	},
+);
+
+pricingRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/pricing/simulate",
+		tags: ["Pricing"],
+		summary: "Price sample usage with a rate plan",
+		description:
+			"The base fee comes first when it is not zero, then every metric of the plan in plan order. A usage key that " +
+			"is not a metric of the plan is refused (400).",
+		request: { body: { required: true, ...json(SimulatePricing) } },
+		responses: { 200: { description: "The charges and their total", ...json(Simulation) }, ...errorResponses(...bodyErrors, 404) },
+	}),
+	async (c) => {
+		const { rate_plan_id, usage } = c.req.valid("json");
+		const simulation = await simulateRatePlan({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			ratePlanId: rate_plan_id,
+			usage,
+		});
+		return c.json(simulation, 200);
+	},
+);

@@ -1,0 +1,108 @@
+import { desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { inScope, type Scope } from "../db/scope";
+import { webhookDeliveries, webhookEndpoints } from "../db/schema";
+import type { Env } from "../env";
+import { conflict, notFound } from "../http/errors";
+import { nowIso } from "../lib/time";
+import { enqueueAttempt } from "./schedule";
+
+export interface WebhookDeliveryView {
+	id: string;
+	event_id: string;
+	event: string;
+	status: "pending" | "succeeded" | "failed";
+	attempts: number;
+	last_status_code: number | null;
+	last_error: string | null;
+	next_attempt_at: string | null;
+	created_at: string;
+	delivered_at: string | null;
+}
+
+export function toDeliveryView(row: typeof webhookDeliveries.$inferSelect): WebhookDeliveryView {
+	return {
+		id: row.id,
+		event_id: row.eventId,
+		event: row.event,
+		status: row.status,
+		attempts: row.attempts,
+		last_status_code: row.lastStatusCode,
+		last_error: row.lastError,
+		// While pending it is when the next attempt is due; a finished delivery has none.
+		next_attempt_at: row.status === "pending" ? row.nextAttemptAt : null,
+		created_at: row.createdAt,
+		delivered_at: row.deliveredAt,
+	};
+}
+
+export async function listDeliveries({
+	db,
+	scope,
+	endpointId,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	endpointId: string;
+	limit: number;
+	offset: number;
+}) {
+	const where = inScope(scope, webhookDeliveries, eq(webhookDeliveries.endpointId, endpointId));
+	const [endpoint, rows, [count]] = await db.batch([
+		db
+			.select({ id: webhookEndpoints.id })
+			.from(webhookEndpoints)
+			.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, endpointId))),
+		db
+			.select()
+			.from(webhookDeliveries)
+			.where(where)
+			.orderBy(desc(webhookDeliveries.createdAt), desc(webhookDeliveries.id))
+			.limit(limit)
+			.offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(webhookDeliveries).where(where),
+	]);
+	if (endpoint.length === 0) throw notFound("webhook endpoint", endpointId);
+	return { items: rows.map(toDeliveryView), total: count?.n ?? 0 };
+}
+
+/**
+ * Queues the next attempt of a delivery now, whatever its state: a failed one becomes pending again, a delivered
+ * one is sent once more. If that attempt fails, the delivery continues with the automatic retries its attempt
+ * count has left, or fails again when none is left.
+ */
+export async function retryDelivery({
+	db,
+	env,
+	scope,
+	endpointId,
+	deliveryId,
+}: {
+	db: Db;
+	env: Env;
+	scope: Scope;
+	endpointId: string;
+	deliveryId: string;
+}): Promise<WebhookDeliveryView> {
+	const [endpoint] = await db
+		.select({ status: webhookEndpoints.status })
+		.from(webhookEndpoints)
+		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, endpointId)));
+	if (!endpoint) throw notFound("webhook endpoint", endpointId);
+	if (endpoint.status !== "enabled") {
+		throw conflict("This webhook endpoint is disabled; enable it (PATCH status 'enabled') before retrying.");
+	}
+	const now = nowIso();
+	const [row] = await db
+		.update(webhookDeliveries)
+		.set({ status: "pending", nextAttemptAt: now })
+		.where(
+			inScope(scope, webhookDeliveries, eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, endpointId)),
+		)
+		.returning();
+	if (!row) throw notFound("delivery", deliveryId);
+	await enqueueAttempt(env, { deliveryId: row.id, attempt: row.attempts + 1, dueAt: Date.parse(now) });
+	return toDeliveryView(row);
+}

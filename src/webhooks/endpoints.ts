@@ -1,0 +1,146 @@
+import { desc, eq, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { inScope, type Scope } from "../db/scope";
+import { webhookDeliveries, webhookEndpoints } from "../db/schema";
+import { notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import type { WebhookEventKind } from "./outbox";
+import { newWebhookSecret } from "./signing";
+
+export type WebhookStatus = "enabled" | "disabled";
+
+export interface WebhookEndpointView {
+	id: string;
+	url: string;
+	events: WebhookEventKind[];
+	description: string | null;
+	status: WebhookStatus;
+	created_at: string;
+}
+
+export interface WebhookEndpointInput {
+	url: string;
+	events: WebhookEventKind[];
+	description?: string | null;
+}
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** https anywhere; plain http only to this machine, for local development. */
+export function isAllowedWebhookUrl(text: string): boolean {
+	let url: URL;
+	try {
+		url = new URL(text);
+	} catch {
+		return false;
+	}
+	if (url.protocol === "https:") return url.hostname.length > 0;
+	return url.protocol === "http:" && LOCAL_HOSTS.has(url.hostname);
+}
+
+function toView(row: typeof webhookEndpoints.$inferSelect): WebhookEndpointView {
+	return {
+		id: row.id,
+		url: row.url,
+		events: row.events as WebhookEventKind[],
+		description: row.description,
+		status: row.status,
+		created_at: row.createdAt,
+	};
+}
+
+export async function createWebhookEndpoint({
+	db,
+	scope,
+	input,
+}: {
+	db: Db;
+	scope: Scope;
+	input: WebhookEndpointInput;
+}): Promise<WebhookEndpointView & { secret: string }> {
+	const now = nowIso();
+	const row = {
+		id: newId("whk"),
+		environment: scope.environment,
+		url: input.url,
+		events: input.events,
+		description: input.description ?? null,
+		status: "enabled" as const,
+		secret: newWebhookSecret(),
+		createdAt: now,
+		updatedAt: now,
+	};
+	await db.insert(webhookEndpoints).values(row);
+	return { ...toView(row), secret: row.secret };
+}
+
+export async function listWebhookEndpoints({
+	db,
+	scope,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	limit: number;
+	offset: number;
+}) {
+	const where = inScope(scope, webhookEndpoints);
+	const [rows, [count]] = await db.batch([
+		db
+			.select()
+			.from(webhookEndpoints)
+			.where(where)
+			.orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
+			.limit(limit)
+			.offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(webhookEndpoints).where(where),
+	]);
+	return { items: rows.map(toView), total: count?.n ?? 0 };
+}
+
+export async function getWebhookEndpoint({ db, scope, id }: { db: Db; scope: Scope; id: string }) {
+	const [row] = await db.select().from(webhookEndpoints).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
+	if (!row) throw notFound("webhook endpoint", id);
+	return { view: toView(row), secret: row.secret };
+}
+
+export async function updateWebhookEndpoint({
+	db,
+	scope,
+	id,
+	input,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+	input: Partial<WebhookEndpointInput> & { status?: WebhookStatus };
+}): Promise<WebhookEndpointView> {
+	const changes = {
+		...(input.url !== undefined ? { url: input.url } : {}),
+		...(input.events !== undefined ? { events: input.events } : {}),
+		...(input.description !== undefined ? { description: input.description } : {}),
+		...(input.status !== undefined ? { status: input.status } : {}),
+		updatedAt: nowIso(),
+	};
+	const [row] = await db
+		.update(webhookEndpoints)
+		.set(changes)
+		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)))
+		.returning();
+	if (!row) throw notFound("webhook endpoint", id);
+	return toView(row);
+}
+
+/** Removes the endpoint and its delivery log; queued attempts for it find nothing and are dropped. */
+export async function deleteWebhookEndpoint({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<void> {
+	const [deleted] = await db.batch([
+		db
+			.delete(webhookEndpoints)
+			.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)))
+			.returning({ id: webhookEndpoints.id }),
+		db.delete(webhookDeliveries).where(inScope(scope, webhookDeliveries, eq(webhookDeliveries.endpointId, id))),
+	]);
+	if (deleted.length === 0) throw notFound("webhook endpoint", id);
+}

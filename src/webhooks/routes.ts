@@ -1,0 +1,175 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { listDeliveries, retryDelivery } from "./deliveries";
+import {
+	createWebhookEndpoint,
+	deleteWebhookEndpoint,
+	getWebhookEndpoint,
+	listWebhookEndpoints,
+	updateWebhookEndpoint,
+} from "./endpoints";
+import {
+	CreatedWebhookEndpoint,
+	CreateWebhookEndpoint,
+	DeliveryParams,
+	TestWebhook,
+	TestWebhookResult,
+	UpdateWebhookEndpoint,
+	WebhookDelivery,
+	WebhookEndpoint,
+	WebhookParams,
+} from "./schemas";
+import { sendTestEvent } from "./test-send";
+
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+const tags = ["Webhooks"];
+
+export const webhookRoutes = newRouter();
+
+// Registered before the /webhooks/{webhook_id} routes, so "test" is never taken for an id.
+webhookRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/webhooks/test",
+		tags,
+		summary: "Send a sample event of a kind to an endpoint now (with \"test\": true; not retried)",
+		request: { body: { required: true, ...json(TestWebhook) } },
+		responses: { 200: { description: "What the receiver answered", ...json(TestWebhookResult) }, ...errorResponses(...bodyErrors, 404) },
+	}),
+	async (c) => {
+		const { webhook_id, event } = c.req.valid("json");
+		const result = await sendTestEvent({ db: database(c.env.DB), env: c.env, scope: c.get("scope"), webhookId: webhook_id, event });
+		return c.json({ result }, 200);
+	},
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/webhooks",
+		tags,
+		summary: "Create a webhook endpoint",
+		request: { body: { required: true, ...json(CreateWebhookEndpoint) } },
+		responses: {
+			201: { description: "The endpoint, with its signing secret shown once", ...json(CreatedWebhookEndpoint) },
+			...errorResponses(...bodyErrors),
+		},
+	}),
+	async (c) =>
+		c.json(await createWebhookEndpoint({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }), 201),
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/webhooks",
+		tags,
+		summary: "List webhook endpoints (never their secrets)",
+		request: { query: PageQuery },
+		responses: { 200: { description: "Endpoints", ...json(pageSchema("webhooks", WebhookEndpoint)) }, ...errorResponses(400) },
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listWebhookEndpoints({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		return c.json(pageOf("webhooks", items, total, query), 200);
+	},
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/webhooks/{webhook_id}",
+		tags,
+		summary: "Get a webhook endpoint (without its secret)",
+		request: { params: WebhookParams },
+		responses: { 200: { description: "The endpoint", ...json(WebhookEndpoint) }, ...errorResponses(404) },
+	}),
+	async (c) => {
+		const { view } = await getWebhookEndpoint({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").webhook_id });
+		return c.json(view, 200);
+	},
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "patch",
+		path: "/webhooks/{webhook_id}",
+		tags,
+		summary: "Change an endpoint's url, events, description or status",
+		request: { params: WebhookParams, body: { required: true, ...json(UpdateWebhookEndpoint) } },
+		responses: { 200: { description: "The endpoint", ...json(WebhookEndpoint) }, ...errorResponses(...bodyErrors, 404) },
+	}),
+	async (c) => {
+		const endpoint = await updateWebhookEndpoint({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").webhook_id,
+			input: c.req.valid("json"),
+		});
+		return c.json(endpoint, 200);
+	},
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "delete",
+		path: "/webhooks/{webhook_id}",
+		tags,
+		summary: "Delete an endpoint and its delivery log",
+		request: { params: WebhookParams },
+		responses: { 204: { description: "Deleted" }, ...errorResponses(404) },
+	}),
+	async (c) => {
+		await deleteWebhookEndpoint({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").webhook_id });
+		return c.body(null, 204);
+	},
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/webhooks/{webhook_id}/deliveries",
+		tags,
+		summary: "The delivery log of an endpoint",
+		request: { params: WebhookParams, query: PageQuery },
+		responses: { 200: { description: "Deliveries", ...json(pageSchema("deliveries", WebhookDelivery)) }, ...errorResponses(400, 404) },
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listDeliveries({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			endpointId: c.req.valid("param").webhook_id,
+			...query,
+		});
+		return c.json(pageOf("deliveries", items, total, query), 200);
+	},
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
+		tags,
+		summary: "Queue a delivery again now (a failed one becomes pending)",
+		request: { params: DeliveryParams },
+		responses: {
+			200: { description: "The delivery, pending", ...json(WebhookDelivery) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) => {
+		const { webhook_id, delivery_id } = c.req.valid("param");
+		const delivery = await retryDelivery({
+			db: database(c.env.DB),
+			env: c.env,
+			scope: c.get("scope"),
+			endpointId: webhook_id,
+			deliveryId: delivery_id,
+		});
+		return c.json(delivery, 200);
+	},
+);

@@ -1,0 +1,83 @@
+import { z } from "@hono/zod-openapi";
+import { isAllowedWebhookUrl } from "./endpoints";
+import { WEBHOOK_EVENT_KINDS } from "./outbox";
+
+export const WebhookEventKindSchema = z.enum(WEBHOOK_EVENT_KINDS).openapi("WebhookEventKind");
+
+const url = z
+	.string()
+	.max(2048)
+	.refine(isAllowedWebhookUrl, "Must be an https:// URL, or http:// to localhost, 127.0.0.1 or [::1].")
+	.openapi({ example: "https://example.com/webhooks/billing" });
+
+const events = z
+	.array(WebhookEventKindSchema)
+	.min(1, "Subscribe to at least one event kind.")
+	.refine((kinds) => new Set(kinds).size === kinds.length, "Each event kind may appear only once.");
+
+const description = z.string().max(1000).nullable();
+
+export const WebhookEndpoint = z
+	.object({
+		id: z.string().openapi({ example: "whk_01jd0000000000000000000000" }),
+		url: z.string(),
+		events: z.array(WebhookEventKindSchema),
+		description: z.string().nullable(),
+		status: z.enum(["enabled", "disabled"]),
+		created_at: z.string(),
+	})
+	.openapi("WebhookEndpoint");
+
+export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
+	secret: z.string().openapi({
+		description: "The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this response.",
+		example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+	}),
+}).openapi("CreatedWebhookEndpoint");
+
+export const CreateWebhookEndpoint = z
+	.strictObject({ url, events, description: description.optional() })
+	.openapi("CreateWebhookEndpoint");
+
+export const UpdateWebhookEndpoint = z
+	.strictObject({
+		url: url.optional(),
+		events: events.optional(),
+		description: description.optional(),
+		status: z.enum(["enabled", "disabled"]).optional(),
+	})
+	.openapi("UpdateWebhookEndpoint");
+
+export const WebhookDelivery = z
+	.object({
+		id: z.string().openapi({ example: "dlv_01jd0000000000000000000000" }),
+		event_id: z.string().openapi({ example: "evt_01jd0000000000000000000000" }),
+		event: z.string().openapi({ example: "invoice.created" }),
+		status: z.enum(["pending", "succeeded", "failed"]),
+		attempts: z.number().int(),
+		last_status_code: z.number().int().nullable(),
+		last_error: z.string().nullable(),
+		next_attempt_at: z.string().nullable().openapi({ description: "When the next attempt is due, while pending." }),
+		created_at: z.string(),
+		delivered_at: z.string().nullable(),
+	})
+	.openapi("WebhookDelivery");
+
+export const TestWebhook = z
+	.strictObject({ webhook_id: z.string().min(1), event: WebhookEventKindSchema })
+	.openapi("TestWebhook");
+
+export const TestWebhookResult = z
+	.object({
+		result: z.object({
+			delivered: z.boolean(),
+			status_code: z.number().int().nullable(),
+			duration_ms: z.number().int(),
+			error: z.string().nullable(),
+			delivery_id: z.string(),
+		}),
+	})
+	.openapi("TestWebhookResult");
+
+export const WebhookParams = z.object({ webhook_id: z.string() });
+export const DeliveryParams = z.object({ webhook_id: z.string(), delivery_id: z.string() });

@@ -1,0 +1,122 @@
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { inScope, type Scope } from "../db/scope";
+import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
+import type { Env } from "../env";
+import { notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso, periodOf } from "../lib/time";
+import { recordAttempt } from "./attempt";
+import type { WebhookEventKind } from "./outbox";
+import { ATTEMPT_TIMEOUT_MS, postWebhook } from "./send";
+
+/** Made-up `data` shaped exactly like that of a real event of the kind (CONTRACT §13). */
+export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()): Record<string, unknown> {
+	const invoice = {
+		invoice_id: newId("inv"),
+		account_id: newId("acct"),
+		subscription_id: newId("sub"),
+		billing_period: periodOf(now),
+		amount: 125.5,
+		currency: "USD",
+	};
+	const subscription = {
+		subscription_id: newId("sub"),
+		account_id: newId("acct"),
+		rate_plan_id: newId("plan"),
+		pending_rate_plan_id: null,
+		agent_instance_ids: ["support-bot-eu-1"],
+	};
+	switch (kind) {
+		case "invoice.created":
+			return { ...invoice, status: "open" };
+		case "invoice.paid":
+			return { ...invoice, status: "paid", paid_at: now };
+		case "payment.successful":
+			return {
+				payment_id: newId("pay"),
+				invoice_id: invoice.invoice_id,
+				account_id: invoice.account_id,
+				amount: invoice.amount,
+				currency: invoice.currency,
+				paid_at: now,
+			};
+		case "outcome.completed":
+			return {
+				outcome_id: newId("out"),
+				agent_key: "support-bot-eu-1",
+				outcome_type: "ticket_resolved",
+				value: 1,
+				subscription_id: subscription.subscription_id,
+				account_id: subscription.account_id,
+				timestamp: now,
+			};
+		case "subscription.created":
+		case "subscription.updated":
+			return { ...subscription, status: "active" };
+		case "subscription.cancelled":
+			return { ...subscription, status: "cancelled" };
+	}
+}
+
+export interface TestSendResult {
+	delivered: boolean;
+	status_code: number | null;
+	duration_ms: number;
+	error: string | null;
+	delivery_id: string;
+}
+
+/**
+ * Sends a sample event to one endpoint at once and waits for the answer. It is recorded as a delivery with one
+ * attempt and never retried automatically; the sample event is marked dispatched so no other endpoint gets it.
+ */
+export async function sendTestEvent({
+	db,
+	env,
+	scope,
+	webhookId,
+	event,
+	timeoutMs = ATTEMPT_TIMEOUT_MS,
+}: {
+	db: Db;
+	env: Env;
+	scope: Scope;
+	webhookId: string;
+	event: WebhookEventKind;
+	timeoutMs?: number;
+}): Promise<TestSendResult> {
+	const [endpoint] = await db
+		.select()
+		.from(webhookEndpoints)
+		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, webhookId)));
+	if (!endpoint) throw notFound("webhook endpoint", webhookId);
+
+	const now = nowIso();
+	const stored = { id: newId("evt"), event, createdAt: now, data: sampleEventData(event, now), test: true };
+	const deliveryId = newId("dlv");
+	await db.batch([
+		db.insert(webhookEvents).values({ ...stored, environment: scope.environment, dispatchedAt: now }),
+		db.insert(webhookDeliveries).values({
+			id: deliveryId,
+			environment: scope.environment,
+			endpointId: endpoint.id,
+			eventId: stored.id,
+			event,
+			status: "pending",
+			// Claimed on creation: this request makes attempt 1 itself.
+			attempts: 1,
+			nextAttemptAt: new Date(Date.parse(now) + timeoutMs).toISOString(),
+			createdAt: now,
+		}),
+	]);
+	const outcome = await postWebhook(endpoint, stored, timeoutMs);
+	await recordAttempt(db, env, { id: deliveryId, endpointId: endpoint.id, attempt: 1, retryable: false }, outcome);
+	return {
+		delivered: outcome.delivered,
+		status_code: outcome.statusCode,
+		duration_ms: outcome.durationMs,
+		error: outcome.error,
+		delivery_id: deliveryId,
+	};
+}

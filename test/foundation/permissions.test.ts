@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/app";
+import { type RouteName, routeAccess } from "../../src/http/permissions";
+import { ADMIN_KEY, call, createKey, type KeyKind } from "../helpers";
+
+const kinds: KeyKind[] = ["sdk", "read-only", "read-write", "admin"];
+
+function allowed(route: RouteName, kind: KeyKind): boolean {
+	const access = routeAccess[route];
+	if (kind === "sdk") return access.sdk;
+	const rank = { "read-only": 0, "read-write": 1, admin: 2 };
+	return rank[kind] >= rank[access.api];
+}
+
+function concretePath(route: RouteName): [string, string] {
+	const [method, path] = route.split(" ") as [string, string];
+	return [method, path.replace(/\{[^}]+\}/g, "does_not_exist")];
+}
+
+describe("permission matrix (§3)", () => {
+	it("registers every route of the app in the permission table", () => {
+		const registered = createApp()
+			.routes.filter((r) => r.path.startsWith("/v1/") && r.method !== "ALL" && r.path !== "/v1/openapi.json")
+			.map((r) => `${r.method} ${r.path.replace(/:([^/]+)/g, "{$1}")}`);
+		expect(registered.length).toBeGreaterThan(0);
+		for (const route of registered) expect(Object.keys(routeAccess), route).toContain(route);
+	});
+
+	it("the table itself follows the contract's rules", () => {
+		for (const [route, access] of Object.entries(routeAccess)) {
+			const [method, path] = route.split(" ") as [string, string];
+			const isEvent = /^\/v1\/(actions|outcomes)/.test(path) || path === "/v1/usage";
+			expect(access.sdk, route).toBe(isEvent);
+			if (/^\/v1\/(api-keys|webhooks)/.test(path)) expect(access.api, route).toBe("admin");
+			else if (method === "GET" || path === "/v1/pricing/simulate")
+				expect(access.api, route).toBe("read-only");
+			else expect(access.api, route).toBe("read-write");
+		}
+	});
+
+	it("lets each kind of key call exactly what the table allows", async () => {
+		const keys = Object.fromEntries(
+			await Promise.all(kinds.map(async (k) => [k, await createKey(k)] as const)),
+		);
+		keys.admin = ADMIN_KEY;
+		const failures: string[] = [];
+		for (const route of Object.keys(routeAccess) as RouteName[]) {
+			const [method, path] = concretePath(route);
+			for (const kind of kinds) {
+				const response = await call(method, path, { key: keys[kind] });
+				const expectForbidden = !allowed(route, kind);
+				if ((response.status === 403) !== expectForbidden) {
+					failures.push(`${kind} ${route}: ${response.status}`);
+				}
+				if (expectForbidden) expect(response.body.error.code).toBe("forbidden");
+			}
+		}
+		expect(failures).toEqual([]);
+	});
+});
