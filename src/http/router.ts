@@ -16,9 +16,9 @@ export function issuePath(path: readonly PropertyKey[], target?: string): string
 export function zodToApiError(error: ZodError, target?: string): ApiError {
 	const details: ErrorDetail[] = error.issues.map((issue) => {
 		if (issue.code === "unrecognized_keys") {
-			const base = issuePath(issue.path, target);
+			const base = issue.path.length === 0 ? "" : issuePath(issue.path, target);
 			return {
-				path: issue.keys.map((k) => (base === "body" || base === "" ? k : `${base}.${k}`)).join(", "),
+				path: issue.keys.map((k) => (base === "" ? k : `${base}.${k}`)).join(", "),
 				message: `Unknown field${issue.keys.length > 1 ? "s" : ""}: ${issue.keys.join(", ")}.`,
 			};
 		}

@@ -107,6 +107,19 @@ export class Decimal {
 		return new Decimal(roundUp ? quotient + 1n : quotient, 0);
 	}
 
+	/** this / divisor, rounded half away from zero to `scale` places (e.g. a margin percentage). */
+	divRoundHalfUp(divisor: Decimal, scale: number): Decimal {
+		if (divisor.isZero()) throw new RangeError("Division by zero");
+		const [a, b] = this.align(divisor);
+		const numerator = a * pow10(scale);
+		const negative = numerator < 0n !== b < 0n;
+		const n = numerator < 0n ? -numerator : numerator;
+		const d = b < 0n ? -b : b;
+		let quotient = n / d;
+		if ((n % d) * 2n >= d) quotient++;
+		return new Decimal(negative ? -quotient : quotient, scale);
+	}
+
 	negate(): Decimal {
 		return new Decimal(-this.units, this.scale);
 	}

@@ -1,0 +1,188 @@
+import { and, eq, gte, lte } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { notFound } from "../http/errors";
+import { Decimal } from "../lib/decimal";
+import { newId } from "../lib/ids";
+import { nowIso, sha256Hex } from "../lib/time";
+
+export interface CostRecord {
+	id: string;
+	agent_id: string | null;
+	customer_id: string | null;
+	cost_type: string;
+	amount: Decimal;
+	currency: string;
+	period: string;
+	source: "events" | "manual";
+	created_at: string;
+}
+
+export interface CostFilter {
+	agentId?: string;
+	customerId?: string;
+	currency: string;
+	periods: { first: string; last: string };
+}
+
+export function costRecordJson(record: CostRecord) {
+	const { created_at: _, amount, ...rest } = record;
+	return { ...rest, amount: amount.toNumber() };
+}
+
+export async function createManualCost({
+	db,
+	scope,
+	input,
+}: {
+	db: Db;
+	scope: Scope;
+	input: {
+		agent_id: string;
+		cost_type: string;
+		amount: number;
+		currency?: string;
+		period: string;
+		customer_id?: string;
+	};
+}): Promise<CostRecord> {
+	const [agentRows, accountRows] = await db.batch([
+		db
+			.select({ id: agents.id })
+			.from(agents)
+			.where(inScope(scope, agents, eq(agents.id, input.agent_id))),
+		db
+			.select({ id: accounts.id })
+			.from(accounts)
+			.where(inScope(scope, accounts, eq(accounts.id, input.customer_id ?? ""))),
+	]);
+	if (agentRows.length === 0) throw notFound("agent", input.agent_id);
+	if (input.customer_id !== undefined && accountRows.length === 0)
+		throw notFound("account", input.customer_id);
+	const record: CostRecord = {
+		id: newId("cost"),
+		agent_id: input.agent_id,
+		customer_id: input.customer_id ?? null,
+		cost_type: input.cost_type,
+		amount: Decimal.from(input.amount),
+		currency: input.currency ?? "USD",
+		period: input.period,
+		source: "manual",
+		created_at: nowIso(),
+	};
+	await db.insert(costRecords).values({
+		id: record.id,
+		environment: scope.environment,
+		agentId: record.agent_id,
+		customerId: record.customer_id,
+		costType: record.cost_type,
+		amount: record.amount.toString(),
+		currency: record.currency,
+		period: record.period,
+		createdAt: record.created_at,
+	});
+	return record;
+}
+
+/**
+ * Cost records of the periods in the filter: manual ones as stored, and those carried by events, which the
+ * accumulators roll up per instance; here they are added up per (agent, customer, cost type, month, currency).
+ * Both reads are bounded by rollups, never by the number of events.
+ */
+export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter): Promise<CostRecord[]> {
+	const [manual, fromEvents] = await db.batch([
+		db
+			.select()
+			.from(costRecords)
+			.where(
+				inScope(
+					scope,
+					costRecords,
+					eq(costRecords.currency, filter.currency),
+					gte(costRecords.period, filter.periods.first),
+					lte(costRecords.period, filter.periods.last),
+				),
+			),
+		db
+			.select({
+				agentId: agentInstances.agentId,
+				customerId: subscriptions.accountId,
+				costType: usageCosts.costType,
+				period: usageCosts.period,
+				amount: usageCosts.amount,
+			})
+			.from(usageCosts)
+			.leftJoin(
+				agentInstances,
+				and(
+					eq(agentInstances.environment, usageCosts.environment),
+					eq(agentInstances.key, usageCosts.agentKey),
+				),
+			)
+			.leftJoin(subscriptions, eq(subscriptions.id, usageCosts.subscriptionId))
+			.where(
+				inScope(
+					scope,
+					usageCosts,
+					eq(usageCosts.currency, filter.currency),
+					gte(usageCosts.period, filter.periods.first),
+					lte(usageCosts.period, filter.periods.last),
+				),
+			),
+	]);
+
+	const groups = new Map<string, Omit<CostRecord, "id">>();
+	for (const row of fromEvents) {
+		const groupKey = JSON.stringify([row.agentId, row.customerId, row.costType, row.period]);
+		const group = groups.get(groupKey);
+		if (group) group.amount = group.amount.add(Decimal.from(row.amount));
+		else {
+			groups.set(groupKey, {
+				agent_id: row.agentId,
+				customer_id: row.customerId,
+				cost_type: row.costType,
+				amount: Decimal.from(row.amount),
+				currency: filter.currency,
+				period: row.period,
+				source: "events",
+				created_at: `${row.period}-01T00:00:00.000Z`,
+			});
+		}
+	}
+	const derived = await Promise.all(
+		[...groups].map(async ([groupKey, record]) => ({
+			id: await derivedCostId(scope, filter.currency, groupKey),
+			...record,
+		})),
+	);
+	const records: CostRecord[] = [
+		...derived,
+		...manual.map((row) => ({
+			id: row.id,
+			agent_id: row.agentId,
+			customer_id: row.customerId,
+			cost_type: row.costType,
+			amount: Decimal.from(row.amount),
+			currency: row.currency,
+			period: row.period,
+			source: "manual" as const,
+			created_at: row.createdAt,
+		})),
+	];
+	return records
+		.filter((r) => filter.agentId === undefined || r.agent_id === filter.agentId)
+		.filter((r) => filter.customerId === undefined || r.customer_id === filter.customerId)
+		.sort(
+			(a, b) =>
+				b.period.localeCompare(a.period) ||
+				b.created_at.localeCompare(a.created_at) ||
+				b.id.localeCompare(a.id),
+		);
+}
+
+/** Records derived from events have no row of their own: their id is a digest of what they add up. */
+async function derivedCostId(scope: Scope, currency: string, groupKey: string): Promise<string> {
+	const digest = await sha256Hex(`${scope.environment}|${currency}|${groupKey}`);
+	return `cost_${digest.slice(0, 26)}`;
+}

@@ -1,0 +1,136 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses, validationError } from "../http/errors";
+import { pageQuery } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { DateParam, instantRange, periodsOverlapping } from "../lib/date-range";
+import { Decimal } from "../lib/decimal";
+import { decimalPlaces, isCurrencyCode, minorUnits } from "../lib/money";
+import { costRecordJson, createManualCost, findCostRecords } from "./costs";
+
+const Currency = z
+	.string()
+	.refine(isCurrencyCode, "Must be an ISO 4217 currency code in upper case.")
+	.openapi({ example: "USD" });
+const Period = z
+	.string()
+	.regex(/^\d{4}-(0[1-9]|1[0-2])$/, "Must be a billing period YYYY-MM.")
+	.openapi({ example: "2026-11" });
+
+const CostRecord = z
+	.object({
+		id: z.string().openapi({ example: "cost_01jd0000000000000000000000" }),
+		agent_id: z.string().nullable(),
+		customer_id: z.string().nullable(),
+		cost_type: z.string(),
+		amount: z.number(),
+		currency: z.string(),
+		period: z.string(),
+		source: z.enum(["events", "manual"]),
+	})
+	.openapi("CostRecord");
+
+const CreateCost = z
+	.strictObject({
+		agent_id: z.string().min(1),
+		cost_type: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, "1–100 characters of A-Z a-z 0-9 . _ : -"),
+		amount: z.number().min(0).finite(),
+		currency: Currency.optional(),
+		period: Period,
+		customer_id: z.string().min(1).optional(),
+	})
+	.superRefine((input, ctx) => {
+		const currency = input.currency ?? "USD";
+		if (decimalPlaces(input.amount) > minorUnits(currency)) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["amount"],
+				message: `${currency} amounts have at most ${minorUnits(currency)} decimal places.`,
+			});
+		}
+	})
+	.openapi("CreateCost");
+
+const CostQuery = z.strictObject({
+	agent_id: z.string().optional(),
+	customer_id: z.string().optional(),
+	start_date: DateParam.optional(),
+	end_date: DateParam.optional(),
+	currency: Currency.default("USD"),
+	...pageQuery,
+});
+
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+
+export const costRoutes = newRouter();
+
+costRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/costs",
+		tags: ["Costs"],
+		summary: "Record a cost by hand (source manual)",
+		request: { body: { required: true, ...json(CreateCost) } },
+		responses: {
+			201: { description: "The cost record", ...json(CostRecord) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) => {
+		const record = await createManualCost({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			input: c.req.valid("json"),
+		});
+		return c.json(costRecordJson(record), 201);
+	},
+);
+
+costRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/costs",
+		tags: ["Costs"],
+		summary: "Cost records whose period overlaps the date range, in one currency",
+		request: { query: CostQuery },
+		responses: {
+			200: {
+				description: "Matching cost records; total is the sum of all matches, count their number",
+				...json(
+					z.object({
+						costs: z.array(CostRecord),
+						total: z.number(),
+						count: z.number().int(),
+						currency: z.string(),
+						limit: z.number().int(),
+						offset: z.number().int(),
+					}),
+				),
+			},
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const range = instantRange(query.start_date ?? "0001-01-01", query.end_date ?? "9999-12-31");
+		if (range.start >= range.end)
+			throw validationError("start_date", "start_date must not be after end_date.");
+		const records = await findCostRecords(database(c.env.DB), c.get("scope"), {
+			agentId: query.agent_id,
+			customerId: query.customer_id,
+			currency: query.currency,
+			periods: periodsOverlapping(range),
+		});
+		return c.json(
+			{
+				costs: records.slice(query.offset, query.offset + query.limit).map(costRecordJson),
+				total: Decimal.sum(records.map((r) => r.amount)).toNumber(),
+				count: records.length,
+				currency: query.currency,
+				limit: query.limit,
+				offset: query.offset,
+			},
+			200,
+		);
+	},
+);

@@ -1,0 +1,119 @@
+import { and, eq, gte, inArray, lte, ne } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { accounts, agents, invoiceLines, invoices, ratePlans } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { periodsStartingIn } from "../lib/date-range";
+import { allocate, Decimal } from "../lib/decimal";
+import { minorUnits } from "../lib/money";
+
+export type RevenueGrouping = "agent" | "customer" | "product";
+
+export interface RevenueLine {
+	accountId: string;
+	ratePlanId: string;
+	metric: string;
+	amount: Decimal;
+	agentShares: { agent_id: string | null; quantity: string }[] | null;
+}
+
+export interface BreakdownItem {
+	id: string | null;
+	name: string;
+	revenue: Decimal;
+}
+
+const BASE_FEE_METRIC = "base_fee";
+const UNATTRIBUTED = "unattributed";
+
+/**
+ * Revenue is read from invoice lines (an aggregate already), never from events: the lines of invoices that are
+ * not void, whose billing period starts within the range, in one currency.
+ */
+export async function revenueLines(
+	db: Db,
+	scope: Scope,
+	range: { start: Date; end: Date },
+	currency: string,
+): Promise<RevenueLine[]> {
+	const periods = periodsStartingIn(range);
+	if (!periods) return [];
+	return db
+		.select({
+			accountId: invoices.accountId,
+			ratePlanId: invoices.ratePlanId,
+			metric: invoiceLines.metric,
+			amount: invoiceLines.amount,
+			agentShares: invoiceLines.agentShares,
+		})
+		.from(invoiceLines)
+		.innerJoin(invoices, eq(invoices.id, invoiceLines.invoiceId))
+		.where(
+			inScope(
+				scope,
+				invoices,
+				ne(invoices.status, "void"),
+				eq(invoices.currency, currency),
+				gte(invoices.billingPeriod, periods.first),
+				lte(invoices.billingPeriod, periods.last),
+			),
+		)
+		.then((rows) => rows.map((row) => ({ ...row, amount: Decimal.from(row.amount) })));
+}
+
+function addTo(totals: Map<string | null, Decimal>, id: string | null, amount: Decimal) {
+	totals.set(id, (totals.get(id) ?? Decimal.ZERO).add(amount));
+}
+
+/** Each usage line split across agents by their share of the metric's quantity, to the currency's minor unit. */
+function revenueByAgent(lines: RevenueLine[], currency: string): Map<string | null, Decimal> {
+	const totals = new Map<string | null, Decimal>();
+	for (const line of lines) {
+		const shares = line.metric === BASE_FEE_METRIC ? [] : (line.agentShares ?? []);
+		if (shares.length === 0) {
+			addTo(totals, null, line.amount);
+			continue;
+		}
+		const parts = allocate(
+			line.amount,
+			shares.map((s) => Decimal.from(s.quantity)),
+			minorUnits(currency),
+		);
+		shares.forEach((share, i) => addTo(totals, share.agent_id, parts[i] as Decimal));
+	}
+	return totals;
+}
+
+export async function revenueBreakdown(
+	db: Db,
+	scope: Scope,
+	lines: RevenueLine[],
+	groupBy: RevenueGrouping,
+	currency: string,
+): Promise<BreakdownItem[]> {
+	const totals = new Map<string | null, Decimal>();
+	if (groupBy === "agent")
+		for (const [id, amount] of revenueByAgent(lines, currency)) addTo(totals, id, amount);
+	for (const line of groupBy === "agent" ? [] : lines) {
+		addTo(totals, groupBy === "customer" ? line.accountId : line.ratePlanId, line.amount);
+	}
+	const ids = [...totals.keys()].filter((id): id is string => id !== null);
+	const names = await namesOf(db, scope, groupBy, ids);
+	return [...totals]
+		.map(([id, revenue]) => ({ id, name: id === null ? UNATTRIBUTED : (names.get(id) ?? id), revenue }))
+		.sort((a, b) => b.revenue.compare(a.revenue) || String(a.id).localeCompare(String(b.id)));
+}
+
+async function namesOf(
+	db: Db,
+	scope: Scope,
+	groupBy: RevenueGrouping,
+	ids: string[],
+): Promise<Map<string, string>> {
+	if (ids.length === 0) return new Map();
+	const table = { agent: agents, customer: accounts, product: ratePlans }[groupBy];
+	const rows = await db
+		.select({ id: table.id, name: table.name })
+		.from(table)
+		.where(and(inScope(scope, table), inArray(table.id, ids)));
+	return new Map(rows.map((r) => [r.id, r.name]));
+}
