@@ -78,7 +78,7 @@ function revenueByAgent(lines: RevenueLine[], currency: string): Map<string | nu
 			shares.map((s) => Decimal.from(s.quantity)),
 			minorUnits(currency),
 		);
-		shares.forEach((share, i) => addTo(totals, share.agent_id, parts[i] as Decimal));
+		for (const [i, share] of shares.entries()) addTo(totals, share.agent_id, parts[i] as Decimal);
 	}
 	return totals;
 }
