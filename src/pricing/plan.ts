@@ -98,6 +98,10 @@ export const Charge = z
 		if (charge.metric === "base_fee") {
 			ctx.addIssue({ code: "custom", path: ["metric"], message: '"base_fee" is reserved for the base fee' });
 		}
+		// Metrics are keys of usage objects, where JSON's "__proto__" would set a prototype instead of a key.
+		if (charge.metric === "__proto__") {
+			ctx.addIssue({ code: "custom", path: ["metric"], message: '"__proto__" cannot be a metric name' });
+		}
 		if (aggregate === "count" && field !== undefined) {
 			ctx.addIssue({ code: "custom", path: ["source", "field"], message: "field is not allowed for counts" });
 		}

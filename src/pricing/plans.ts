@@ -5,14 +5,14 @@
  */
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inScope, type Scope } from "../db/scope";
 import { ratePlans } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
 import { ApiError, notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { Charge, PlanPricing, RatePlanInput } from "./plan";
-import { type RatedUsageJson, rateUsage, ratedUsageToJson } from "./rate";
+import { type RatedUsageJson, ratedUsageToJson, rateUsage } from "./rate";
 
 export type RatePlanStatus = "active" | "archived";
 
@@ -74,13 +74,32 @@ export async function createRatePlan({
 	return ratePlanView(row);
 }
 
-export async function getRatePlanRow({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<RatePlanRow> {
-	const [row] = await db.select().from(ratePlans).where(inScope(scope, ratePlans, eq(ratePlans.id, id)));
+export async function getRatePlanRow({
+	db,
+	scope,
+	id,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<RatePlanRow> {
+	const [row] = await db
+		.select()
+		.from(ratePlans)
+		.where(inScope(scope, ratePlans, eq(ratePlans.id, id)));
 	if (!row) throw notFound("rate plan", id);
 	return row;
 }
 
-export async function getRatePlan({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<RatePlanView> {
+export async function getRatePlan({
+	db,
+	scope,
+	id,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<RatePlanView> {
 	return ratePlanView(await getRatePlanRow({ db, scope, id }));
 }
 
@@ -110,7 +129,15 @@ export async function listRatePlans({
 }
 
 /** Idempotent: archiving an archived plan answers the plan again, unchanged. */
-export async function archiveRatePlan({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<RatePlanView> {
+export async function archiveRatePlan({
+	db,
+	scope,
+	id,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<RatePlanView> {
 	const [row] = await db
 		.update(ratePlans)
 		.set({ status: "archived" })
@@ -147,10 +174,15 @@ export async function simulateRatePlan({
 		const known = metrics.length > 0 ? `its metrics are ${metrics.join(", ")}` : "it has no metrics";
 		const message = `Unknown usage key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for rate plan ${row.id}: ${known}.`;
 		throw new ApiError("validation_error", message, {
-			details: unknown.map((key) => ({ path: `usage.${key}`, message: `Not a metric of this plan; ${known}.` })),
+			details: unknown.map((key) => ({
+				path: `usage.${key}`,
+				message: `Not a metric of this plan; ${known}.`,
+			})),
 		});
 	}
-	const quantities = new Map(Object.entries(usage).map(([metric, quantity]) => [metric, Decimal.from(quantity)]));
+	const quantities = new Map(
+		Object.entries(usage).map(([metric, quantity]) => [metric, Decimal.from(quantity)]),
+	);
 	const { currency, charges, total } = ratedUsageToJson(rateUsage(pricing, quantities));
 	return { rate_plan_id: row.id, currency, charges, total };
 }

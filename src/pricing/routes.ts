@@ -33,7 +33,8 @@ const exampleCharges = [
 ];
 
 const CreateRatePlan = RatePlanInput.openapi("CreateRatePlan", {
-	description: "A base fee plus charges. Prices take up to 12 decimal places; a plan never changes once created.",
+	description:
+		"A base fee plus charges. Prices take up to 12 decimal places; a plan never changes once created.",
 	example: {
 		name: "Agent Pro",
 		description: "Usage-based plan for sales agents",
@@ -49,18 +50,31 @@ const RatePlan = z
 		name: z.string(),
 		description: z.string().nullable(),
 		currency: z.string().openapi({ example: "USD" }),
-		base_fee: z.number().openapi({ description: "Billed once per billing period, in major units.", example: 49 }),
+		base_fee: z
+			.number()
+			.openapi({ description: "Billed once per billing period, in major units.", example: 49 }),
 		charges: z.array(Charge.openapi("Charge")),
 		status: z.enum(["active", "archived"]),
 		created_at: z.string().openapi({ example: "2026-11-21T10:00:00.000Z" }),
 	})
 	.openapi("RatePlan");
 
+/** zod records silently skip a "__proto__" key; an unknown usage key must be refused, not priced as absent. */
+function refuseProtoKey(usage: unknown, ctx: z.core.$RefinementCtx): unknown {
+	if (typeof usage === "object" && usage !== null && Object.hasOwn(usage, "__proto__")) {
+		ctx.addIssue({ code: "custom", path: ["__proto__"], message: '"__proto__" is not a metric of any plan' });
+	}
+	return usage;
+}
+
 const SimulatePricing = z
 	.strictObject({
 		rate_plan_id: z.string().min(1),
 		usage: z
-			.record(z.string(), z.number("must be a finite number").min(0, "must be ≥ 0"))
+			.preprocess(
+				refuseProtoKey,
+				z.record(z.string(), z.number("must be a finite number").min(0, "must be ≥ 0")),
+			)
 			.openapi({ description: "Quantity per metric of the plan; metrics left out count as 0." }),
 	})
 	.openapi("SimulatePricing", {
@@ -83,7 +97,9 @@ const RatedCharge = z
 		metric: z.string().openapi({ description: 'A metric of the plan, or "base_fee" for the base fee.' }),
 		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
 		quantity: z.number(),
-		billable_quantity: z.number().openapi({ description: "The quantity less the included quantity, at least 0." }),
+		billable_quantity: z
+			.number()
+			.openapi({ description: "The quantity less the included quantity, at least 0." }),
 		amount: z.number().openapi({ description: "Rounded half-up to the currency's minor unit." }),
 		tiers: z.array(RatedTier).optional(),
 	})
@@ -114,14 +130,22 @@ const Simulation = z
 						{ up_to: null, quantity: 500, amount: 4.5 },
 					],
 				},
-				{ metric: "deal_value", model: "percentage", quantity: 1234.565, billable_quantity: 1234.565, amount: 123.46 },
+				{
+					metric: "deal_value",
+					model: "percentage",
+					quantity: 1234.565,
+					billable_quantity: 1234.565,
+					amount: 123.46,
+				},
 			],
 			total: 189.23,
 		},
 	});
 
 const RatePlanParams = z.object({
-	rate_plan_id: z.string().openapi({ param: { name: "rate_plan_id", in: "path" }, example: "plan_01jd0000000000000000000000" }),
+	rate_plan_id: z
+		.string()
+		.openapi({ param: { name: "rate_plan_id", in: "path" }, example: "plan_01jd0000000000000000000000" }),
 });
 const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
@@ -137,7 +161,11 @@ pricingRoutes.openapi(
 		responses: { 201: { description: "The rate plan", ...json(RatePlan) }, ...errorResponses(...bodyErrors) },
 	}),
 	async (c) => {
-		const plan = await createRatePlan({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") });
+		const plan = await createRatePlan({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			input: c.req.valid("json"),
+		});
 		return c.json(plan, 201);
 	},
 );
@@ -149,7 +177,10 @@ pricingRoutes.openapi(
 		tags: ["Pricing"],
 		summary: "List rate plans, archived ones included",
 		request: { query: PageQuery },
-		responses: { 200: { description: "Rate plans", ...json(pageSchema("rate_plans", RatePlan)) }, ...errorResponses(400) },
+		responses: {
+			200: { description: "Rate plans", ...json(pageSchema("rate_plans", RatePlan)) },
+			...errorResponses(400),
+		},
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
@@ -201,7 +232,10 @@ pricingRoutes.openapi(
 			"The base fee comes first when it is not zero, then every metric of the plan in plan order. A usage key that " +
 			"is not a metric of the plan is refused (400).",
 		request: { body: { required: true, ...json(SimulatePricing) } },
-		responses: { 200: { description: "The charges and their total", ...json(Simulation) }, ...errorResponses(...bodyErrors, 404) },
+		responses: {
+			200: { description: "The charges and their total", ...json(Simulation) },
+			...errorResponses(...bodyErrors, 404),
+		},
 	}),
 	async (c) => {
 		const { rate_plan_id, usage } = c.req.valid("json");

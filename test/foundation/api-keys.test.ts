@@ -64,7 +64,8 @@ describe("API keys (§3)", () => {
 	});
 
 	it("answers 401 for a missing, malformed or unknown key", async () => {
-		for (const headers of [{}, { Authorization: "Basic abc" }, { Authorization: "Bearer " }]) {
+		const malformed: Record<string, string>[] = [{}, { Authorization: "Basic abc" }, { Authorization: "Bearer " }];
+		for (const headers of malformed) {
 			const response = await get("/v1/agents", { key: null, headers });
 			expectError(response, 401, "unauthorized");
 			expect(response.headers.get("WWW-Authenticate")).toBe("Bearer");

@@ -56,8 +56,13 @@ describe("POST /v1/pricing/rate-plans", () => {
 	});
 
 	it("stores the base fee as an exact decimal and the charges as sent", async () => {
-		const plan = await createPlan({ base_fee: 0.1, charges: [{ ...perUnitTokens, unit_price: 0.000000000001 }] });
-		const row = await env.DB.prepare("SELECT environment, base_fee, charges, status FROM rate_plans WHERE id = ?")
+		const plan = await createPlan({
+			base_fee: 0.1,
+			charges: [{ ...perUnitTokens, unit_price: 0.000000000001 }],
+		});
+		const row = await env.DB.prepare(
+			"SELECT environment, base_fee, charges, status FROM rate_plans WHERE id = ?",
+		)
 			.bind(plan.id)
 			.first<{ environment: string; base_fee: string; charges: string; status: string }>();
 		expect(row).toMatchObject({ environment: "live", base_fee: "0.1", status: "active" });
@@ -67,7 +72,13 @@ describe("POST /v1/pricing/rate-plans", () => {
 	it("fills in the defaults: USD, no base fee, no description", async () => {
 		const response = await post("/v1/pricing/rate-plans", { name: "Free", charges: [] });
 		expect(response.status).toBe(201);
-		expect(response.body).toMatchObject({ name: "Free", description: null, currency: "USD", base_fee: 0, charges: [] });
+		expect(response.body).toMatchObject({
+			name: "Free",
+			description: null,
+			currency: "USD",
+			base_fee: 0,
+			charges: [],
+		});
 	});
 
 	const twoTiers = (first: number | null, second: number | null) => [
@@ -76,16 +87,57 @@ describe("POST /v1/pricing/rate-plans", () => {
 	];
 	it.each<[string, Body, string]>([
 		["an unknown field", planBody({ status: "archived" }), "status"],
-		["an unknown field in a charge", planBody({ charges: [{ ...perUnitTokens, tier: 1 }] }), "charges[0].tier"],
+		[
+			"an unknown field in a charge",
+			planBody({ charges: [{ ...perUnitTokens, tier: 1 }] }),
+			"charges[0].tier",
+		],
 		["a lower-case currency", planBody({ currency: "usd" }), "currency"],
 		["an unknown currency", planBody({ currency: "XYZ" }), "currency"],
-		["a duplicate metric", planBody({ charges: [perUnitTokens, { ...dealShare, metric: "tokens" }] }), "charges[1].metric"],
-		["a metric with capitals", planBody({ charges: [{ ...perUnitTokens, metric: "Tokens" }] }), "charges[0].metric"],
-		["tiers not increasing", planBody({ charges: [{ ...tieredCalls, tiers: [{ up_to: 1000, unit_price: 1 }, ...twoTiers(1000, null)] }] }), "charges[0].tiers[1].up_to"],
-		["a last tier with a bound", planBody({ charges: [{ ...tieredCalls, tiers: twoTiers(1000, 5000) }] }), "charges[0].tiers[1].up_to"],
-		["a sum of actions without a field", planBody({ charges: [{ ...perUnitTokens, source: { ...tokens, field: undefined } }] }), "charges[0].source.field"],
-		["a percentage of a count", planBody({ charges: [{ ...dealShare, source: { kind: "outcome", type: "deal.closed", aggregate: "count" } }] }), "charges[0].model"],
-		["a unit price with 13 decimals", planBody({ charges: [{ ...perUnitTokens, unit_price: 0.0000000000001 }] }), "charges[0].unit_price"],
+		[
+			"a duplicate metric",
+			planBody({ charges: [perUnitTokens, { ...dealShare, metric: "tokens" }] }),
+			"charges[1].metric",
+		],
+		[
+			"the metric name __proto__",
+			planBody({ charges: [{ ...perUnitTokens, metric: "__proto__" }] }),
+			"charges[0].metric",
+		],
+		[
+			"a metric with capitals",
+			planBody({ charges: [{ ...perUnitTokens, metric: "Tokens" }] }),
+			"charges[0].metric",
+		],
+		[
+			"tiers not increasing",
+			planBody({
+				charges: [{ ...tieredCalls, tiers: [{ up_to: 1000, unit_price: 1 }, ...twoTiers(1000, null)] }],
+			}),
+			"charges[0].tiers[1].up_to",
+		],
+		[
+			"a last tier with a bound",
+			planBody({ charges: [{ ...tieredCalls, tiers: twoTiers(1000, 5000) }] }),
+			"charges[0].tiers[1].up_to",
+		],
+		[
+			"a sum of actions without a field",
+			planBody({ charges: [{ ...perUnitTokens, source: { ...tokens, field: undefined } }] }),
+			"charges[0].source.field",
+		],
+		[
+			"a percentage of a count",
+			planBody({
+				charges: [{ ...dealShare, source: { kind: "outcome", type: "deal.closed", aggregate: "count" } }],
+			}),
+			"charges[0].model",
+		],
+		[
+			"a unit price with 13 decimals",
+			planBody({ charges: [{ ...perUnitTokens, unit_price: 0.0000000000001 }] }),
+			"charges[0].unit_price",
+		],
 		["a base fee with 13 decimals", planBody({ base_fee: 1.0000000000001 }), "base_fee"],
 		["a negative base fee", planBody({ base_fee: -1 }), "base_fee"],
 		["an unknown model", planBody({ charges: [{ ...perUnitTokens, model: "flat" }] }), "charges[0].model"],
@@ -194,7 +246,11 @@ describe("rate plans across environments and permissions", () => {
 		expectError(await del(`/v1/pricing/rate-plans/${plan.id}`, { key: liveReader }), 403, "forbidden");
 		expect((await get("/v1/pricing/rate-plans", { key: liveReader })).status).toBe(200);
 		expect((await get(`/v1/pricing/rate-plans/${plan.id}`, { key: liveReader })).body).toEqual(plan);
-		const simulated = await post("/v1/pricing/simulate", { rate_plan_id: plan.id, usage: {} }, { key: liveReader });
+		const simulated = await post(
+			"/v1/pricing/simulate",
+			{ rate_plan_id: plan.id, usage: {} },
+			{ key: liveReader },
+		);
 		expect(simulated.status).toBe(200);
 		expect((await get("/v1/pricing/rate-plans")).body.total).toBe(before);
 	});
