@@ -16,7 +16,10 @@ export interface DeliveryToAttempt {
 	event: StoredEvent;
 }
 
-export async function loadDeliveryToAttempt(db: Db, deliveryId: string): Promise<DeliveryToAttempt | undefined> {
+export async function loadDeliveryToAttempt(
+	db: Db,
+	deliveryId: string,
+): Promise<DeliveryToAttempt | undefined> {
 	const [row] = await db
 		.select({ delivery: webhookDeliveries, endpoint: webhookEndpoints, event: webhookEvents })
 		.from(webhookDeliveries)
@@ -29,7 +32,10 @@ export async function loadDeliveryToAttempt(db: Db, deliveryId: string): Promise
 		)
 		.innerJoin(
 			webhookEvents,
-			and(eq(webhookEvents.id, webhookDeliveries.eventId), eq(webhookEvents.environment, webhookDeliveries.environment)),
+			and(
+				eq(webhookEvents.id, webhookDeliveries.eventId),
+				eq(webhookEvents.environment, webhookDeliveries.environment),
+			),
 		)
 		.where(eq(webhookDeliveries.id, deliveryId));
 	if (!row) return undefined;
@@ -39,18 +45,33 @@ export async function loadDeliveryToAttempt(db: Db, deliveryId: string): Promise
 		status: delivery.status,
 		attempts: delivery.attempts,
 		endpoint: { id: endpoint.id, url: endpoint.url, secret: endpoint.secret, status: endpoint.status },
-		event: { id: event.id, event: event.event, createdAt: event.createdAt, data: event.data, test: event.test },
+		event: {
+			id: event.id,
+			event: event.event,
+			createdAt: event.createdAt,
+			data: event.data,
+			test: event.test,
+		},
 	};
 }
 
 const madeAttempts = (deliveryId: string, attempts: number) =>
-	and(eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.attempts, attempts), eq(webhookDeliveries.status, "pending"));
+	and(
+		eq(webhookDeliveries.id, deliveryId),
+		eq(webhookDeliveries.attempts, attempts),
+		eq(webhookDeliveries.status, "pending"),
+	);
 
 /**
  * Takes attempt number `attempt` for this process; false when another copy took it or the delivery moved on.
  * Until the outcome is written, next_attempt_at is the attempt's deadline, after which the sweep may re-drive it.
  */
-export async function claimAttempt(db: Db, deliveryId: string, attempt: number, timeoutMs: number): Promise<boolean> {
+export async function claimAttempt(
+	db: Db,
+	deliveryId: string,
+	attempt: number,
+	timeoutMs: number,
+): Promise<boolean> {
 	const claimed = await db
 		.update(webhookDeliveries)
 		.set({ attempts: attempt, nextAttemptAt: new Date(Date.now() + timeoutMs).toISOString() })
@@ -70,7 +91,10 @@ export async function recordAttempt(
 	outcome: AttemptOutcome,
 ): Promise<void> {
 	const now = Date.now();
-	const delay = delivery.retryable && !outcome.gone && delivery.attempt < MAX_ATTEMPTS ? retryDelayAfter(delivery.attempt) : null;
+	const delay =
+		!outcome.delivered && !outcome.gone && delivery.retryable && delivery.attempt < MAX_ATTEMPTS
+			? retryDelayAfter(delivery.attempt)
+			: null;
 	const base = { lastStatusCode: outcome.statusCode, lastError: outcome.error };
 	const changes = outcome.delivered
 		? { ...base, status: "succeeded" as const, nextAttemptAt: null, deliveredAt: new Date(now).toISOString() }
@@ -90,13 +114,22 @@ export async function recordAttempt(
 		await update;
 	}
 	// Should this send fail, the delivery stays pending with a due time, and the sweep re-drives it.
-	if (delay !== null) await enqueueAttempt(env, { deliveryId: delivery.id, attempt: delivery.attempt + 1, dueAt: now + delay });
+	if (delay !== null)
+		await enqueueAttempt(
+			env,
+			{ deliveryId: delivery.id, attempt: delivery.attempt + 1, dueAt: now + delay },
+			now,
+		);
 }
 
 /** A pending delivery whose endpoint was disabled meanwhile ends here: disabled endpoints get nothing. */
 export async function failForDisabledEndpoint(db: Db, deliveryId: string, attempts: number): Promise<void> {
 	await db
 		.update(webhookDeliveries)
-		.set({ status: "failed", nextAttemptAt: null, lastError: "The endpoint was disabled before this attempt." })
+		.set({
+			status: "failed",
+			nextAttemptAt: null,
+			lastError: "The endpoint was disabled before this attempt.",
+		})
 		.where(madeAttempts(deliveryId, attempts));
 }

@@ -32,7 +32,12 @@ export async function handleWebhookBatch(
 				message.ack();
 			} catch (error) {
 				console.error(
-					JSON.stringify({ at: "webhook-consumer", messageId: message.id, body: message.body, error: String(error) }),
+					JSON.stringify({
+						at: "webhook-consumer",
+						messageId: message.id,
+						body: message.body,
+						error: String(error),
+					}),
 				);
 				message.retry({ delaySeconds: RETRY_ON_ERROR_SECONDS });
 			}
@@ -52,7 +57,7 @@ export async function processWebhookMessage(
 	const db = database(env.DB);
 	const delivery = await loadDeliveryToAttempt(db, message.deliveryId);
 	// Gone (its endpoint deleted), finished, or already past this attempt: a duplicate or an outdated copy.
-	if (!delivery || delivery.status !== "pending" || delivery.attempts !== message.attempt - 1) return "stale";
+	if (delivery?.status !== "pending" || delivery.attempts !== message.attempt - 1) return "stale";
 
 	const now = Date.now();
 	if (message.dueAt - now > DUE_TOLERANCE_MS) {
@@ -70,7 +75,12 @@ export async function processWebhookMessage(
 	await recordAttempt(
 		db,
 		env,
-		{ id: delivery.id, endpointId: delivery.endpoint.id, attempt: message.attempt, retryable: !delivery.event.test },
+		{
+			id: delivery.id,
+			endpointId: delivery.endpoint.id,
+			attempt: message.attempt,
+			retryable: !delivery.event.test,
+		},
 		outcome,
 	);
 	return outcome.delivered ? "delivered" : "failed";

@@ -1,7 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inScope, type Scope } from "../db/scope";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict, notFound } from "../http/errors";
 import { nowIso } from "../lib/time";
@@ -99,7 +99,12 @@ export async function retryDelivery({
 		.update(webhookDeliveries)
 		.set({ status: "pending", nextAttemptAt: now })
 		.where(
-			inScope(scope, webhookDeliveries, eq(webhookDeliveries.id, deliveryId), eq(webhookDeliveries.endpointId, endpointId)),
+			inScope(
+				scope,
+				webhookDeliveries,
+				eq(webhookDeliveries.id, deliveryId),
+				eq(webhookDeliveries.endpointId, endpointId),
+			),
 		)
 		.returning();
 	if (!row) throw notFound("delivery", deliveryId);

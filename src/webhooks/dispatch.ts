@@ -1,6 +1,6 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import { type Db, database } from "../db/client";
-import { webhookEndpoints, webhookEvents } from "../db/schema";
+import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -73,15 +73,17 @@ async function dispatchPage(db: Db): Promise<{ events: number; queued: WebhookMe
 				event: event.event,
 			})),
 	);
-	// One JSON parameter instead of a VALUES list keeps the statement under D1's 100 bound parameters.
+	// One JSON parameter instead of a VALUES list keeps the statement under D1's 100 bound parameters. The
+	// SELECT lists every column of webhook_deliveries in table order; "WHERE true" lets SQLite parse the upsert.
 	const [created] = await db.batch([
-		db.all<{ id: string }>(sql`
-			INSERT INTO webhook_deliveries (id, environment, endpoint_id, event_id, event, status, attempts, next_attempt_at, created_at)
-			SELECT json_extract(value, '$.id'), json_extract(value, '$.environment'), json_extract(value, '$.endpoint_id'),
-				json_extract(value, '$.event_id'), json_extract(value, '$.event'), 'pending', 0, ${now}, ${now}
-			FROM json_each(${JSON.stringify(deliveries)}) WHERE true
-			ON CONFLICT DO NOTHING
-			RETURNING id`),
+		db
+			.insert(webhookDeliveries)
+			.select(sql`
+				SELECT json_extract(value, '$.id'), json_extract(value, '$.environment'), json_extract(value, '$.endpoint_id'),
+					json_extract(value, '$.event_id'), json_extract(value, '$.event'), 'pending', 0, NULL, NULL, ${now}, ${now}, NULL
+				FROM json_each(${JSON.stringify(deliveries)}) WHERE true`)
+			.onConflictDoNothing()
+			.returning({ id: webhookDeliveries.id }),
 		db
 			.update(webhookEvents)
 			.set({ dispatchedAt: now })

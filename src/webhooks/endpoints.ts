@@ -1,7 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inScope, type Scope } from "../db/scope";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
@@ -101,7 +101,10 @@ export async function listWebhookEndpoints({
 }
 
 export async function getWebhookEndpoint({ db, scope, id }: { db: Db; scope: Scope; id: string }) {
-	const [row] = await db.select().from(webhookEndpoints).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
+	const [row] = await db
+		.select()
+		.from(webhookEndpoints)
+		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
 	if (!row) throw notFound("webhook endpoint", id);
 	return { view: toView(row), secret: row.secret };
 }
@@ -134,13 +137,23 @@ export async function updateWebhookEndpoint({
 }
 
 /** Removes the endpoint and its delivery log; queued attempts for it find nothing and are dropped. */
-export async function deleteWebhookEndpoint({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<void> {
+export async function deleteWebhookEndpoint({
+	db,
+	scope,
+	id,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<void> {
 	const [deleted] = await db.batch([
 		db
 			.delete(webhookEndpoints)
 			.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)))
 			.returning({ id: webhookEndpoints.id }),
-		db.delete(webhookDeliveries).where(inScope(scope, webhookDeliveries, eq(webhookDeliveries.endpointId, id))),
+		db
+			.delete(webhookDeliveries)
+			.where(inScope(scope, webhookDeliveries, eq(webhookDeliveries.endpointId, id))),
 	]);
 	if (deleted.length === 0) throw notFound("webhook endpoint", id);
 }

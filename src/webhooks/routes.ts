@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute, type z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
@@ -35,13 +35,22 @@ webhookRoutes.openapi(
 		method: "post",
 		path: "/webhooks/test",
 		tags,
-		summary: "Send a sample event of a kind to an endpoint now (with \"test\": true; not retried)",
+		summary: 'Send a sample event of a kind to an endpoint now (with "test": true; not retried)',
 		request: { body: { required: true, ...json(TestWebhook) } },
-		responses: { 200: { description: "What the receiver answered", ...json(TestWebhookResult) }, ...errorResponses(...bodyErrors, 404) },
+		responses: {
+			200: { description: "What the receiver answered", ...json(TestWebhookResult) },
+			...errorResponses(...bodyErrors, 404),
+		},
 	}),
 	async (c) => {
 		const { webhook_id, event } = c.req.valid("json");
-		const result = await sendTestEvent({ db: database(c.env.DB), env: c.env, scope: c.get("scope"), webhookId: webhook_id, event });
+		const result = await sendTestEvent({
+			db: database(c.env.DB),
+			env: c.env,
+			scope: c.get("scope"),
+			webhookId: webhook_id,
+			event,
+		});
 		return c.json({ result }, 200);
 	},
 );
@@ -54,12 +63,22 @@ webhookRoutes.openapi(
 		summary: "Create a webhook endpoint",
 		request: { body: { required: true, ...json(CreateWebhookEndpoint) } },
 		responses: {
-			201: { description: "The endpoint, with its signing secret shown once", ...json(CreatedWebhookEndpoint) },
+			201: {
+				description: "The endpoint, with its signing secret shown once",
+				...json(CreatedWebhookEndpoint),
+			},
 			...errorResponses(...bodyErrors),
 		},
 	}),
 	async (c) =>
-		c.json(await createWebhookEndpoint({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }), 201),
+		c.json(
+			await createWebhookEndpoint({
+				db: database(c.env.DB),
+				scope: c.get("scope"),
+				input: c.req.valid("json"),
+			}),
+			201,
+		),
 );
 
 webhookRoutes.openapi(
@@ -69,11 +88,18 @@ webhookRoutes.openapi(
 		tags,
 		summary: "List webhook endpoints (never their secrets)",
 		request: { query: PageQuery },
-		responses: { 200: { description: "Endpoints", ...json(pageSchema("webhooks", WebhookEndpoint)) }, ...errorResponses(400) },
+		responses: {
+			200: { description: "Endpoints", ...json(pageSchema("webhooks", WebhookEndpoint)) },
+			...errorResponses(400),
+		},
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
-		const { items, total } = await listWebhookEndpoints({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		const { items, total } = await listWebhookEndpoints({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			...query,
+		});
 		return c.json(pageOf("webhooks", items, total, query), 200);
 	},
 );
@@ -88,7 +114,11 @@ webhookRoutes.openapi(
 		responses: { 200: { description: "The endpoint", ...json(WebhookEndpoint) }, ...errorResponses(404) },
 	}),
 	async (c) => {
-		const { view } = await getWebhookEndpoint({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").webhook_id });
+		const { view } = await getWebhookEndpoint({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").webhook_id,
+		});
 		return c.json(view, 200);
 	},
 );
@@ -100,7 +130,10 @@ webhookRoutes.openapi(
 		tags,
 		summary: "Change an endpoint's url, events, description or status",
 		request: { params: WebhookParams, body: { required: true, ...json(UpdateWebhookEndpoint) } },
-		responses: { 200: { description: "The endpoint", ...json(WebhookEndpoint) }, ...errorResponses(...bodyErrors, 404) },
+		responses: {
+			200: { description: "The endpoint", ...json(WebhookEndpoint) },
+			...errorResponses(...bodyErrors, 404),
+		},
 	}),
 	async (c) => {
 		const endpoint = await updateWebhookEndpoint({
@@ -123,7 +156,11 @@ webhookRoutes.openapi(
 		responses: { 204: { description: "Deleted" }, ...errorResponses(404) },
 	}),
 	async (c) => {
-		await deleteWebhookEndpoint({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").webhook_id });
+		await deleteWebhookEndpoint({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").webhook_id,
+		});
 		return c.body(null, 204);
 	},
 );
@@ -135,7 +172,10 @@ webhookRoutes.openapi(
 		tags,
 		summary: "The delivery log of an endpoint",
 		request: { params: WebhookParams, query: PageQuery },
-		responses: { 200: { description: "Deliveries", ...json(pageSchema("deliveries", WebhookDelivery)) }, ...errorResponses(400, 404) },
+		responses: {
+			200: { description: "Deliveries", ...json(pageSchema("deliveries", WebhookDelivery)) },
+			...errorResponses(400, 404),
+		},
 	}),
 	async (c) => {
 		const query = c.req.valid("query");

@@ -25,12 +25,20 @@ export function queueDelaySeconds(dueAt: number, now: number = Date.now()): numb
 	return Math.min(MAX_QUEUE_DELAY_SECONDS, Math.max(0, Math.ceil((dueAt - now) / 1000)));
 }
 
-export async function enqueueAttempt(env: Env, message: WebhookMessage, now: number = Date.now()): Promise<void> {
+export async function enqueueAttempt(
+	env: Env,
+	message: WebhookMessage,
+	now: number = Date.now(),
+): Promise<void> {
 	await env.WEBHOOK_QUEUE.send(message, { delaySeconds: queueDelaySeconds(message.dueAt, now) });
 }
 
 /** Queues many attempts; the queue takes at most 100 messages per call. */
-export async function enqueueAttempts(env: Env, messages: WebhookMessage[], now: number = Date.now()): Promise<void> {
+export async function enqueueAttempts(
+	env: Env,
+	messages: WebhookMessage[],
+	now: number = Date.now(),
+): Promise<void> {
 	for (let i = 0; i < messages.length; i += 100) {
 		await env.WEBHOOK_QUEUE.sendBatch(
 			messages.slice(i, i + 100).map((body) => ({ body, delaySeconds: queueDelaySeconds(body.dueAt, now) })),

@@ -57,7 +57,10 @@ export const WebhookDelivery = z
 		attempts: z.number().int(),
 		last_status_code: z.number().int().nullable(),
 		last_error: z.string().nullable(),
-		next_attempt_at: z.string().nullable().openapi({ description: "When the next attempt is due, while pending." }),
+		next_attempt_at: z
+			.string()
+			.nullable()
+			.openapi({ description: "When the next attempt is due, while pending." }),
 		created_at: z.string(),
 		delivered_at: z.string().nullable(),
 	})

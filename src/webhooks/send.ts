@@ -70,6 +70,12 @@ export async function postWebhook(
 			name === "TimeoutError" || name === "AbortError"
 				? `No answer within ${timeoutMs / 1000} s.`
 				: `The request failed: ${(error as Error)?.message ?? String(error)}`;
-		return { delivered: false, gone: false, statusCode: null, error: message.slice(0, 500), durationMs: Date.now() - started };
+		return {
+			delivered: false,
+			gone: false,
+			statusCode: null,
+			error: message.slice(0, 500),
+			durationMs: Date.now() - started,
+		};
 	}
 }

@@ -21,7 +21,9 @@ export function newWebhookSecret(): string {
 }
 
 async function hmacSha256(key: Uint8Array, message: string): Promise<Uint8Array> {
-	const cryptoKey = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+	const cryptoKey = await crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, [
+		"sign",
+	]);
 	return new Uint8Array(await crypto.subtle.sign("HMAC", cryptoKey, encoder.encode(message)));
 }
 
@@ -30,7 +32,12 @@ export async function hexSignature(secret: string, body: string): Promise<string
 	return Array.from(mac, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-export async function standardSignature(secret: string, id: string, timestamp: number, body: string): Promise<string> {
+export async function standardSignature(
+	secret: string,
+	id: string,
+	timestamp: number,
+	body: string,
+): Promise<string> {
 	const key = fromBase64(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret);
 	return `v1,${toBase64(await hmacSha256(key, `${id}.${timestamp}.${body}`))}`;
 }

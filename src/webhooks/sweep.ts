@@ -40,7 +40,11 @@ export async function sweepWebhooks(env: Env): Promise<{ requeued: number }> {
 			.where(
 				sql`${webhookDeliveries.id} IN (SELECT value FROM json_each(${JSON.stringify(overdue.map((d) => d.id))}))`,
 			);
-		const messages: WebhookMessage[] = overdue.map((d) => ({ deliveryId: d.id, attempt: d.attempts + 1, dueAt: now }));
+		const messages: WebhookMessage[] = overdue.map((d) => ({
+			deliveryId: d.id,
+			attempt: d.attempts + 1,
+			dueAt: now,
+		}));
 		await enqueueAttempts(env, messages, now);
 		requeued += messages.length;
 		if (overdue.length < PAGE) break;

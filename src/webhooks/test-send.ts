@@ -1,7 +1,7 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { inScope, type Scope } from "../db/scope";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
@@ -111,7 +111,12 @@ export async function sendTestEvent({
 		}),
 	]);
 	const outcome = await postWebhook(endpoint, stored, timeoutMs);
-	await recordAttempt(db, env, { id: deliveryId, endpointId: endpoint.id, attempt: 1, retryable: false }, outcome);
+	await recordAttempt(
+		db,
+		env,
+		{ id: deliveryId, endpointId: endpoint.id, attempt: 1, retryable: false },
+		outcome,
+	);
 	return {
 		delivered: outcome.delivered,
 		status_code: outcome.statusCode,
