@@ -1,0 +1,231 @@
+/**
+ * What one subscription owes for one period, given what is already invoiced. Pure: the loader (load.ts) brings
+ * the period's usage, the plan in effect and the earlier invoices; the writer (write.ts) stores the result.
+ *
+ * - No live (non-void) invoice yet → a regular invoice: the base fee and every charge, zero lines included, so
+ *   the customer sees everything that was metered.
+ * - Otherwise the period's full usage is rated again and each metric's quantity and amount are compared with
+ *   what the live invoices billed; the differences, if any, make a supplementary invoice. Re-rating the whole
+ *   period (instead of pricing only the late units) keeps tiers right: late units are priced where they fall.
+ */
+
+import { Decimal } from "../lib/decimal";
+import type { Charge } from "../pricing/plan";
+import type { RatePlanRow } from "../pricing/plans";
+import { ratePlanPricing } from "../pricing/plans";
+import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
+import { BASE_FEE_METRIC, rateUsage } from "../pricing/rate";
+import {
+	BASE_FEE_DESCRIPTION,
+	formatQuantity,
+	lateUsageLineDescription,
+	usageLineDescription,
+} from "./descriptions";
+
+export interface AgentShare {
+	/** null: instances not assigned to any agent. */
+	agent_id: string | null;
+	quantity: string;
+}
+
+/** Usage of the period, already added up per agent (the same aggregate may appear once per agent). */
+export interface AgentUsage extends UsageAggregate {
+	agentId: string | null;
+}
+
+export interface BilledLine {
+	metric: string;
+	quantity: string;
+	amount: string;
+	agentShares: AgentShare[] | null;
+}
+
+export interface SubscriptionPeriodState {
+	subscriptionId: string;
+	accountId: string;
+	plan: RatePlanRow;
+	usage: AgentUsage[];
+	/** Sequences of every invoice of the period, void ones included (a sequence is never reused). */
+	sequences: number[];
+	/** Lines of the period's non-void invoices. */
+	billedLines: BilledLine[];
+	/** Whether a non-void invoice of the period exists. */
+	invoiced: boolean;
+}
+
+export interface DraftLine {
+	metric: string;
+	description: string;
+	quantity: Decimal;
+	amount: Decimal;
+	agentShares: AgentShare[] | null;
+}
+
+export interface InvoiceDraft {
+	subscriptionId: string;
+	accountId: string;
+	ratePlanId: string;
+	kind: "regular" | "supplementary";
+	sequence: number;
+	currency: string;
+	amount: Decimal;
+	lines: DraftLine[];
+}
+
+interface MeteredLine {
+	metric: string;
+	charge: Charge | null;
+	quantity: Decimal;
+	amount: Decimal;
+	shares: Map<string | null, Decimal> | null;
+}
+
+const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
+const includedOf = (charge: Charge) => Decimal.from(charge.included_quantity ?? 0);
+
+/** Each metric's quantity split by agent; the parts add up to the metric's quantity. */
+function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[]) {
+	const byAgent = new Map<string | null, AgentUsage[]>();
+	for (const row of usage) {
+		const rows = byAgent.get(row.agentId);
+		if (rows) rows.push(row);
+		else byAgent.set(row.agentId, [row]);
+	}
+	const shares = new Map<string, Map<string | null, Decimal>>(charges.map((c) => [c.metric, new Map()]));
+	for (const [agentId, rows] of byAgent) {
+		for (const [metric, quantity] of quantitiesForPlan(charges, rows)) {
+			if (!quantity.isZero()) shares.get(metric)?.set(agentId, quantity);
+		}
+	}
+	return shares;
+}
+
+/** The period's full usage, rated by the plan in effect: one line per charge, the base fee first. */
+function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
+	const pricing = ratePlanPricing(state.plan);
+	const quantities = quantitiesForPlan(pricing.charges, state.usage);
+	const shares = sharesByMetric(pricing.charges, state.usage);
+	const charges = new Map(pricing.charges.map((c) => [c.metric, c]));
+	return rateUsage(pricing, quantities).charges.map((rated) => ({
+		metric: rated.metric,
+		charge: charges.get(rated.metric) ?? null,
+		quantity: rated.quantity,
+		amount: rated.amount,
+		shares: rated.metric === BASE_FEE_METRIC ? null : (shares.get(rated.metric) ?? new Map()),
+	}));
+}
+
+function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] | null {
+	if (shares === null) return null;
+	return [...shares]
+		.filter(([, quantity]) => !quantity.isZero())
+		.sort(([a], [b]) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1))
+		.map(([agent_id, quantity]) => ({ agent_id, quantity: quantity.toString() }));
+}
+
+function regularLine(line: MeteredLine): DraftLine {
+	const description =
+		line.charge === null
+			? BASE_FEE_DESCRIPTION
+			: usageLineDescription(labelOf(line.charge), line.quantity, includedOf(line.charge));
+	return { ...line, description, agentShares: sharesToJson(line.shares) };
+}
+
+interface Billed {
+	quantity: Decimal;
+	amount: Decimal;
+	shares: Map<string | null, Decimal>;
+}
+
+function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
+	const billed = new Map<string, Billed>();
+	for (const line of lines) {
+		const sum = billed.get(line.metric) ?? {
+			quantity: Decimal.ZERO,
+			amount: Decimal.ZERO,
+			shares: new Map(),
+		};
+		sum.quantity = sum.quantity.add(Decimal.from(line.quantity));
+		sum.amount = sum.amount.add(Decimal.from(line.amount));
+		for (const share of line.agentShares ?? []) {
+			const before = sum.shares.get(share.agent_id) ?? Decimal.ZERO;
+			sum.shares.set(share.agent_id, before.add(Decimal.from(share.quantity)));
+		}
+		billed.set(line.metric, sum);
+	}
+	return billed;
+}
+
+/**
+ * The agents' part of the extra quantity: what each has now minus what was billed for it. If an instance moved
+ * to another agent in between, a part could turn negative; then the shares of the whole period are used.
+ */
+function extraShares(now: Map<string | null, Decimal> | null, before: Billed | undefined) {
+	if (now === null) return null;
+	const extra = new Map<string | null, Decimal>();
+	for (const agentId of new Set([...now.keys(), ...(before?.shares.keys() ?? [])])) {
+		const part = (now.get(agentId) ?? Decimal.ZERO).sub(before?.shares.get(agentId) ?? Decimal.ZERO);
+		if (part.isNegative()) return now;
+		extra.set(agentId, part);
+	}
+	return extra;
+}
+
+function differenceLine(line: MeteredLine, before: Billed | undefined): DraftLine | null {
+	const quantity = line.quantity.sub(before?.quantity ?? Decimal.ZERO);
+	const amount = line.amount.sub(before?.amount ?? Decimal.ZERO);
+	if (quantity.isZero() && amount.isZero()) return null;
+	let description: string;
+	if (line.charge === null) description = `${BASE_FEE_DESCRIPTION} — adjustment`;
+	else if (quantity.isNegative() || quantity.isZero()) {
+		description = `${labelOf(line.charge)} — adjustment of ${formatQuantity(quantity)} units`;
+	} else {
+		description = lateUsageLineDescription(
+			labelOf(line.charge),
+			quantity,
+			line.quantity,
+			includedOf(line.charge),
+		);
+	}
+	return {
+		metric: line.metric,
+		description,
+		quantity,
+		amount,
+		agentShares: sharesToJson(extraShares(line.shares, before)),
+	};
+}
+
+/** The invoice this subscription needs now for the period, or null when everything is already billed. */
+export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | null {
+	const metered = rateThePeriod(state);
+	let lines: DraftLine[];
+	if (!state.invoiced) {
+		lines = metered.map(regularLine);
+	} else {
+		const billed = addUpBilled(state.billedLines);
+		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric)) ?? []);
+		// A metric billed earlier that the plan no longer has (it cannot happen with one plan per period, but a
+		// credit is the honest answer if it ever does).
+		const ratedMetrics = new Set(metered.map((line) => line.metric));
+		for (const [metric, before] of billed) {
+			if (ratedMetrics.has(metric)) continue;
+			const line = differenceLine(
+				{ metric, charge: null, quantity: Decimal.ZERO, amount: Decimal.ZERO, shares: null },
+				before,
+			);
+			if (line) lines.push({ ...line, description: `${metric} — adjustment` });
+		}
+		if (lines.length === 0) return null;
+	}
+	return {
+		subscriptionId: state.subscriptionId,
+		accountId: state.accountId,
+		ratePlanId: state.plan.id,
+		kind: state.invoiced ? "supplementary" : "regular",
+		sequence: Math.max(0, ...state.sequences) + 1,
+		currency: state.plan.currency,
+		amount: Decimal.sum(lines.map((line) => line.amount)),
+		lines,
+	};
+}

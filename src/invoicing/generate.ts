@@ -1,0 +1,96 @@
+/**
+ * Invoice generation for one billing period (CONTRACT §10) — the single function behind both
+ * POST /v1/invoices/generate and the monthly cron, so both bill exactly alike.
+ *
+ * Safe to run any number of times, concurrently: each subscription gets what it is owed now (draft.ts) and a
+ * concurrent run that stored the same invoice first makes ours skip it (write.ts). Subscriptions are handled in
+ * groups: flush their usage accumulators (so usage still in flight is billed), read the group's state in one
+ * round trip, then store one batch per invoice. D1 work stays bounded per group, never per-subscription reads.
+ */
+import { eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { accounts } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { accumulatorName, flushAccumulators } from "../durable-objects/usage-accumulator/client";
+import type { Env } from "../env";
+import { notFound, validationError } from "../http/errors";
+import { nowIso } from "../lib/time";
+import { draftInvoice } from "./draft";
+import type { InvoiceView } from "./invoices";
+import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
+import { isBillingPeriod, isFuturePeriod, type PeriodWindow, periodWindow } from "./period";
+import { storeInvoice } from "./write";
+
+const SUBSCRIPTIONS_PER_GROUP = 50;
+// D1 runs one database's statements one at a time; a few batches in flight only hide the round trips.
+const WRITES_IN_FLIGHT = 4;
+
+export interface GenerateInvoicesInput {
+	env: Env;
+	scope: Scope;
+	/** `YYYY-MM`, not after the current month. */
+	billingPeriod: string;
+	/** Only this account's subscriptions; all accounts of the environment when absent. */
+	accountId?: string;
+	now?: Date;
+}
+
+/** The invoices created by this call, in subscription order (empty when everything was already billed). */
+export async function generateInvoicesForPeriod(input: GenerateInvoicesInput): Promise<InvoiceView[]> {
+	const { env, scope, billingPeriod, accountId, now = new Date() } = input;
+	if (!isBillingPeriod(billingPeriod)) {
+		throw validationError("billing_period", "Must be a month written YYYY-MM, e.g. 2026-11.");
+	}
+	if (isFuturePeriod(billingPeriod, now)) {
+		throw validationError(
+			"billing_period",
+			`${billingPeriod} is in the future; invoice a past or the current month.`,
+		);
+	}
+	const db = database(env.DB);
+	if (accountId !== undefined) {
+		const [account] = await db
+			.select({ id: accounts.id })
+			.from(accounts)
+			.where(inScope(scope, accounts, eq(accounts.id, accountId)));
+		if (!account) throw notFound("account", accountId);
+	}
+
+	const window = periodWindow(billingPeriod);
+	const inPeriod = await subscriptionsInPeriod(db, scope, window, accountId);
+	const created: InvoiceView[] = [];
+	for (let i = 0; i < inPeriod.length; i += SUBSCRIPTIONS_PER_GROUP) {
+		created.push(...(await invoiceGroup(env, scope, window, inPeriod.slice(i, i + SUBSCRIPTIONS_PER_GROUP))));
+	}
+	return created;
+}
+
+async function invoiceGroup(
+	env: Env,
+	scope: Scope,
+	window: PeriodWindow,
+	group: SubscriptionInPeriod[],
+): Promise<InvoiceView[]> {
+	const db = database(env.DB);
+	await flushAccumulators(
+		env,
+		group.map((s) => accumulatorName(scope.environment, { subscriptionId: s.id })),
+	);
+	const drafts = (await loadPeriodStates(db, scope, window, group)).flatMap(
+		(state) => draftInvoice(state) ?? [],
+	);
+	const now = nowIso();
+	const stored = await mapInBatches(drafts, WRITES_IN_FLIGHT, (draft) =>
+		storeInvoice(db, scope, window, draft, now),
+	);
+	return stored.filter((invoice) => invoice !== null);
+}
+
+/** Runs `work` over `items`, `width` at a time, keeping the order of `items` in the results. */
+async function mapInBatches<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
+	const results: R[] = [];
+	for (let i = 0; i < items.length; i += width) {
+		results.push(...(await Promise.all(items.slice(i, i + width).map(work))));
+	}
+	return results;
+}

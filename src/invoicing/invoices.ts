@@ -1,0 +1,205 @@
+/**
+ * Invoices as the API shows them (CONTRACT §10), and reading them. Amounts and quantities are exact decimal
+ * strings in D1 and become JSON numbers only here, at the edge.
+ */
+import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { invoiceLines, invoices } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { notFound } from "../http/errors";
+import { Decimal } from "../lib/decimal";
+import { periodBounds } from "../lib/time";
+
+export type InvoiceRow = typeof invoices.$inferSelect;
+export type InvoiceStatus = InvoiceRow["status"];
+
+export interface InvoiceLineView {
+	metric: string;
+	description: string;
+	quantity: number;
+	amount: number;
+}
+
+export interface InvoiceView {
+	id: string;
+	number: string;
+	account_id: string;
+	subscription_id: string;
+	rate_plan_id: string;
+	billing_period: string;
+	period_start: string;
+	period_end: string;
+	kind: "regular" | "supplementary";
+	status: InvoiceStatus;
+	currency: string;
+	line_items: InvoiceLineView[];
+	amount: number;
+	issued_at: string;
+	paid_at: string | null;
+	voided_at: string | null;
+	created_at: string;
+}
+
+interface StoredLine {
+	metric: string;
+	description: string;
+	quantity: string;
+	amount: string;
+}
+
+/** "INV-000042": sequential per environment, six digits until it needs more. */
+export function invoiceNumber(number: number): string {
+	return `INV-${String(number).padStart(6, "0")}`;
+}
+
+export function invoiceView(row: InvoiceRow, lines: readonly StoredLine[]): InvoiceView {
+	const { start, end } = periodBounds(row.billingPeriod);
+	return {
+		id: row.id,
+		number: invoiceNumber(row.number),
+		account_id: row.accountId,
+		subscription_id: row.subscriptionId,
+		rate_plan_id: row.ratePlanId,
+		billing_period: row.billingPeriod,
+		period_start: start,
+		period_end: end,
+		kind: row.kind,
+		status: row.status,
+		currency: row.currency,
+		line_items: lines.map((line) => ({
+			metric: line.metric,
+			description: line.description,
+			quantity: Decimal.from(line.quantity).toNumber(),
+			amount: Decimal.from(line.amount).toNumber(),
+		})),
+		amount: Decimal.from(row.amount).toNumber(),
+		issued_at: row.issuedAt,
+		paid_at: row.paidAt,
+		voided_at: row.voidedAt,
+		created_at: row.createdAt,
+	};
+}
+
+/** The `data` of invoice.created and invoice.paid (§13). */
+export function invoiceEventData(row: InvoiceRow): Record<string, unknown> {
+	return {
+		invoice_id: row.id,
+		account_id: row.accountId,
+		subscription_id: row.subscriptionId,
+		billing_period: row.billingPeriod,
+		amount: Decimal.from(row.amount).toNumber(),
+		currency: row.currency,
+		status: row.status,
+	};
+}
+
+const lineColumns = {
+	invoiceId: invoiceLines.invoiceId,
+	metric: invoiceLines.metric,
+	description: invoiceLines.description,
+	quantity: invoiceLines.quantity,
+	amount: invoiceLines.amount,
+};
+
+export async function getInvoiceRow({
+	db,
+	scope,
+	id,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<InvoiceRow> {
+	const [row] = await db
+		.select()
+		.from(invoices)
+		.where(inScope(scope, invoices, eq(invoices.id, id)));
+	if (!row) throw notFound("invoice", id);
+	return row;
+}
+
+export async function getInvoice({
+	db,
+	scope,
+	id,
+}: {
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<InvoiceView> {
+	const [rows, lines] = await db.batch([
+		db
+			.select()
+			.from(invoices)
+			.where(inScope(scope, invoices, eq(invoices.id, id))),
+		db
+			.select(lineColumns)
+			.from(invoiceLines)
+			.where(inScope(scope, invoiceLines, eq(invoiceLines.invoiceId, id)))
+			.orderBy(asc(invoiceLines.position)),
+	]);
+	const [row] = rows;
+	if (!row) throw notFound("invoice", id);
+	return invoiceView(row, lines);
+}
+
+export interface InvoiceFilters {
+	account_id?: string;
+	subscription_id?: string;
+	status?: InvoiceStatus;
+	billing_period?: string;
+}
+
+/** One page of invoices, newest first, with the line items of that page read in the same round trip. */
+export async function listInvoices({
+	db,
+	scope,
+	filters,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	filters: InvoiceFilters;
+	limit: number;
+	offset: number;
+}): Promise<{ items: InvoiceView[]; total: number }> {
+	const where = inScope(
+		scope,
+		invoices,
+		filters.account_id === undefined ? undefined : eq(invoices.accountId, filters.account_id),
+		filters.subscription_id === undefined ? undefined : eq(invoices.subscriptionId, filters.subscription_id),
+		filters.status === undefined ? undefined : eq(invoices.status, filters.status),
+		filters.billing_period === undefined ? undefined : eq(invoices.billingPeriod, filters.billing_period),
+	);
+	const newestFirst = [desc(invoices.createdAt), desc(invoices.id)] as const;
+	const pageIds = db
+		.select({ id: invoices.id })
+		.from(invoices)
+		.where(where)
+		.orderBy(...newestFirst)
+		.limit(limit)
+		.offset(offset);
+	const [rows, [count], lines] = await db.batch([
+		db
+			.select()
+			.from(invoices)
+			.where(where)
+			.orderBy(...newestFirst)
+			.limit(limit)
+			.offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(invoices).where(where),
+		db
+			.select(lineColumns)
+			.from(invoiceLines)
+			.where(and(inScope(scope, invoiceLines), inArray(invoiceLines.invoiceId, pageIds)))
+			.orderBy(asc(invoiceLines.invoiceId), asc(invoiceLines.position)),
+	]);
+	const linesOf = new Map<string, StoredLine[]>();
+	for (const line of lines) {
+		const list = linesOf.get(line.invoiceId);
+		if (list) list.push(line);
+		else linesOf.set(line.invoiceId, [line]);
+	}
+	return { items: rows.map((row) => invoiceView(row, linesOf.get(row.id) ?? [])), total: count?.n ?? 0 };
+}

@@ -1,0 +1,200 @@
+/**
+ * Reads everything invoicing needs about a group of subscriptions for one period in one D1 round trip: the plan
+ * in effect, the period's usage added up per agent, and the invoices already issued. Ids travel as one JSON
+ * parameter (json_each), so a group costs the same few statements whatever its size, and no statement nears
+ * D1's 100 bound parameters.
+ */
+import { and, asc, eq, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Db } from "../db/client";
+import {
+	agentInstances,
+	invoiceLines,
+	invoices,
+	ratePlans,
+	subscriptionPlans,
+	subscriptions,
+	usageDaily,
+} from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { Decimal } from "../lib/decimal";
+import type { AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
+import type { PeriodWindow } from "./period";
+
+export interface SubscriptionInPeriod {
+	id: string;
+	accountId: string;
+}
+
+function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
+	return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}
+
+/** Subscriptions active at some time in the period: started before its end, not cancelled before its start. */
+export async function subscriptionsInPeriod(
+	db: Db,
+	scope: Scope,
+	window: PeriodWindow,
+	accountId?: string,
+): Promise<SubscriptionInPeriod[]> {
+	return db
+		.select({ id: subscriptions.id, accountId: subscriptions.accountId })
+		.from(subscriptions)
+		.where(
+			inScope(
+				scope,
+				subscriptions,
+				accountId === undefined ? undefined : eq(subscriptions.accountId, accountId),
+				lt(subscriptions.startedAt, window.end),
+				or(isNull(subscriptions.cancelledAt), gte(subscriptions.cancelledAt, window.start)),
+			),
+		)
+		.orderBy(asc(subscriptions.createdAt), asc(subscriptions.id));
+}
+
+/** The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. */
+function planInEffect(period: string): SQL {
+	return sql`coalesce((
+		SELECT ${subscriptionPlans.ratePlanId} FROM ${subscriptionPlans}
+		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptions.id} AND ${subscriptionPlans.effectivePeriod} <= ${period}
+		ORDER BY ${subscriptionPlans.effectivePeriod} DESC LIMIT 1
+	), ${subscriptions.ratePlanId})`;
+}
+
+export async function loadPeriodStates(
+	db: Db,
+	scope: Scope,
+	window: PeriodWindow,
+	group: readonly SubscriptionInPeriod[],
+): Promise<SubscriptionPeriodState[]> {
+	const ids = group.map((s) => s.id);
+	const [plans, usage, issued, billed] = await db.batch([
+		db
+			// Aliased: in a batch drizzle maps columns by name, and both tables have an "id".
+			.select({
+				subscriptionId: sql<string>`${subscriptions.id}`.as("plan_subscription_id"),
+				plan: ratePlans,
+			})
+			.from(subscriptions)
+			.innerJoin(
+				ratePlans,
+				and(
+					eq(ratePlans.id, planInEffect(window.period)),
+					eq(ratePlans.environment, subscriptions.environment),
+				),
+			)
+			.where(inScope(scope, subscriptions, isOneOf(subscriptions.id, ids))),
+		// Added up in SQL per agent: counts are integers, decimal sums come back as a JSON array of exact strings.
+		db
+			.select({
+				subscriptionId: usageDaily.subscriptionId,
+				agentId: agentInstances.agentId,
+				kind: usageDaily.kind,
+				type: usageDaily.type,
+				field: usageDaily.field,
+				count: sql<number>`sum(${usageDaily.count})`,
+				sums: sql<string>`json_group_array(${usageDaily.sum})`,
+			})
+			.from(usageDaily)
+			.leftJoin(
+				agentInstances,
+				and(
+					eq(agentInstances.environment, usageDaily.environment),
+					eq(agentInstances.key, usageDaily.agentKey),
+				),
+			)
+			.where(
+				inScope(
+					scope,
+					usageDaily,
+					isOneOf(usageDaily.subscriptionId, ids),
+					gte(usageDaily.day, window.firstDay),
+					lt(usageDaily.day, window.endDay),
+				),
+			)
+			.groupBy(
+				usageDaily.subscriptionId,
+				agentInstances.agentId,
+				usageDaily.kind,
+				usageDaily.type,
+				usageDaily.field,
+			),
+		db
+			.select({
+				subscriptionId: invoices.subscriptionId,
+				sequence: invoices.sequence,
+				status: invoices.status,
+			})
+			.from(invoices)
+			.where(
+				inScope(
+					scope,
+					invoices,
+					eq(invoices.billingPeriod, window.period),
+					isOneOf(invoices.subscriptionId, ids),
+				),
+			),
+		db
+			.select({
+				subscriptionId: invoices.subscriptionId,
+				metric: invoiceLines.metric,
+				quantity: invoiceLines.quantity,
+				amount: invoiceLines.amount,
+				agentShares: invoiceLines.agentShares,
+			})
+			.from(invoiceLines)
+			.innerJoin(invoices, eq(invoices.id, invoiceLines.invoiceId))
+			.where(
+				inScope(
+					scope,
+					invoices,
+					eq(invoices.billingPeriod, window.period),
+					ne(invoices.status, "void"),
+					isOneOf(invoices.subscriptionId, ids),
+				),
+			),
+	]);
+
+	const planOf = new Map(plans.map((row) => [row.subscriptionId, row.plan]));
+	const usageOf = groupBy(
+		usage.map((row): AgentUsage & { subscriptionId: string | null } => ({
+			subscriptionId: row.subscriptionId,
+			agentId: row.agentId ?? null,
+			kind: row.kind,
+			type: row.type,
+			field: row.field,
+			count: Number(row.count),
+			sum: Decimal.sum((JSON.parse(row.sums) as string[]).map((s) => Decimal.from(s))).toString(),
+		})),
+	);
+	const issuedOf = groupBy(issued);
+	const billedOf = groupBy(billed);
+
+	return group.flatMap((subscription) => {
+		const plan = planOf.get(subscription.id);
+		// A subscription always has a plan of its environment; skipping beats failing the whole run if not.
+		if (!plan) return [];
+		const earlier = issuedOf.get(subscription.id) ?? [];
+		return [
+			{
+				subscriptionId: subscription.id,
+				accountId: subscription.accountId,
+				plan,
+				usage: usageOf.get(subscription.id) ?? [],
+				sequences: earlier.map((invoice) => invoice.sequence),
+				invoiced: earlier.some((invoice) => invoice.status !== "void"),
+				billedLines: (billedOf.get(subscription.id) ?? []) as BilledLine[],
+			},
+		];
+	});
+}
+
+function groupBy<T extends { subscriptionId: string | null }>(rows: T[]): Map<string | null, T[]> {
+	const groups = new Map<string | null, T[]>();
+	for (const row of rows) {
+		const list = groups.get(row.subscriptionId);
+		if (list) list.push(row);
+		else groups.set(row.subscriptionId, [row]);
+	}
+	return groups;
+}

@@ -1,0 +1,77 @@
+/**
+ * The monthly run (CONTRACT §10): at 00:05 UTC on the 1st, the previous month is invoiced for every account of
+ * both environments. The cron only fans out — one queue message per account — so no invocation nears D1's
+ * limits, and a part that fails is retried alone. A retried message cannot bill twice: it runs the same
+ * generation as POST /v1/invoices/generate, which bills only what is not billed yet.
+ */
+import { and, gte, isNull, lt, or } from "drizzle-orm";
+import { database } from "../db/client";
+import { subscriptions } from "../db/schema";
+import type { Env, Environment } from "../env";
+import { ApiError } from "../http/errors";
+import { previousPeriod } from "../lib/time";
+import { dispatchOutbox } from "../webhooks/dispatch";
+import { generateInvoicesForPeriod } from "./generate";
+import type { InvoiceJob } from "./jobs";
+import { periodWindow } from "./period";
+
+const ENVIRONMENTS: readonly Environment[] = ["live", "test"];
+/** Queues take at most 100 messages per sendBatch. */
+const MESSAGES_PER_SEND = 100;
+
+/**
+ * Queues one InvoiceJob per account with a subscription active in the previous month (accounts without one would
+ * get no invoice anyway). Does nothing on any day but the 1st (UTC). Returns the jobs queued.
+ */
+export async function runMonthlyInvoicing(env: Env, now: Date): Promise<InvoiceJob[]> {
+	if (now.getUTCDate() !== 1) return [];
+	const billingPeriod = previousPeriod(now);
+	const window = periodWindow(billingPeriod);
+	const db = database(env.DB);
+	const rows = await db
+		.selectDistinct({ environment: subscriptions.environment, accountId: subscriptions.accountId })
+		.from(subscriptions)
+		.where(
+			and(
+				lt(subscriptions.startedAt, window.end),
+				or(isNull(subscriptions.cancelledAt), gte(subscriptions.cancelledAt, window.start)),
+			),
+		)
+		.orderBy(subscriptions.environment, subscriptions.accountId);
+	const jobs: InvoiceJob[] = rows
+		.filter((row) => ENVIRONMENTS.includes(row.environment as Environment))
+		.map((row) => ({ environment: row.environment as Environment, billingPeriod, accountId: row.accountId }));
+	for (let i = 0; i < jobs.length; i += MESSAGES_PER_SEND) {
+		await env.INVOICE_QUEUE.sendBatch(jobs.slice(i, i + MESSAGES_PER_SEND).map((body) => ({ body })));
+	}
+	console.log(JSON.stringify({ at: "monthly-invoicing", billingPeriod, jobs: jobs.length }));
+	return jobs;
+}
+
+/** Consumer of the invoice-generation queue: each message invoices one account; a failure retries only it. */
+export async function handleInvoiceBatch(batch: MessageBatch<InvoiceJob>, env: Env): Promise<void> {
+	let created = 0;
+	for (const message of batch.messages) {
+		const { environment, billingPeriod, accountId } = message.body;
+		try {
+			const invoices = await generateInvoicesForPeriod({
+				env,
+				scope: { environment },
+				billingPeriod,
+				accountId,
+			});
+			created += invoices.length;
+			message.ack();
+		} catch (error) {
+			// A job that can never succeed (its account is gone, a malformed message) is dropped, not retried.
+			if (error instanceof ApiError && error.code !== "internal_error") {
+				console.error(JSON.stringify({ at: "invoice-job", job: message.body, dropped: error.message }));
+				message.ack();
+				continue;
+			}
+			console.error(JSON.stringify({ at: "invoice-job", job: message.body, error: String(error) }));
+			message.retry();
+		}
+	}
+	if (created > 0) await dispatchOutbox(env);
+}

@@ -1,0 +1,146 @@
+import { createRoute, type z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { dispatchOutbox } from "../webhooks/dispatch";
+import { generateInvoicesForPeriod } from "./generate";
+import { getInvoice, listInvoices } from "./invoices";
+import { payInvoice, voidInvoice } from "./payments";
+import {
+	GeneratedInvoices,
+	GenerateInvoices,
+	Invoice,
+	InvoiceParams,
+	ListInvoicesQuery,
+	PayInvoice,
+} from "./schemas";
+
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+
+export const invoiceRoutes = newRouter();
+
+invoiceRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/invoices/generate",
+		tags: ["Invoices"],
+		summary: "Generate the invoices of a billing period",
+		description:
+			"For every subscription active at some time in the period: a regular invoice if the period has none yet, " +
+			"else a supplementary invoice for usage that arrived since, when there is any. Safe to repeat: nothing is " +
+			"billed twice. 201 with the invoices created, or 200 with an empty list when nothing was new.",
+		request: { body: { required: true, ...json(GenerateInvoices) } },
+		responses: {
+			201: { description: "The invoices created by this call", ...json(GeneratedInvoices) },
+			200: { description: "Nothing new to invoice", ...json(GeneratedInvoices) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) => {
+		const input = c.req.valid("json");
+		const created = await generateInvoicesForPeriod({
+			env: c.env,
+			scope: c.get("scope"),
+			billingPeriod: input.billing_period,
+			accountId: input.account_id,
+		});
+		if (created.length === 0) return c.json({ invoices: [] }, 200);
+		c.executionCtx.waitUntil(dispatchOutbox(c.env));
+		return c.json({ invoices: created }, 201);
+	},
+);
+
+invoiceRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/invoices",
+		tags: ["Invoices"],
+		summary: "List invoices",
+		request: { query: ListInvoicesQuery },
+		responses: {
+			200: { description: "Invoices, newest first", ...json(pageSchema("invoices", Invoice)) },
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const { limit, offset, ...filters } = c.req.valid("query");
+		const { items, total } = await listInvoices({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			filters,
+			limit,
+			offset,
+		});
+		return c.json(pageOf("invoices", items, total, { limit, offset }), 200);
+	},
+);
+
+invoiceRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/invoices/{invoice_id}",
+		tags: ["Invoices"],
+		summary: "Get an invoice",
+		request: { params: InvoiceParams },
+		responses: { 200: { description: "The invoice", ...json(Invoice) }, ...errorResponses(404) },
+	}),
+	async (c) =>
+		c.json(
+			await getInvoice({
+				db: database(c.env.DB),
+				scope: c.get("scope"),
+				id: c.req.valid("param").invoice_id,
+			}),
+			200,
+		),
+);
+
+invoiceRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/invoices/{invoice_id}/pay",
+		tags: ["Invoices"],
+		summary: "Record the payment of an invoice",
+		description:
+			"Only an open invoice can be paid; a paid or void one answers 409. Emits invoice.paid, then payment.successful.",
+		request: { params: InvoiceParams, body: { required: false, ...json(PayInvoice) } },
+		responses: {
+			200: { description: "The paid invoice", ...json(Invoice) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) => {
+		const invoice = await payInvoice({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").invoice_id,
+			reference: (c.req.valid("json") as z.infer<typeof PayInvoice> | undefined)?.reference,
+		});
+		c.executionCtx.waitUntil(dispatchOutbox(c.env));
+		return c.json(invoice, 200);
+	},
+);
+
+invoiceRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/invoices/{invoice_id}/void",
+		tags: ["Invoices"],
+		summary: "Void an invoice",
+		description:
+			"An open invoice becomes void and no longer counts as billed: the next generation for its period bills " +
+			"that usage again. A paid invoice cannot be voided (409); a void one is answered unchanged.",
+		request: { params: InvoiceParams },
+		responses: { 200: { description: "The void invoice", ...json(Invoice) }, ...errorResponses(404, 409) },
+	}),
+	async (c) =>
+		c.json(
+			await voidInvoice({
+				db: database(c.env.DB),
+				scope: c.get("scope"),
+				id: c.req.valid("param").invoice_id,
+			}),
+			200,
+		),
+);

@@ -1,0 +1,79 @@
+import { z } from "@hono/zod-openapi";
+import { pageQuery } from "../http/pagination";
+import { BILLING_PERIOD_PATTERN } from "./period";
+
+const billingPeriod = z
+	.string()
+	.regex(BILLING_PERIOD_PATTERN, "Must be a month written YYYY-MM, e.g. 2026-11.")
+	.openapi({ example: "2026-11", description: "A UTC calendar month." });
+
+export const GenerateInvoices = z
+	.strictObject({
+		billing_period: billingPeriod.openapi({
+			description: "The month to invoice: a past month or the current one.",
+		}),
+		account_id: z
+			.string()
+			.min(1)
+			.optional()
+			.openapi({ description: "Only this account's subscriptions; every account when absent." }),
+	})
+	.openapi("GenerateInvoices");
+
+export const PayInvoice = z
+	.strictObject({
+		reference: z
+			.string()
+			.min(1)
+			.max(255)
+			.optional()
+			.openapi({ description: "Your reference for the payment (a transfer id, a receipt number…)." }),
+	})
+	.openapi("PayInvoice");
+
+export const InvoiceLine = z
+	.object({
+		metric: z.string().openapi({ example: "llm_tokens", description: '"base_fee" for the base fee.' }),
+		description: z.string().openapi({ example: "LLM tokens — 1,234,567 units (first 100,000 included)" }),
+		quantity: z.number().openapi({ description: "On a supplementary invoice: the quantity added since." }),
+		amount: z.number().openapi({ description: "Major units of the invoice's currency." }),
+	})
+	.openapi("InvoiceLine");
+
+export const Invoice = z
+	.object({
+		id: z.string().openapi({ example: "inv_01jd0000000000000000000000" }),
+		number: z.string().openapi({ example: "INV-000001", description: "Sequential per environment." }),
+		account_id: z.string(),
+		subscription_id: z.string(),
+		rate_plan_id: z.string().openapi({ description: "The plan in effect for the billing period." }),
+		billing_period: z.string().openapi({ example: "2026-11" }),
+		period_start: z.string().openapi({ example: "2026-11-01T00:00:00.000Z" }),
+		period_end: z
+			.string()
+			.openapi({ example: "2026-12-01T00:00:00.000Z", description: "First instant of the next month." }),
+		kind: z.enum(["regular", "supplementary"]).openapi({
+			description: "supplementary: usage that arrived after the period was first invoiced.",
+		}),
+		status: z.enum(["open", "paid", "void"]),
+		currency: z.string().openapi({ example: "USD" }),
+		line_items: z.array(InvoiceLine),
+		amount: z.number().openapi({ description: "The sum of the line amounts." }),
+		issued_at: z.string(),
+		paid_at: z.string().nullable(),
+		voided_at: z.string().nullable(),
+		created_at: z.string(),
+	})
+	.openapi("Invoice");
+
+export const GeneratedInvoices = z.object({ invoices: z.array(Invoice) }).openapi("GeneratedInvoices");
+
+export const ListInvoicesQuery = z.strictObject({
+	...pageQuery,
+	account_id: z.string().min(1).optional(),
+	subscription_id: z.string().min(1).optional(),
+	status: z.enum(["open", "paid", "void"]).optional(),
+	billing_period: billingPeriod.optional(),
+});
+
+export const InvoiceParams = z.object({ invoice_id: z.string() });
