@@ -151,6 +151,7 @@ CREATE TABLE `subscription_instances` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `subscription_instances_active` ON `subscription_instances` (`environment`,`agent_key`) WHERE removed_at IS NULL;--> statement-breakpoint
 CREATE INDEX `subscription_instances_sub` ON `subscription_instances` (`subscription_id`);--> statement-breakpoint
+CREATE INDEX `subscription_instances_key` ON `subscription_instances` (`environment`,`agent_key`);--> statement-breakpoint
 CREATE TABLE `subscription_plans` (
 	`subscription_id` text NOT NULL,
 	`effective_period` text NOT NULL,

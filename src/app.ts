@@ -1,15 +1,21 @@
 import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
+import { costRoutes } from "./costs/routes";
 import { jsonBody } from "./http/body";
 import { docsPage } from "./http/docs";
 import { ApiError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
 import { newRouter } from "./http/router";
+import { invoiceRoutes } from "./invoicing/routes";
 import { apiKeyRoutes } from "./keys/routes";
 import { newId } from "./lib/ids";
+import { meteringRoutes } from "./metering/routes";
+import { usageRoutes } from "./metering/usage-routes";
 import { pricingRoutes } from "./pricing/routes";
+import { reportRoutes } from "./reports/routes";
+import { subscriptionRoutes } from "./subscriptions/routes";
 import { webhookRoutes } from "./webhooks/routes";
 
 export function createApp() {
@@ -44,7 +50,13 @@ export function createApp() {
 	app.route("/v1", apiKeyRoutes);
 	app.route("/v1", agentRoutes);
 	app.route("/v1", accountRoutes);
+	app.route("/v1", costRoutes);
+	app.route("/v1", reportRoutes);
 	app.route("/v1", pricingRoutes);
+	app.route("/v1", subscriptionRoutes);
+	app.route("/v1", invoiceRoutes);
+	app.route("/v1", meteringRoutes);
+	app.route("/v1", usageRoutes);
 	app.route("/v1", webhookRoutes);
 
 	app.notFound((c) => {

@@ -1,5 +1,7 @@
 import { createApp } from "./app";
 import type { Env } from "./env";
+import type { InvoiceJob } from "./invoicing/jobs";
+import { handleInvoiceBatch, runMonthlyInvoicing } from "./invoicing/monthly";
 import { handleWebhookBatch } from "./webhooks/consumer";
 import type { WebhookMessage } from "./webhooks/messages";
 import { sweepWebhooks } from "./webhooks/sweep";
@@ -17,6 +19,9 @@ export default {
 			case "webhook-deliveries":
 				await handleWebhookBatch(batch as MessageBatch<WebhookMessage>, env);
 				break;
+			case "invoice-generation":
+				await handleInvoiceBatch(batch as MessageBatch<InvoiceJob>, env);
+				break;
 			default:
 				console.error(JSON.stringify({ at: "queue", error: `no consumer for queue '${batch.queue}'` }));
 				batch.retryAll();
@@ -27,6 +32,9 @@ export default {
 		switch (controller.cron) {
 			case "*/5 * * * *":
 				await sweepWebhooks(env);
+				break;
+			case "5 0 1 * *":
+				await runMonthlyInvoicing(env, new Date(controller.scheduledTime));
 				break;
 			default:
 				console.error(JSON.stringify({ at: "scheduled", error: `no job for cron '${controller.cron}'` }));

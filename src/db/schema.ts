@@ -155,6 +155,8 @@ export const subscriptionInstances = sqliteTable(
 	(t) => [
 		uniqueIndex("subscription_instances_active").on(t.environment, t.agentKey).where(sql`removed_at IS NULL`),
 		index("subscription_instances_sub").on(t.subscriptionId),
+		// An instance's membership history (latest row first by id): event routing and usage reads look it up.
+		index("subscription_instances_key").on(t.environment, t.agentKey),
 	],
 );
 

@@ -1,4 +1,135 @@
+/**
+ * A usage accumulator: the authority for the events it counted. One exists per subscription and one per instance
+ * that is in no active subscription (client.ts names them). It stores each event with its dedupe key and its
+ * running aggregates in its own SQLite storage, in one transaction, before it answers — so "processed" survives a
+ * crash — and copies everything to D1 later, from an alarm, in bounded chunks (flush.ts).
+ *
+ * It counts only events of instances it holds. Subscription changes tell it synchronously (updateHoldings), and
+ * every event carries the router's claim of who holds its instance; generations (client.ts) decide which of the
+ * two is newer, so a router with a stale cache is refused and refreshes from D1.
+ */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
+import type { UsageAggregate } from "../../pricing/quantities";
+import { dispatchOutbox } from "../../webhooks/dispatch";
+import { parseAccumulatorName } from "./client";
+import { type ChunkLimits, chunkStatements, hasUnflushed, markFlushed, readUnflushed } from "./flush";
+import { AccumulatorStore } from "./store";
+import type { FlushReport, HoldingChange, RecordRequest, RecordResponse } from "./types";
 
-export class UsageAccumulator extends DurableObject<Env> {}
+export interface AccumulatorSettings {
+	/** How long after the first unflushed event the alarm copies to D1. */
+	flushDelayMs: number;
+	/** After a failed flush. */
+	retryDelayMs: number;
+	chunk: ChunkLimits;
+	/** D1 batches per alarm or flush() call; the rest waits for the next one. */
+	maxChunksPerCall: number;
+}
+
+export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
+	flushDelayMs: 1_500,
+	retryDelayMs: 10_000,
+	// One JSON parameter per statement; kept under 100 KB, D1's statement size, in case parameters count toward it.
+	chunk: { events: 100, eventBytes: 96 * 1024, rows: 100 },
+	maxChunksPerCall: 50,
+};
+
+/** Fault injection for tests: called around each D1 batch of a flush, with the chunk's number in this call. */
+export interface FlushHooks {
+	beforeBatch?: (chunk: number) => void;
+	afterBatch?: (chunk: number) => void;
+}
+
+export class UsageAccumulator extends DurableObject<Env> {
+	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
+	hooks: FlushHooks = {};
+	private readonly store: AccumulatorStore;
+	// Flushes run one at a time, so an older absolute value never lands in D1 after a newer one.
+	private flushing: Promise<unknown> = Promise.resolve();
+
+	constructor(ctx: DurableObjectState, env: Env) {
+		super(ctx, env);
+		this.store = new AccumulatorStore(ctx.storage);
+	}
+
+	async record(request: RecordRequest): Promise<RecordResponse> {
+		const response = this.store.record(request, Date.now());
+		if (response.results.some((result) => result?.status === "processed")) await this.scheduleFlush();
+		return response;
+	}
+
+	updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): void {
+		parseAccumulatorName(name);
+		this.store.remember(name, accountId);
+		this.store.applyHoldings(changes);
+	}
+
+	holdings(): HoldingChange[] {
+		return this.store.holdings();
+	}
+
+	/** Real-time usage between two UTC days (YYYY-MM-DD, inclusive), optionally of one instance. */
+	usage(startDay: string, endDay: string, agentKey?: string): UsageAggregate[] {
+		return this.store.usage(startDay, endDay, agentKey);
+	}
+
+	/** Copies everything not yet in D1, up to the chunk limit of one call (see FlushReport.complete). */
+	async flush(): Promise<FlushReport> {
+		return await this.serialized(() => this.flushChunks());
+	}
+
+	override async alarm(): Promise<void> {
+		try {
+			await this.serialized(() => this.flushChunks());
+			this.store.purgeExpiredDedupeKeys(Date.now());
+			if (hasUnflushed(this.store.sql))
+				await this.ctx.storage.setAlarm(Date.now() + this.settings.flushDelayMs);
+		} catch (error) {
+			console.error(JSON.stringify({ at: "usage-accumulator.alarm", error: String(error) }));
+			await this.ctx.storage.setAlarm(Date.now() + this.settings.retryDelayMs);
+		}
+	}
+
+	private async scheduleFlush(): Promise<void> {
+		if ((await this.ctx.storage.getAlarm()) === null) {
+			await this.ctx.storage.setAlarm(Date.now() + this.settings.flushDelayMs);
+		}
+	}
+
+	private serialized<T>(work: () => Promise<T>): Promise<T> {
+		const run = this.flushing.then(work);
+		this.flushing = run.catch(() => undefined);
+		return run;
+	}
+
+	private async flushChunks(): Promise<FlushReport> {
+		const report: FlushReport = { events: 0, aggregates: 0, costs: 0, outbox: 0, chunks: 0, complete: true };
+		const target = this.store.identity();
+		if (target === null) return report;
+		try {
+			for (;;) {
+				const chunk = readUnflushed(this.store.sql, this.settings.chunk);
+				const statements = chunkStatements(this.env.DB, target, chunk);
+				if (statements.length === 0) break;
+				if (report.chunks === this.settings.maxChunksPerCall) {
+					report.complete = false;
+					break;
+				}
+				report.chunks++;
+				this.hooks.beforeBatch?.(report.chunks);
+				await this.env.DB.batch(statements);
+				this.hooks.afterBatch?.(report.chunks);
+				markFlushed(this.store.storage, chunk);
+				report.events += chunk.events.length;
+				report.aggregates += chunk.daily.length;
+				report.costs += chunk.costs.length;
+				report.outbox += chunk.outbox.length;
+			}
+		} finally {
+			// Outbox rows already in D1 are delivered even when a later chunk failed.
+			if (report.outbox > 0) await dispatchOutbox(this.env);
+		}
+		return report;
+	}
+}

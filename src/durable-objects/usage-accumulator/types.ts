@@ -1,0 +1,69 @@
+/** What passes between the Worker and a usage accumulator (RPC payloads: plain, serialisable data). */
+
+export type EventKind = "action" | "outcome";
+
+export type MetadataValue = string | number | boolean | null;
+export type Metadata = Record<string, MetadataValue>;
+
+/** A validated event as the Worker sends it. `id` is used only when the event is new. */
+export interface MeteringEvent {
+	id: string;
+	kind: EventKind;
+	agentKey: string;
+	/** action_type or outcome_type. */
+	type: string;
+	/** Outcomes: the value as an exact decimal string. Actions: null. */
+	value: string | null;
+	metadata: Metadata | null;
+	/** ISO 8601 UTC with milliseconds. */
+	timestamp: string;
+	receivedAt: string;
+	/** The client's idempotency key (body field or header), or null. */
+	idempotencyKey: string | null;
+}
+
+/** An event as the accumulator counted it. */
+export interface StoredEvent extends MeteringEvent {
+	subscriptionId: string | null;
+}
+
+export interface RecordRequest {
+	/** The accumulator's own name (see client.ts); it learns its identity from it. */
+	name: string;
+	/** The subscription's account, for outcome.completed; null for an instance accumulator. */
+	accountId: string | null;
+	/**
+	 * For each agent key of the events: the membership generation under which the router believes this
+	 * accumulator holds the key (see membershipGeneration). Newer than what the accumulator knows → it holds it.
+	 */
+	claims: Record<string, number>;
+	events: MeteringEvent[];
+}
+
+/** null: the accumulator does not hold the event's instance; the caller re-routes it. */
+export type EventResult = { status: "processed" | "duplicate"; event: StoredEvent } | null;
+
+export interface RecordResponse {
+	/** One per event, in request order. */
+	results: EventResult[];
+	/** Agent keys this accumulator refused (it no longer holds them). */
+	refused: string[];
+}
+
+/** A membership change told to an accumulator: from `generation` on, it holds `agentKey` or not. */
+export interface HoldingChange {
+	agentKey: string;
+	generation: number;
+	held: boolean;
+}
+
+export interface FlushReport {
+	events: number;
+	aggregates: number;
+	costs: number;
+	outbox: number;
+	/** D1 batches written. */
+	chunks: number;
+	/** false when the call stopped at its chunk limit with data left; call again. */
+	complete: boolean;
+}

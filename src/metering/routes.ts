@@ -1,0 +1,174 @@
+/**
+ * POST /v1/actions, /v1/outcomes and their batches (§6). The generic Idempotency-Key middleware skips these
+ * paths: here the header (or the body's idempotency_key) is the event's dedupe key, kept by the accumulator for
+ * 35 days and more, and a repeat answers 200 with the original event.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import type { EventKind } from "../durable-objects/usage-accumulator/types";
+import type { AppContext } from "../http/context";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { newRouter } from "../http/router";
+import { nowIso } from "../lib/time";
+import {
+	ActionBatchInput,
+	ActionEvent,
+	ActionInput,
+	eventView,
+	IdempotencyKey,
+	OutcomeBatchInput,
+	OutcomeEvent,
+	OutcomeInput,
+	toMeteringEvent,
+} from "./events";
+import { recordEvents } from "./record";
+
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+
+const IdempotencyHeader = z.object({
+	"idempotency-key": IdempotencyKey.optional().openapi({
+		description:
+			"Dedupe key of the event (of each event of a batch, suffixed with #index), when the body has none.",
+	}),
+});
+
+function batchResponse<S extends z.ZodType>(name: string, event: S) {
+	return z
+		.object({
+			results: z.array(event),
+			processed: z.number().int(),
+			duplicates: z.number().int(),
+		})
+		.openapi(name);
+}
+
+async function sendOne(c: AppContext, kind: EventKind, input: ActionInput | OutcomeInput, header?: string) {
+	const event = toMeteringEvent(kind, input, nowIso(), input.idempotency_key ?? header ?? null);
+	const [recorded] = await recordEvents({ env: c.env, scope: c.get("scope"), events: [event] });
+	if (!recorded) throw new Error("recordEvents returned no result");
+	const replayed = recorded.status === "duplicate";
+	if (replayed) c.header("Idempotent-Replayed", "true");
+	return { body: eventView(recorded.event), status: replayed ? (200 as const) : (201 as const) };
+}
+
+async function sendBatch(
+	c: AppContext,
+	kind: EventKind,
+	inputs: (ActionInput | OutcomeInput)[],
+	header?: string,
+) {
+	const receivedAt = nowIso();
+	const events = inputs.map((input, index) =>
+		toMeteringEvent(kind, input, receivedAt, input.idempotency_key ?? (header ? `${header}#${index}` : null)),
+	);
+	const recorded = await recordEvents({ env: c.env, scope: c.get("scope"), events });
+	const duplicates = recorded.filter((r) => r.status === "duplicate").length;
+	const processed = recorded.length - duplicates;
+	if (processed === 0) c.header("Idempotent-Replayed", "true");
+	return {
+		body: { results: recorded.map((r) => eventView(r.event, r.status)), processed, duplicates },
+		status: processed === 0 ? (200 as const) : (201 as const),
+	};
+}
+
+export const meteringRoutes = newRouter();
+
+meteringRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/actions",
+		tags: ["Metering"],
+		summary: "Send an action",
+		request: { headers: IdempotencyHeader, body: { required: true, ...json(ActionInput) } },
+		responses: {
+			200: {
+				description: "A repeat of an idempotency key: the original event (Idempotent-Replayed: true)",
+				...json(ActionEvent),
+			},
+			201: { description: "Recorded and counted", ...json(ActionEvent) },
+			...errorResponses(...bodyErrors),
+		},
+	}),
+	async (c) => {
+		const { body, status } = await sendOne(
+			c,
+			"action",
+			c.req.valid("json"),
+			c.req.valid("header")["idempotency-key"],
+		);
+		return c.json(body as z.infer<typeof ActionEvent>, status);
+	},
+);
+
+meteringRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/outcomes",
+		tags: ["Metering"],
+		summary: "Send an outcome",
+		description: "Emits outcome.completed.",
+		request: { headers: IdempotencyHeader, body: { required: true, ...json(OutcomeInput) } },
+		responses: {
+			200: {
+				description: "A repeat of an idempotency key: the original event (Idempotent-Replayed: true)",
+				...json(OutcomeEvent),
+			},
+			201: { description: "Recorded and counted", ...json(OutcomeEvent) },
+			...errorResponses(...bodyErrors),
+		},
+	}),
+	async (c) => {
+		const { body, status } = await sendOne(
+			c,
+			"outcome",
+			c.req.valid("json"),
+			c.req.valid("header")["idempotency-key"],
+		);
+		return c.json(body as z.infer<typeof OutcomeEvent>, status);
+	},
+);
+
+const ActionBatchResult = batchResponse("ActionBatchResult", ActionEvent);
+const OutcomeBatchResult = batchResponse("OutcomeBatchResult", OutcomeEvent);
+
+meteringRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/actions/batch",
+		tags: ["Metering"],
+		summary: "Send up to 1,000 actions",
+		description: "All events are validated first; if any is invalid, nothing is stored.",
+		request: { headers: IdempotencyHeader, body: { required: true, ...json(ActionBatchInput) } },
+		responses: {
+			200: { description: "Every event was a duplicate", ...json(ActionBatchResult) },
+			201: { description: "At least one event was new", ...json(ActionBatchResult) },
+			...errorResponses(...bodyErrors),
+		},
+	}),
+	async (c) => {
+		const header = c.req.valid("header")["idempotency-key"];
+		const { body, status } = await sendBatch(c, "action", c.req.valid("json").events, header);
+		return c.json(body as z.infer<typeof ActionBatchResult>, status);
+	},
+);
+
+meteringRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/outcomes/batch",
+		tags: ["Metering"],
+		summary: "Send up to 1,000 outcomes",
+		description:
+			"All events are validated first; if any is invalid, nothing is stored. Emits outcome.completed for each new outcome.",
+		request: { headers: IdempotencyHeader, body: { required: true, ...json(OutcomeBatchInput) } },
+		responses: {
+			200: { description: "Every event was a duplicate", ...json(OutcomeBatchResult) },
+			201: { description: "At least one event was new", ...json(OutcomeBatchResult) },
+			...errorResponses(...bodyErrors),
+		},
+	}),
+	async (c) => {
+		const header = c.req.valid("header")["idempotency-key"];
+		const { body, status } = await sendBatch(c, "outcome", c.req.valid("json").events, header);
+		return c.json(body as z.infer<typeof OutcomeBatchResult>, status);
+	},
+);

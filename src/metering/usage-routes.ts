@@ -1,0 +1,111 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { INSTANCE_KEY } from "../agents/routes";
+import { database } from "../db/client";
+import { errorResponses, validationError } from "../http/errors";
+import { newRouter } from "../http/router";
+import { dayOf, nowIso, periodOf } from "../lib/time";
+import { lastDayOf, readUsage } from "./usage";
+
+const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+function isRealDate(day: string): boolean {
+	const time = Date.parse(`${day}T00:00:00Z`);
+	return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === day;
+}
+
+const DateParam = z
+	.string()
+	.refine(
+		(s) => (BARE_DATE.test(s) ? isRealDate(s) : z.iso.datetime({ offset: true }).safeParse(s).success),
+		"must be a date (YYYY-MM-DD) or an ISO 8601 date-time with an offset",
+	);
+
+/** The UTC day a bound falls on. Usage is kept per UTC day, so a date-time bound covers its whole day. */
+const dayOfBound = (bound: string) => (BARE_DATE.test(bound) ? bound : dayOf(new Date(bound).toISOString()));
+
+const UsageQuery = z.strictObject({
+	agent_key: z.string().regex(INSTANCE_KEY, "must be 1–200 characters of A-Z a-z 0-9 . _ : -").optional(),
+	subscription_id: z.string().min(1).optional(),
+	start_date: DateParam.optional().openapi({
+		description: "Default: the first day of the current month (UTC).",
+	}),
+	end_date: DateParam.optional().openapi({
+		description: "Inclusive. Default: the last day of the current month.",
+	}),
+});
+
+const UsageLine = z
+	.object({
+		kind: z.enum(["action", "outcome"]),
+		type: z.string(),
+		count: z.number().int(),
+		value: z.number().nullable().openapi({ description: "Sum of outcome values; null for actions." }),
+	})
+	.openapi("UsageLine");
+
+const RatedCharge = z.object({
+	metric: z.string(),
+	model: z.string(),
+	quantity: z.number(),
+	billable_quantity: z.number(),
+	amount: z.number(),
+	tiers: z
+		.array(z.object({ up_to: z.number().nullable(), quantity: z.number(), amount: z.number() }))
+		.optional(),
+});
+
+const UsageReport = z
+	.object({
+		start_date: z.string().openapi({ example: "2026-11-01" }),
+		end_date: z.string().openapi({ example: "2026-11-30" }),
+		usage: z.array(UsageLine),
+		subscription_id: z.string().optional(),
+		rate_plan_id: z
+			.string()
+			.optional()
+			.openapi({ description: "With subscription_id: the plan of the current period." }),
+		billing_period: z.string().optional(),
+		currency: z.string().optional(),
+		charges: z.array(RatedCharge).optional().openapi({
+			description: "With subscription_id: the current period's usage so far, priced like a simulation.",
+		}),
+		total: z.number().optional(),
+	})
+	.openapi("Usage");
+
+export const usageRoutes = newRouter();
+
+usageRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/usage",
+		tags: ["Metering"],
+		summary: "Read usage of an instance or a subscription, in real time",
+		request: { query: UsageQuery },
+		responses: { 200: { description: "Usage", ...json(UsageReport) }, ...errorResponses(400, 404) },
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		if (query.agent_key === undefined && query.subscription_id === undefined) {
+			throw validationError("agent_key", "Give agent_key or subscription_id (or both).");
+		}
+		const period = periodOf(nowIso());
+		const startDay = query.start_date === undefined ? `${period}-01` : dayOfBound(query.start_date);
+		const endDay = query.end_date === undefined ? lastDayOf(period) : dayOfBound(query.end_date);
+		if (startDay > endDay) throw validationError("start_date", "start_date must not be after end_date.");
+		const report = await readUsage({
+			env: c.env,
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			agentKey: query.agent_key,
+			subscriptionId: query.subscription_id,
+			startDay,
+			endDay,
+		});
+		return c.json(report, 200);
+	},
+);
+
+function json<T extends z.ZodType>(schema: T) {
+	return { content: { "application/json": { schema } } };
+}

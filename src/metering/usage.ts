@@ -1,0 +1,128 @@
+/**
+ * GET /v1/usage, answered in real time from the accumulators (not from D1, which lags by a flush).
+ * An instance's usage may sit in several accumulators — its own, and one per subscription it has been in — so a
+ * read by agent_key asks each of them for that instance. A read by subscription asks the subscription's one, and
+ * also prices the current period so far with the plan of the current period.
+ */
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { subscriptionInstances } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import type { Env } from "../env";
+import { Decimal } from "../lib/decimal";
+import { nowIso, periodBounds, periodOf } from "../lib/time";
+import { getRatePlanRow, ratePlanPricing } from "../pricing/plans";
+import type { UsageAggregate } from "../pricing/quantities";
+import { quantitiesForPlan } from "../pricing/quantities";
+import { type RatedUsageJson, ratedUsageToJson, rateUsage } from "../pricing/rate";
+import { getSubscription } from "../subscriptions/views";
+
+export interface UsageLine {
+	kind: "action" | "outcome";
+	type: string;
+	count: number;
+	/** Sum of outcome values; null for actions. */
+	value: number | null;
+}
+
+export interface UsageReport {
+	start_date: string;
+	end_date: string;
+	usage: UsageLine[];
+}
+
+export interface SubscriptionUsageReport extends UsageReport, RatedUsageJson {
+	subscription_id: string;
+	rate_plan_id: string;
+	billing_period: string;
+}
+
+/** Adds up aggregates of the same kind, type and field. */
+function combine(parts: UsageAggregate[][]): UsageAggregate[] {
+	const totals = new Map<string, { row: UsageAggregate; count: number; sum: Decimal }>();
+	for (const row of parts.flat()) {
+		const key = JSON.stringify([row.kind, row.type, row.field]);
+		const entry = totals.get(key) ?? { row, count: 0, sum: Decimal.ZERO };
+		entry.count += row.count;
+		entry.sum = entry.sum.add(Decimal.from(row.sum));
+		totals.set(key, entry);
+	}
+	return [...totals.values()].map(({ row, count, sum }) => ({ ...row, count, sum: sum.toString() }));
+}
+
+function usageLines(aggregates: UsageAggregate[]): UsageLine[] {
+	return aggregates
+		.filter((row) => row.field === "")
+		.map((row) => ({
+			kind: row.kind,
+			type: row.type,
+			count: row.count,
+			value: row.kind === "outcome" ? Decimal.from(row.sum).toNumber() : null,
+		}))
+		.sort((a, b) =>
+			a.kind === b.kind ? (a.type < b.type ? -1 : a.type > b.type ? 1 : 0) : a.kind < b.kind ? -1 : 1,
+		);
+}
+
+export function lastDayOf(period: string): string {
+	return new Date(Date.parse(periodBounds(period).end) - 1).toISOString().slice(0, 10);
+}
+
+export async function readUsage({
+	env,
+	db,
+	scope,
+	agentKey,
+	subscriptionId,
+	startDay,
+	endDay,
+}: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	agentKey?: string;
+	subscriptionId?: string;
+	startDay: string;
+	endDay: string;
+}): Promise<UsageReport | SubscriptionUsageReport> {
+	if (subscriptionId === undefined) {
+		const names = await accumulatorsOfInstance(db, scope, agentKey as string);
+		const parts = await Promise.all(
+			names.map((name) => accumulatorStub(env, name).usage(startDay, endDay, agentKey)),
+		);
+		return { start_date: startDay, end_date: endDay, usage: usageLines(combine(parts)) };
+	}
+
+	const subscription = await getSubscription({ db, scope, id: subscriptionId });
+	const accumulator = accumulatorStub(env, accumulatorName(scope.environment, { subscriptionId }));
+	const period = periodOf(nowIso());
+	const [inRange, thisPeriod, plan] = await Promise.all([
+		accumulator.usage(startDay, endDay, agentKey),
+		accumulator.usage(`${period}-01`, lastDayOf(period)),
+		getRatePlanRow({ db, scope, id: subscription.rate_plan_id }),
+	]);
+	const pricing = ratePlanPricing(plan);
+	const rated = ratedUsageToJson(rateUsage(pricing, quantitiesForPlan(pricing.charges, thisPeriod)));
+	return {
+		start_date: startDay,
+		end_date: endDay,
+		usage: usageLines(inRange),
+		subscription_id: subscriptionId,
+		rate_plan_id: plan.id,
+		billing_period: period,
+		...rated,
+	};
+}
+
+/** The instance's own accumulator and those of every subscription it has ever been in. */
+async function accumulatorsOfInstance(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
+	const rows = await db
+		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId })
+		.from(subscriptionInstances)
+		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
+	return [
+		accumulatorName(scope.environment, { agentKey }),
+		...rows.map((row) => accumulatorName(scope.environment, { subscriptionId: row.subscriptionId })),
+	];
+}

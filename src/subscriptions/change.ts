@@ -1,0 +1,253 @@
+/**
+ * Changing and cancelling a subscription. Each write is one D1 batch that first re-checks, with a guard, that
+ * the subscription is still as it was read (same updated_at, still active); if another change came first, the
+ * whole batch rolls back and the operation starts again from a fresh read. So the webhook event always
+ * describes the state that was stored, and a subscription is never cancelled twice.
+ */
+import { ensureInstancesStatement } from "../agents/instances";
+import { type Db, isUniqueViolation } from "../db/client";
+import type { Scope } from "../db/scope";
+import type { Env } from "../env";
+import { conflict } from "../http/errors";
+import { addPeriods, nowIso, periodOf } from "../lib/time";
+import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../metering/d1-batch";
+import { outboxInsert } from "../webhooks/outbox";
+import {
+	announceMembershipChanges,
+	assertNoneBusy,
+	busyInstancesQuery,
+	closeMembershipsStatement,
+	type MembershipChange,
+	membershipChanges,
+	openMembershipsStatement,
+	raceConflict,
+} from "./memberships";
+import { accountQuery, assertSubscribable, ratePlanQuery } from "./plans";
+import {
+	type LoadedSubscription,
+	loadSubscription,
+	type SubscriptionView,
+	subscriptionEventData,
+} from "./views";
+
+const MAX_ATTEMPTS = 3;
+
+export interface UpdateSubscriptionInput {
+	rate_plan_id?: string;
+	agent_instance_ids?: string[];
+}
+
+type Membership = { id: number; agent_key: string };
+
+async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+	for (let n = 1; ; n++) {
+		try {
+			return await attempt();
+		} catch (error) {
+			if (!isAbortedByGuard(error)) throw error;
+			if (n === MAX_ATTEMPTS) throw conflict("The subscription is being changed by another request; retry.");
+		}
+	}
+}
+
+function assertActive(current: LoadedSubscription, action: string): void {
+	if (current.view.status === "cancelled") {
+		throw conflict(`Subscription ${current.view.id} is already cancelled; it cannot be ${action}.`);
+	}
+}
+
+/** Updates the row only if it is unchanged since `current` was read; otherwise the guard aborts the batch. */
+function claimRow(
+	d1: D1Database,
+	scope: Scope,
+	current: LoadedSubscription,
+	sets: string,
+	...params: unknown[]
+) {
+	return [
+		statement(
+			d1,
+			`UPDATE subscriptions SET ${sets} WHERE environment = ?1 AND id = ?2 AND status = 'active' AND updated_at = ?3`,
+			scope.environment,
+			current.view.id,
+			current.updatedAt,
+			...params,
+		),
+		abortUnlessChanged(d1),
+	];
+}
+
+/** The pending plan once `wanted` is applied: a new plan is checked and pending; the current plan withdraws it. */
+async function pendingPlanAfter(
+	db: Db,
+	scope: Scope,
+	view: SubscriptionView,
+	wanted: string | undefined,
+): Promise<string | null> {
+	if (wanted === undefined || wanted === view.pending_rate_plan_id) return view.pending_rate_plan_id;
+	if (wanted === view.rate_plan_id) return null;
+	const [[account], [plan]] = await db.batch([
+		accountQuery(db, scope, view.account_id),
+		ratePlanQuery(db, scope, wanted),
+	]);
+	if (!account) throw new Error(`Account ${view.account_id} of subscription ${view.id} is missing`);
+	assertSubscribable(wanted, plan, account);
+	return wanted;
+}
+
+/** Replaces the future of the plan history: the pending plan, if any, takes effect next period. */
+function planHistoryStatements(d1: D1Database, id: string, period: string, pending: string | null) {
+	const statements = [
+		statement(
+			d1,
+			"DELETE FROM subscription_plans WHERE subscription_id = ? AND effective_period > ?",
+			id,
+			period,
+		),
+	];
+	if (pending !== null) {
+		statements.push(
+			statement(
+				d1,
+				"INSERT INTO subscription_plans (subscription_id, effective_period, rate_plan_id) VALUES (?, ?, ?)",
+				id,
+				addPeriods(period, 1),
+				pending,
+			),
+		);
+	}
+	return statements;
+}
+
+/**
+ * Instance changes apply to events received from then on. A plan change applies from the next billing period:
+ * it is stored as that period's plan-history row and shown as pending_rate_plan_id until then. Choosing the
+ * current plan again withdraws a pending change.
+ */
+export function updateSubscription(args: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	id: string;
+	input: UpdateSubscriptionInput;
+}): Promise<SubscriptionView> {
+	return withRetries(() => tryUpdate(args));
+}
+
+async function tryUpdate({
+	env,
+	db,
+	scope,
+	id,
+	input,
+}: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	id: string;
+	input: UpdateSubscriptionInput;
+}): Promise<SubscriptionView> {
+	const current = await loadSubscription(db, scope, id);
+	assertActive(current, "changed");
+	const { view } = current;
+
+	const pending = await pendingPlanAfter(db, scope, view, input.rate_plan_id);
+
+	let removed: string[] = [];
+	let added: string[] = [];
+	if (input.agent_instance_ids !== undefined) {
+		const keys = new Set(input.agent_instance_ids);
+		removed = view.agent_instance_ids.filter((key) => !keys.has(key));
+		added = [...keys].filter((key) => !view.agent_instance_ids.includes(key));
+		if (added.length > 0) assertNoneBusy(await busyInstancesQuery(db, scope, added, id));
+	}
+	const planChanged = pending !== view.pending_rate_plan_id;
+	if (!planChanged && removed.length === 0 && added.length === 0) return view;
+
+	const now = nowIso();
+	const period = periodOf(now);
+	const next: SubscriptionView = {
+		...view,
+		pending_rate_plan_id: pending,
+		agent_instance_ids: [...view.agent_instance_ids.filter((key) => !removed.includes(key)), ...added],
+	};
+	const d1 = env.DB;
+	const statements = claimRow(
+		d1,
+		scope,
+		current,
+		"updated_at = ?4, rate_plan_id = ?5, pending_rate_plan_id = ?6",
+		now,
+		view.rate_plan_id,
+		pending,
+	);
+	if (planChanged) statements.push(...planHistoryStatements(d1, id, period, pending));
+	const closeAt =
+		removed.length > 0 ? statements.push(closeMembershipsStatement(d1, scope, id, now, removed)) - 1 : -1;
+	if (added.length > 0) statements.push(fromDrizzle(d1, ensureInstancesStatement(db, scope, added)));
+	const openAt =
+		added.length > 0 ? statements.push(openMembershipsStatement(d1, scope, id, added, now)) - 1 : -1;
+	statements.push(
+		fromDrizzle(d1, outboxInsert(db, scope, "subscription.updated", subscriptionEventData(next))),
+	);
+
+	let results: D1Result[];
+	try {
+		results = await d1.batch(statements);
+	} catch (error) {
+		if (isUniqueViolation(error)) throw raceConflict();
+		throw error;
+	}
+	const changes: MembershipChange[] = [
+		...membershipChanges(returned<Membership>(results[closeAt]), false),
+		...membershipChanges(returned<Membership>(results[openAt]), true),
+	];
+	await announceMembershipChanges(env, scope, { id, accountId: view.account_id }, changes);
+	return next;
+}
+
+/**
+ * Cancels at once: the instances leave the subscription (their later events are counted, unbilled, by their own
+ * accumulators) and a pending plan change is dropped. Usage received before stays billable for its period.
+ */
+export function cancelSubscription(args: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<SubscriptionView> {
+	return withRetries(() => tryCancel(args));
+}
+
+async function tryCancel({ env, db, scope, id }: { env: Env; db: Db; scope: Scope; id: string }) {
+	const current = await loadSubscription(db, scope, id);
+	assertActive(current, "cancelled again");
+	const now = nowIso();
+	const cancelled: SubscriptionView = {
+		...current.view,
+		status: "cancelled",
+		cancelled_at: now,
+		pending_rate_plan_id: null,
+	};
+	const d1 = env.DB;
+	const results = await d1.batch([
+		...claimRow(
+			d1,
+			scope,
+			current,
+			"status = 'cancelled', cancelled_at = ?4, updated_at = ?4, pending_rate_plan_id = NULL",
+			now,
+		),
+		statement(
+			d1,
+			"DELETE FROM subscription_plans WHERE subscription_id = ? AND effective_period > ?",
+			id,
+			periodOf(now),
+		),
+		closeMembershipsStatement(d1, scope, id, now),
+		fromDrizzle(d1, outboxInsert(db, scope, "subscription.cancelled", subscriptionEventData(cancelled))),
+	]);
+	const closed = membershipChanges(returned<Membership>(results[3]), false);
+	await announceMembershipChanges(env, scope, { id, accountId: current.view.account_id }, closed);
+	return cancelled;
+}

@@ -1,0 +1,106 @@
+import { ensureInstancesStatement } from "../agents/instances";
+import { type Db, isUniqueViolation } from "../db/client";
+import { subscriptionPlans, subscriptions } from "../db/schema";
+import type { Scope } from "../db/scope";
+import type { Env } from "../env";
+import { notFound } from "../http/errors";
+import { newId } from "../lib/ids";
+import { nowIso, periodOf } from "../lib/time";
+import { fromDrizzle, returned } from "../metering/d1-batch";
+import { outboxInsert } from "../webhooks/outbox";
+import {
+	announceMembershipChanges,
+	assertNoneBusy,
+	busyInstancesQuery,
+	membershipChanges,
+	openMembershipsStatement,
+	raceConflict,
+} from "./memberships";
+import { accountQuery, assertSubscribable, ratePlanQuery } from "./plans";
+import { type SubscriptionView, subscriptionEventData } from "./views";
+
+export interface CreateSubscriptionInput {
+	account_id: string;
+	rate_plan_id: string;
+	agent_instance_ids: string[];
+}
+
+/**
+ * Subscribes an account to a plan for some instances, registering instance keys nobody registered yet. The
+ * subscription, its first plan-history row, its memberships and subscription.created are one D1 batch.
+ */
+export async function createSubscription({
+	env,
+	db,
+	scope,
+	input,
+}: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	input: CreateSubscriptionInput;
+}): Promise<SubscriptionView> {
+	const keys = [...new Set(input.agent_instance_ids)];
+	const [[account], [plan], busy] = await db.batch([
+		accountQuery(db, scope, input.account_id),
+		ratePlanQuery(db, scope, input.rate_plan_id),
+		busyInstancesQuery(db, scope, keys),
+	]);
+	if (!account) throw notFound("account", input.account_id);
+	assertSubscribable(input.rate_plan_id, plan, account);
+	assertNoneBusy(busy);
+
+	const now = nowIso();
+	const view: SubscriptionView = {
+		id: newId("sub"),
+		account_id: account.id,
+		rate_plan_id: input.rate_plan_id,
+		pending_rate_plan_id: null,
+		agent_instance_ids: keys,
+		status: "active",
+		started_at: now,
+		cancelled_at: null,
+		created_at: now,
+	};
+	const d1 = env.DB;
+	let results: D1Result[];
+	try {
+		results = await d1.batch([
+			fromDrizzle(d1, ensureInstancesStatement(db, scope, keys)),
+			fromDrizzle(
+				d1,
+				db.insert(subscriptions).values({
+					id: view.id,
+					environment: scope.environment,
+					accountId: view.account_id,
+					ratePlanId: view.rate_plan_id,
+					pendingRatePlanId: null,
+					status: "active",
+					startedAt: now,
+					cancelledAt: null,
+					createdAt: now,
+					updatedAt: now,
+				}),
+			),
+			fromDrizzle(
+				d1,
+				db
+					.insert(subscriptionPlans)
+					.values({ subscriptionId: view.id, effectivePeriod: periodOf(now), ratePlanId: view.rate_plan_id }),
+			),
+			openMembershipsStatement(d1, scope, view.id, keys, now),
+			fromDrizzle(d1, outboxInsert(db, scope, "subscription.created", subscriptionEventData(view))),
+		]);
+	} catch (error) {
+		if (isUniqueViolation(error)) throw raceConflict();
+		throw error;
+	}
+	const opened = returned<{ id: number; agent_key: string }>(results[3]);
+	await announceMembershipChanges(
+		env,
+		scope,
+		{ id: view.id, accountId: view.account_id },
+		membershipChanges(opened, true),
+	);
+	return view;
+}

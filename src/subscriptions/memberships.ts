@@ -1,0 +1,162 @@
+/**
+ * Instances in subscriptions: the membership rows of subscription_instances, and telling the usage accumulators
+ * who holds which instance. A partial unique index keeps an instance in at most one active subscription even when
+ * two requests race; the checks here only give the loser of an ordinary conflict a clearer message.
+ */
+import { and, isNull, ne, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { subscriptionInstances } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import {
+	accumulatorName,
+	accumulatorStub,
+	membershipGeneration,
+} from "../durable-objects/usage-accumulator/client";
+import type { Env } from "../env";
+import { conflict } from "../http/errors";
+import { statement } from "../metering/d1-batch";
+import { forgetRoutes } from "../metering/router";
+
+export interface MembershipChange {
+	agentKey: string;
+	/** The subscription_instances row opened or closed. */
+	membershipId: number;
+	opened: boolean;
+}
+
+export function inKeys(column: typeof subscriptionInstances.agentKey, keys: string[]) {
+	return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(keys)}))`;
+}
+
+/** The query for memberships of `keys` open in subscriptions other than `exceptSubscriptionId`. */
+export function busyInstancesQuery(db: Db, scope: Scope, keys: string[], exceptSubscriptionId?: string) {
+	return db
+		.select({
+			agentKey: subscriptionInstances.agentKey,
+			subscriptionId: subscriptionInstances.subscriptionId,
+		})
+		.from(subscriptionInstances)
+		.where(
+			inScope(
+				scope,
+				subscriptionInstances,
+				and(
+					isNull(subscriptionInstances.removedAt),
+					inKeys(subscriptionInstances.agentKey, keys),
+					exceptSubscriptionId === undefined
+						? undefined
+						: ne(subscriptionInstances.subscriptionId, exceptSubscriptionId),
+				),
+			),
+		);
+}
+
+export function assertNoneBusy(busy: { agentKey: string; subscriptionId: string }[]): void {
+	const first = busy[0];
+	if (!first) return;
+	const others = busy.length > 1 ? ` (and ${busy.length - 1} more)` : "";
+	throw conflict(
+		`Instance '${first.agentKey}'${others} is already in active subscription ${first.subscriptionId}; ` +
+			"an instance can be in one active subscription at a time.",
+	);
+}
+
+export const raceConflict = () =>
+	conflict(
+		"An instance of this request was just added to another active subscription; it can be in only one.",
+	);
+
+/** Opens a membership for each key; RETURNING gives the row ids (the generations of the change). */
+export function openMembershipsStatement(
+	d1: D1Database,
+	scope: Scope,
+	subscriptionId: string,
+	keys: string[],
+	at: string,
+) {
+	return statement(
+		d1,
+		`INSERT INTO subscription_instances (environment, subscription_id, agent_key, added_at)
+		SELECT ?1, ?2, k.value, ?3 FROM json_each(?4) AS k ORDER BY k.key
+		RETURNING id, agent_key`,
+		scope.environment,
+		subscriptionId,
+		at,
+		JSON.stringify(keys),
+	);
+}
+
+/** Closes the open memberships of the subscription (all of them, or those of `keys`), returning them. */
+export function closeMembershipsStatement(
+	d1: D1Database,
+	scope: Scope,
+	subscriptionId: string,
+	at: string,
+	keys?: string[],
+) {
+	return statement(
+		d1,
+		`UPDATE subscription_instances SET removed_at = ?3
+		WHERE environment = ?1 AND subscription_id = ?2 AND removed_at IS NULL
+		AND (?4 IS NULL OR agent_key IN (SELECT value FROM json_each(?4)))
+		RETURNING id, agent_key`,
+		scope.environment,
+		subscriptionId,
+		at,
+		keys === undefined ? null : JSON.stringify(keys),
+	);
+}
+
+export function membershipChanges(
+	rows: { id: number; agent_key: string }[],
+	opened: boolean,
+): MembershipChange[] {
+	return rows.map((row) => ({ agentKey: row.agent_key, membershipId: row.id, opened }));
+}
+
+/**
+ * Tells the subscription's accumulator and each instance's own accumulator who holds the instance now, before
+ * the change is answered, so that events received from then on are counted by the new holder. A failed call is
+ * logged, not raised: the change is stored, new holders learn it from the routes of the next events, and stale
+ * routes expire within a minute.
+ */
+export async function announceMembershipChanges(
+	env: Env,
+	scope: Scope,
+	subscription: { id: string; accountId: string },
+	changes: MembershipChange[],
+): Promise<void> {
+	if (changes.length === 0) return;
+	forgetRoutes(
+		scope.environment,
+		changes.map((change) => change.agentKey),
+	);
+	const generation = (change: MembershipChange) =>
+		change.opened
+			? membershipGeneration.opened(change.membershipId)
+			: membershipGeneration.closed(change.membershipId);
+	const subscriptionName = accumulatorName(scope.environment, { subscriptionId: subscription.id });
+	const calls = [
+		accumulatorStub(env, subscriptionName).updateHoldings(
+			subscriptionName,
+			subscription.accountId,
+			changes.map((change) => ({
+				agentKey: change.agentKey,
+				generation: generation(change),
+				held: change.opened,
+			})),
+		),
+		...changes.map((change) => {
+			const instanceName = accumulatorName(scope.environment, { agentKey: change.agentKey });
+			return accumulatorStub(env, instanceName).updateHoldings(instanceName, null, [
+				{ agentKey: change.agentKey, generation: generation(change), held: !change.opened },
+			]);
+		}),
+	];
+	const errors = (await Promise.allSettled(calls)).flatMap((r) =>
+		r.status === "rejected" ? [String(r.reason)] : [],
+	);
+	if (errors.length > 0) {
+		console.error(JSON.stringify({ at: "announceMembershipChanges", subscription: subscription.id, errors }));
+	}
+}

@@ -1,0 +1,184 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { INSTANCE_KEY } from "../agents/routes";
+import { database } from "../db/client";
+import type { AppContext } from "../http/context";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { dispatchOutbox } from "../webhooks/dispatch";
+import { cancelSubscription, updateSubscription } from "./change";
+import { createSubscription } from "./create";
+import { getSubscription, listSubscriptions } from "./views";
+
+const InstanceKeys = z
+	.array(z.string().regex(INSTANCE_KEY, "must be 1–200 characters of A-Z a-z 0-9 . _ : -"))
+	.min(1)
+	.max(100)
+	.openapi({
+		description: "Agent instance keys; unregistered keys are registered.",
+		example: ["support-bot-eu-1"],
+	});
+
+const Subscription = z
+	.object({
+		id: z.string().openapi({ example: "sub_01jd0000000000000000000000" }),
+		account_id: z.string(),
+		rate_plan_id: z.string().openapi({ description: "The plan of the current billing period." }),
+		pending_rate_plan_id: z
+			.string()
+			.nullable()
+			.openapi({ description: "A plan change that takes effect at the start of the next billing period." }),
+		agent_instance_ids: z.array(z.string()),
+		status: z.enum(["active", "cancelled"]),
+		started_at: z.string(),
+		cancelled_at: z.string().nullable(),
+		created_at: z.string(),
+	})
+	.openapi("Subscription");
+
+const CreateSubscription = z
+	.strictObject({
+		account_id: z.string().min(1),
+		rate_plan_id: z.string().min(1),
+		agent_instance_ids: InstanceKeys,
+	})
+	.openapi("CreateSubscription");
+
+const UpdateSubscription = z
+	.strictObject({ rate_plan_id: z.string().min(1).optional(), agent_instance_ids: InstanceKeys.optional() })
+	.openapi("UpdateSubscription");
+
+const ListQuery = PageQuery.extend({
+	account_id: z.string().optional(),
+	status: z.enum(["active", "cancelled"]).optional(),
+});
+
+const SubscriptionParams = z.object({ subscription_id: z.string() });
+const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
+
+/** Webhook events of the change are in the outbox already; deliver them without holding up the response. */
+function deliverOutbox(c: AppContext) {
+	c.executionCtx.waitUntil(dispatchOutbox(c.env));
+}
+
+export const subscriptionRoutes = newRouter();
+
+subscriptionRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/subscriptions",
+		tags: ["Subscriptions"],
+		summary: "List subscriptions",
+		request: { query: ListQuery },
+		responses: {
+			200: { description: "Subscriptions", ...json(pageSchema("subscriptions", Subscription)) },
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const { account_id, status, ...page } = c.req.valid("query");
+		const { items, total } = await listSubscriptions({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			filters: { account_id, status },
+			...page,
+		});
+		return c.json(pageOf("subscriptions", items, total, page), 200);
+	},
+);
+
+subscriptionRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/subscriptions",
+		tags: ["Subscriptions"],
+		summary: "Subscribe an account to a rate plan for some agent instances",
+		description:
+			"Emits subscription.created. 409 when the plan is archived, its currency differs from the account's, or an " +
+			"instance is already in another active subscription.",
+		request: { body: { required: true, ...json(CreateSubscription) } },
+		responses: {
+			201: { description: "The subscription", ...json(Subscription) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) => {
+		const db = database(c.env.DB);
+		const subscription = await createSubscription({
+			env: c.env,
+			db,
+			scope: c.get("scope"),
+			input: c.req.valid("json"),
+		});
+		deliverOutbox(c);
+		return c.json(subscription, 201);
+	},
+);
+
+subscriptionRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/subscriptions/{subscription_id}",
+		tags: ["Subscriptions"],
+		summary: "Get a subscription",
+		request: { params: SubscriptionParams },
+		responses: { 200: { description: "The subscription", ...json(Subscription) }, ...errorResponses(404) },
+	}),
+	async (c) => {
+		const id = c.req.valid("param").subscription_id;
+		return c.json(await getSubscription({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+	},
+);
+
+subscriptionRoutes.openapi(
+	createRoute({
+		method: "patch",
+		path: "/subscriptions/{subscription_id}",
+		tags: ["Subscriptions"],
+		summary: "Change a subscription's instances, or its plan from the next billing period",
+		description:
+			"Emits subscription.updated. Instance changes apply to events received from then on; a plan change shows as " +
+			"pending_rate_plan_id until the next billing period starts.",
+		request: { params: SubscriptionParams, body: { required: true, ...json(UpdateSubscription) } },
+		responses: {
+			200: { description: "The subscription", ...json(Subscription) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) => {
+		const subscription = await updateSubscription({
+			env: c.env,
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").subscription_id,
+			input: c.req.valid("json"),
+		});
+		deliverOutbox(c);
+		return c.json(subscription, 200);
+	},
+);
+
+subscriptionRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/subscriptions/{subscription_id}/cancel",
+		tags: ["Subscriptions"],
+		summary: "Cancel a subscription",
+		description: "Emits subscription.cancelled. Cancelling twice → 409.",
+		request: { params: SubscriptionParams },
+		responses: {
+			200: { description: "The cancelled subscription", ...json(Subscription) },
+			...errorResponses(404, 409),
+		},
+	}),
+	async (c) => {
+		const subscription = await cancelSubscription({
+			env: c.env,
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").subscription_id,
+		});
+		deliverOutbox(c);
+		return c.json(subscription, 200);
+	},
+);

@@ -1,0 +1,150 @@
+/**
+ * Reading subscriptions. subscription_plans is the plan history and the truth: the plan of the current period
+ * is its newest row whose effective_period has started, a later row is the pending plan. The rate_plan_id and
+ * pending_rate_plan_id columns of subscriptions repeat that for plain SQL readers and are brought up to date
+ * when a read finds that a pending plan's period has begun.
+ */
+import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { subscriptions } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { notFound } from "../http/errors";
+import { nowIso, periodOf } from "../lib/time";
+
+export type SubscriptionStatus = "active" | "cancelled";
+
+export interface SubscriptionView {
+	id: string;
+	account_id: string;
+	rate_plan_id: string;
+	pending_rate_plan_id: string | null;
+	agent_instance_ids: string[];
+	status: SubscriptionStatus;
+	started_at: string;
+	cancelled_at: string | null;
+	created_at: string;
+}
+
+/** A subscription as read, with what a write needs to detect that it changed meanwhile. */
+export interface LoadedSubscription {
+	view: SubscriptionView;
+	updatedAt: string;
+}
+
+/** The `data` of subscription.created / .updated / .cancelled webhook events (§13). */
+export function subscriptionEventData(view: SubscriptionView) {
+	return {
+		subscription_id: view.id,
+		account_id: view.account_id,
+		rate_plan_id: view.rate_plan_id,
+		pending_rate_plan_id: view.pending_rate_plan_id,
+		agent_instance_ids: view.agent_instance_ids,
+		status: view.status,
+	};
+}
+
+// Outer columns are spelled out: drizzle writes a bare "id" in single-table queries, which inside a subquery
+// would mean the subquery's own id.
+function selection(period: string) {
+	return {
+		row: subscriptions,
+		currentPlan: sql<string | null>`(SELECT p.rate_plan_id FROM subscription_plans AS p
+			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
+			ORDER BY p.effective_period DESC LIMIT 1)`,
+		pendingPlan: sql<string | null>`(SELECT p.rate_plan_id FROM subscription_plans AS p
+			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period > ${period}
+			ORDER BY p.effective_period LIMIT 1)`,
+		// Active: its open memberships. Cancelled: those it had when cancelled (closed at that very instant).
+		instanceKeys: sql<string>`(SELECT json_group_array(m.agent_key ORDER BY m.id) FROM subscription_instances AS m
+			WHERE m.subscription_id = "subscriptions"."id"
+			AND (m.removed_at IS NULL OR m.removed_at = "subscriptions"."cancelled_at"))`,
+	};
+}
+
+type Selected = {
+	row: typeof subscriptions.$inferSelect;
+	currentPlan: string | null;
+	pendingPlan: string | null;
+	instanceKeys: string;
+};
+
+function toLoaded({ row, currentPlan, pendingPlan, instanceKeys }: Selected): LoadedSubscription {
+	return {
+		updatedAt: row.updatedAt,
+		view: {
+			id: row.id,
+			account_id: row.accountId,
+			rate_plan_id: currentPlan ?? row.ratePlanId,
+			pending_rate_plan_id: pendingPlan,
+			agent_instance_ids: JSON.parse(instanceKeys) as string[],
+			status: row.status,
+			started_at: row.startedAt,
+			cancelled_at: row.cancelledAt,
+			created_at: row.createdAt,
+		},
+	};
+}
+
+/** Rolls the plan columns forward for subscriptions whose pending plan's period has begun. Rare: once a change. */
+async function syncPlanColumns(db: Db, selected: Selected[], period: string): Promise<void> {
+	const stale = selected.filter(
+		(s) =>
+			s.currentPlan !== null &&
+			(s.currentPlan !== s.row.ratePlanId || s.pendingPlan !== s.row.pendingRatePlanId),
+	);
+	if (stale.length === 0) return;
+	const current = selection(period);
+	await db
+		.update(subscriptions)
+		.set({ ratePlanId: current.currentPlan, pendingRatePlanId: current.pendingPlan })
+		.where(
+			sql`"subscriptions"."id" IN (SELECT value FROM json_each(${JSON.stringify(stale.map((s) => s.row.id))}))`,
+		);
+}
+
+export async function loadSubscription(db: Db, scope: Scope, id: string): Promise<LoadedSubscription> {
+	const period = periodOf(nowIso());
+	const rows = await db
+		.select(selection(period))
+		.from(subscriptions)
+		.where(inScope(scope, subscriptions, eq(subscriptions.id, id)));
+	if (!rows[0]) throw notFound("subscription", id);
+	await syncPlanColumns(db, rows, period);
+	return toLoaded(rows[0]);
+}
+
+export async function getSubscription({ db, scope, id }: { db: Db; scope: Scope; id: string }) {
+	return (await loadSubscription(db, scope, id)).view;
+}
+
+export async function listSubscriptions({
+	db,
+	scope,
+	filters,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	filters: { account_id?: string; status?: SubscriptionStatus };
+	limit: number;
+	offset: number;
+}): Promise<{ items: SubscriptionView[]; total: number }> {
+	const period = periodOf(nowIso());
+	const conditions: SQL[] = [];
+	if (filters.account_id !== undefined) conditions.push(eq(subscriptions.accountId, filters.account_id));
+	if (filters.status !== undefined) conditions.push(eq(subscriptions.status, filters.status));
+	const where = inScope(scope, subscriptions, and(...conditions));
+	const [rows, [count]] = await db.batch([
+		db
+			.select(selection(period))
+			.from(subscriptions)
+			.where(where)
+			.orderBy(desc(subscriptions.createdAt), desc(subscriptions.id))
+			.limit(limit)
+			.offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(subscriptions).where(where),
+	]);
+	await syncPlanColumns(db, rows, period);
+	return { items: rows.map((row) => toLoaded(row).view), total: count?.n ?? 0 };
+}

@@ -1,0 +1,129 @@
+// `npm run bench [-- --quick]`: starts the Worker locally with fresh state, measures, prints one table.
+// Throughput figures are ratios against a bare route measured in the same run: absolute numbers on a shared
+// 2-core machine behind wrangler's proxy mean little.
+import { apiClient, inParallel, timed } from "./api.mjs";
+import { load } from "./load.mjs";
+import { provisionEnvironment, sendUsage } from "./scenarios.mjs";
+import { startWorker } from "./worker.mjs";
+
+const quick = process.argv.includes("--quick");
+const size = quick
+	? { seconds: 2, latencySeconds: 3, batches: 4, subscriptions: 50, bigEvents: 20_000, reportSeconds: 2 }
+	: { seconds: 10, latencySeconds: 10, batches: 20, subscriptions: 1000, bigEvents: 1_000_000, reportSeconds: 5 };
+
+const rows = [];
+function row(figure, measured, target, pass) {
+	rows.push({ figure, measured, target, status: pass === undefined ? "" : pass ? "met" : "missed" });
+	console.error(`  ${figure}: ${measured}`);
+}
+const fmt = (n, digits = 2) => Number(n).toFixed(digits);
+
+const worker = await startWorker();
+console.error(`bench (${quick ? "quick" : "full"}) on ${worker.base} — ${worker.how}`);
+try {
+	const { base } = worker;
+	const admin = apiClient(base, worker.adminKey);
+
+	// Single-event ingest against the bare route, warm routing cache (one subscription, one instance).
+	const ingest = await provisionEnvironment(base, worker.adminKey, "live", 10);
+	const action = JSON.stringify({ agent_key: ingest.instanceKeys[0], action_type: "llm_call", metadata: { tokens: 10 } });
+	const sdkHeaders = { Authorization: `Bearer ${ingest.sdkKey}`, "Content-Type": "application/json" };
+	await admin("GET", "/v1/agents");
+	await apiClient(base, ingest.sdkKey)("POST", "/v1/actions", JSON.parse(action));
+
+	const healthz = await load({ url: `${base}/healthz`, seconds: size.seconds });
+	const actions = await load({ url: `${base}/v1/actions`, method: "POST", headers: sdkHeaders, body: action, seconds: size.seconds });
+	const ingestRatio = actions.rps / healthz.rps;
+	row(
+		"ingest ratio (POST /v1/actions ÷ GET /healthz, 64 connections)",
+		`${fmt(ingestRatio)} (${fmt(actions.rps, 0)} ÷ ${fmt(healthz.rps, 0)} req/s)`,
+		"≥ 0.5",
+		ingestRatio >= 0.5,
+	);
+
+	// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight.
+	const batchRun = await timed(() => sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4));
+	const eventsPerSecond = batchRun.value / batchRun.seconds;
+	row("batch ingest (1,000-event batches)", `${fmt(eventsPerSecond, 0)} events/s`, "≥ 50,000 events/s", eventsPerSecond >= 50_000);
+
+	// Latency of single events at a fixed moderate rate.
+	const steady = await load({
+		url: `${base}/v1/actions`,
+		method: "POST",
+		headers: sdkHeaders,
+		body: action,
+		connections: 16,
+		rate: 200,
+		seconds: size.latencySeconds,
+	});
+	row("single-event latency at 200 req/s", `p50 ${steady.p50} ms, p99 ${steady.p99} ms`, "p99 ≤ 50 ms", steady.p99 <= 50);
+
+	// What the gate (authentication + rate limit) adds to an authenticated read.
+	const adminHeaders = { Authorization: `Bearer ${worker.adminKey}` };
+	const bare = await load({ url: `${base}/healthz`, connections: 16, seconds: size.seconds });
+	const gateOnly = await load({ url: `${base}/v1/no-such-route`, headers: adminHeaders, connections: 16, seconds: size.seconds });
+	const read = await load({ url: `${base}/v1/agents`, headers: adminHeaders, connections: 16, seconds: size.seconds });
+	const gateShare = Math.max(0, gateOnly.mean - bare.mean) / read.mean;
+	row(
+		"auth + rate limit share of GET /v1/agents",
+		`${fmt(gateShare * 100, 1)}% (gate ${fmt(gateOnly.mean - bare.mean)} ms of ${fmt(read.mean)} ms; healthz ${fmt(bare.mean)} ms)`,
+		"≤ 30%",
+		gateShare <= 0.3,
+	);
+
+	// Invoicing: N subscriptions with little usage (test environment) vs 2N with a lot (live).
+	const period = new Date().toISOString().slice(0, 7);
+	const small = await provisionEnvironment(base, worker.adminKey, "test", size.subscriptions);
+	const smallEvents = await sendUsage(base, small.sdkKey, small.instanceKeys, size.subscriptions);
+	const large = await provisionEnvironment(base, worker.adminKey, "live", size.subscriptions * 2);
+	const largeEvents = await sendUsage(base, large.sdkKey, large.instanceKeys, size.bigEvents);
+	const smallRun = await timed(() => small.api("POST", "/v1/invoices/generate", { billing_period: period }));
+	const largeRun = await timed(() => large.api("POST", "/v1/invoices/generate", { billing_period: period }));
+	const growth = largeRun.seconds / smallRun.seconds;
+	row(
+		`invoicing ${size.subscriptions} subscriptions (${smallEvents} events)`,
+		`${fmt(smallRun.seconds)} s, ${smallRun.value.invoices.length} invoices`,
+		"≤ 10 s (1,000)",
+		smallRun.seconds <= 10,
+	);
+	row(
+		`invoicing ${size.subscriptions * 2} subscriptions (${largeEvents} events) ÷ ${size.subscriptions}`,
+		`${fmt(growth)}× (${fmt(largeRun.seconds)} s, ${largeRun.value.invoices.length} invoices)`,
+		"≤ 2.2×",
+		growth <= 2.2,
+	);
+
+	// Reports over few events (test environment) vs many (live), same shape of query.
+	const range = `start_date=${period}-01&end_date=${new Date().toISOString().slice(0, 10)}`;
+	for (const [name, path] of [
+		["revenue by agent", `/v1/reports/revenue?${range}&group_by=agent`],
+		["PnL", `/v1/reports/pnl?${range}`],
+	]) {
+		const fewRun = await load({
+			url: `${base}${path}`,
+			headers: { Authorization: `Bearer ${small.adminKey}` },
+			connections: 4,
+			seconds: size.reportSeconds,
+		});
+		const manyRun = await load({
+			url: `${base}${path}`,
+			headers: { Authorization: `Bearer ${large.adminKey}` },
+			connections: 4,
+			seconds: size.reportSeconds,
+		});
+		const ratio = manyRun.mean / fewRun.mean;
+		row(
+			`${name} latency, ${largeEvents} events ÷ ${smallEvents}`,
+			`${fmt(ratio)}× (${fmt(manyRun.mean)} ms vs ${fmt(fewRun.mean)} ms)`,
+			"≤ 3×",
+			ratio <= 3,
+		);
+	}
+} finally {
+	await worker.stop();
+}
+
+const header = "| figure | measured | target | status |\n|---|---|---|---|";
+console.log(`\nnpm run bench${quick ? " -- --quick" : ""} — ${worker.how}\n`);
+console.log(header);
+for (const r of rows) console.log(`| ${r.figure} | ${r.measured} | ${r.target} | ${r.status} |`);

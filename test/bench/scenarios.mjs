@@ -1,0 +1,66 @@
+// Bench data: a priced plan, accounts, subscriptions with one instance each, and usage sent in batches.
+import { apiClient, inParallel } from "./api.mjs";
+
+export const PLAN = {
+	name: "Bench plan",
+	base_fee: 49,
+	charges: [
+		{
+			metric: "llm_calls",
+			source: { kind: "action", type: "llm_call", aggregate: "count" },
+			model: "tiered",
+			tiers: [
+				{ up_to: 1000, unit_price: 0.01 },
+				{ up_to: null, unit_price: 0.005 },
+			],
+		},
+		{
+			metric: "tokens",
+			source: { kind: "action", type: "llm_call", aggregate: "sum", field: "tokens" },
+			model: "per_unit",
+			unit_price: 0.000002,
+			included_quantity: 100000,
+		},
+	],
+};
+
+/** An environment with `subscriptions` subscriptions (ten per account), each holding one instance. */
+export async function provisionEnvironment(base, adminKey, environment, subscriptions) {
+	const admin = apiClient(base, adminKey);
+	const envAdminKey =
+		environment === "live" ? adminKey : (await admin("POST", "/v1/api-keys", { type: "api", permission: "admin", environment })).key;
+	const api = apiClient(base, envAdminKey);
+	const sdkKey = (await api("POST", "/v1/api-keys", { type: "sdk", environment })).key;
+	const plan = await api("POST", "/v1/pricing/rate-plans", PLAN);
+	const accountCount = Math.ceil(subscriptions / 10);
+	const accounts = await inParallel([...Array(accountCount).keys()], 16, (i) =>
+		api("POST", "/v1/accounts", { name: `Customer ${i}`, email: `billing${i}@bench.example` }),
+	);
+	const instanceKeys = [...Array(subscriptions).keys()].map((i) => `${environment}-bench-${i}`);
+	await inParallel(instanceKeys, 16, (key, i) =>
+		api("POST", "/v1/subscriptions", {
+			account_id: accounts[Math.floor(i / 10)].id,
+			rate_plan_id: plan.id,
+			agent_instance_ids: [key],
+		}),
+	);
+	return { api, adminKey: envAdminKey, sdkKey, instanceKeys, plan };
+}
+
+/** `total` llm_call actions spread evenly over the instances, in batches of 1,000. */
+export async function sendUsage(base, sdkKey, instanceKeys, total, concurrency = 4) {
+	const sdk = apiClient(base, sdkKey);
+	const batches = Math.ceil(total / 1000);
+	let sent = 0;
+	await inParallel([...Array(batches).keys()], concurrency, async (b) => {
+		const size = Math.min(1000, total - b * 1000);
+		const events = Array.from({ length: size }, (_, i) => ({
+			agent_key: instanceKeys[(b * 1000 + i) % instanceKeys.length],
+			action_type: "llm_call",
+			metadata: { tokens: 1200, model: "small" },
+		}));
+		await sdk("POST", "/v1/actions/batch", { events });
+		sent += size;
+	});
+	return sent;
+}

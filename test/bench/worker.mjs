@@ -1,0 +1,89 @@
+// Starts the Worker under `wrangler dev` on loopback with fresh local state, and stops it.
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
+const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
+
+function freePort() {
+	return new Promise((resolve, reject) => {
+		const server = createServer();
+		server.unref();
+		server.on("error", reject);
+		server.listen(0, "127.0.0.1", () => {
+			const { port } = server.address();
+			server.close(() => resolve(port));
+		});
+	});
+}
+
+export async function startWorker() {
+	const state = mkdtempSync(join(tmpdir(), "amb-bench-"));
+	const migrate = spawnSync(
+		process.execPath,
+		[WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state],
+		{ env, encoding: "utf8" },
+	);
+	if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stderr}${migrate.stdout}`);
+
+	const port = await freePort();
+	const adminKey = `sk_api_${randomBytes(24).toString("hex")}`;
+	const args = [
+		WRANGLER,
+		"dev",
+		"--ip",
+		"127.0.0.1",
+		"--port",
+		String(port),
+		"--persist-to",
+		state,
+		"--log-level",
+		"error",
+		"--show-interactive-dev-session=false",
+		"--var",
+		`ADMIN_API_KEY:${adminKey}`,
+		// The limits are raised so that the load measures the service, not the 429 path; every request is
+		// still counted by the rate limiter.
+		"--var",
+		"RATE_LIMIT_SDK_PER_MINUTE:1000000000",
+		"--var",
+		"RATE_LIMIT_API_PER_MINUTE:1000000000",
+	];
+	const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+	let output = "";
+	child.stdout.on("data", (d) => {
+		output += d;
+	});
+	child.stderr.on("data", (d) => {
+		output += d;
+	});
+
+	const base = `http://127.0.0.1:${port}`;
+	const deadline = Date.now() + 60_000;
+	while (Date.now() < deadline) {
+		try {
+			const response = await fetch(`${base}/healthz`);
+			if (response.ok) break;
+		} catch {}
+		if (child.exitCode !== null) throw new Error(`wrangler dev exited:\n${output}`);
+		await new Promise((r) => setTimeout(r, 250));
+	}
+	if (Date.now() >= deadline) throw new Error(`wrangler dev did not start in 60 s:\n${output}`);
+
+	return {
+		base,
+		adminKey,
+		how: "wrangler dev (local workerd, --log-level error, fresh --persist-to state)",
+		async stop() {
+			try {
+				process.kill(-child.pid, "SIGTERM");
+			} catch {}
+			await new Promise((r) => setTimeout(r, 500));
+			rmSync(state, { recursive: true, force: true });
+		},
+	};
+}

@@ -1,0 +1,226 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
+import { post } from "../helpers";
+import { sendAction, sendOutcome, subscribe, subscriptionAccumulator } from "../subscriptions/fixtures";
+
+type Stub = ReturnType<typeof subscriptionAccumulator>;
+
+/** Everything this accumulator put in D1, in a stable order. */
+async function d1Rows(accumulator: string) {
+	const all = async (sql: string) => (await env.DB.prepare(sql).bind(accumulator).all()).results;
+	return {
+		events: await all(
+			"SELECT id, kind, agent_key, type, value, metadata, timestamp, subscription_id FROM usage_events WHERE accumulator = ? ORDER BY id",
+		),
+		daily: await all(
+			"SELECT agent_key, day, kind, type, field, count, sum, subscription_id FROM usage_daily WHERE accumulator = ? ORDER BY kind, type, field",
+		),
+		costs: await all(
+			"SELECT agent_key, period, cost_type, currency, amount FROM usage_costs WHERE accumulator = ? ORDER BY cost_type",
+		),
+		outcomes: (
+			await env.DB.prepare(
+				"SELECT id, data FROM webhook_events WHERE event = 'outcome.completed' ORDER BY id",
+			).all<{
+				id: string;
+				data: string;
+			}>()
+		).results.filter((row) => JSON.parse(row.data).subscription_id === accumulator.split(":")[2]),
+	};
+}
+
+/** Holds the alarm back, shrinks the chunks and installs fault hooks on the accumulator. */
+async function configure(stub: Stub, change: (instance: UsageAccumulator) => void) {
+	await runInDurableObject(stub, (instance: UsageAccumulator) => {
+		instance.settings.flushDelayMs = 60_000;
+		change(instance);
+	});
+}
+
+async function sendMix(agentKey: string) {
+	const body = (events: unknown[]) => ({ events });
+	// llm_call ×3: tokens 100 + 250.5 + 0.25 = 350.75, cost 0.1 + 0.2 (USD, type gpu) + 0.3 (EUR, llm_call);
+	// search ×2; hire outcomes 1000 + 0.5 = 1000.5.
+	await post(
+		"/v1/actions/batch",
+		body([
+			{
+				agent_key: agentKey,
+				action_type: "llm_call",
+				metadata: { tokens: 100, cost: 0.1, cost_type: "gpu" },
+			},
+			{
+				agent_key: agentKey,
+				action_type: "llm_call",
+				metadata: { tokens: 250.5, cost: 0.2, cost_type: "gpu" },
+			},
+			{
+				agent_key: agentKey,
+				action_type: "llm_call",
+				metadata: { tokens: 0.25, cost: 0.3, cost_currency: "EUR" },
+			},
+			{ agent_key: agentKey, action_type: "search" },
+			{ agent_key: agentKey, action_type: "search", metadata: { flag: true } },
+		]),
+	);
+	await sendOutcome({ agent_key: agentKey, value: 1000 });
+	await sendOutcome({ agent_key: agentKey, value: 0.5 });
+}
+
+function expectedTotals(agentKey: string, subscriptionId: string) {
+	const day = new Date().toISOString().slice(0, 10);
+	const row = (kind: string, type: string, field: string, count: number, sum: string) => ({
+		agent_key: agentKey,
+		day,
+		kind,
+		type,
+		field,
+		count,
+		sum,
+		subscription_id: subscriptionId,
+	});
+	return {
+		daily: [
+			row("action", "llm_call", "", 3, "0"),
+			row("action", "llm_call", "cost", 3, "0.6"),
+			row("action", "llm_call", "tokens", 3, "350.75"),
+			row("action", "search", "", 2, "0"),
+			row("outcome", "hire", "", 2, "1000.5"),
+		],
+		costs: [
+			{ agent_key: agentKey, period: day.slice(0, 7), cost_type: "gpu", currency: "USD", amount: "0.3" },
+			{ agent_key: agentKey, period: day.slice(0, 7), cost_type: "llm_call", currency: "EUR", amount: "0.3" },
+		],
+	};
+}
+
+describe("usage accumulator flush", () => {
+	it("copies events, daily aggregates, costs and outbox rows to D1 from its alarm; again, nothing changes", async () => {
+		const { subscription, keys } = await subscribe();
+		const agentKey = keys[0] as string;
+		const stub = subscriptionAccumulator(subscription.id);
+		const name = `live:sub:${subscription.id}`;
+		await configure(stub, () => {});
+		await sendMix(agentKey);
+		expect((await d1Rows(name)).events).toEqual([]);
+
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		const flushed = await d1Rows(name);
+		expect(flushed.events).toHaveLength(7);
+		expect(flushed.daily).toEqual(expectedTotals(agentKey, subscription.id).daily);
+		expect(flushed.costs).toEqual(expectedTotals(agentKey, subscription.id).costs);
+		expect(flushed.outcomes).toHaveLength(2);
+
+		expect(await runDurableObjectAlarm(stub)).toBe(false);
+		expect(await stub.flush()).toMatchObject({ chunks: 0, complete: true });
+		expect(await d1Rows(name)).toEqual(flushed);
+	});
+
+	it("loses and doubles nothing when a flush fails half-way and is retried", async () => {
+		const { subscription, keys } = await subscribe();
+		const agentKey = keys[0] as string;
+		const stub = subscriptionAccumulator(subscription.id);
+		const name = `live:sub:${subscription.id}`;
+		await configure(stub, (instance) => {
+			instance.settings.chunk = { events: 2, eventBytes: 1024 * 1024, rows: 2 };
+			instance.hooks.beforeBatch = (chunk) => {
+				if (chunk === 2) throw new Error("D1 unavailable");
+			};
+		});
+		await sendMix(agentKey);
+
+		expect(String(await stub.flush().catch((error: unknown) => error))).toContain("D1 unavailable");
+		const halfWay = await d1Rows(name);
+		expect(halfWay.events).toHaveLength(2);
+		expect(halfWay.daily).toHaveLength(2);
+
+		await runInDurableObject(stub, (instance: UsageAccumulator) => {
+			instance.hooks = {};
+		});
+		// 7 events, 5 daily rows, 2 cost rows, 2 outbox rows in chunks of 2: four batches in all, one already done.
+		expect(await stub.flush()).toMatchObject({
+			events: 5,
+			aggregates: 3,
+			costs: 0,
+			outbox: 0,
+			chunks: 3,
+			complete: true,
+		});
+		const done = await d1Rows(name);
+		expect(done.events).toHaveLength(7);
+		expect(done.daily).toEqual(expectedTotals(agentKey, subscription.id).daily);
+		expect(done.costs).toEqual(expectedTotals(agentKey, subscription.id).costs);
+		expect(done.outcomes).toHaveLength(2);
+	});
+
+	it("rewrites the same rows when D1 committed but the accumulator failed before marking them flushed", async () => {
+		const { subscription, keys } = await subscribe();
+		const agentKey = keys[0] as string;
+		const stub = subscriptionAccumulator(subscription.id);
+		const name = `live:sub:${subscription.id}`;
+		let failures = 1;
+		await configure(stub, (instance) => {
+			instance.hooks.afterBatch = () => {
+				if (failures-- > 0) throw new Error("evicted after the D1 write");
+			};
+		});
+		await sendMix(agentKey);
+
+		expect(String(await stub.flush().catch((error: unknown) => error))).toContain("evicted");
+		const committed = await d1Rows(name);
+		expect(committed.events).toHaveLength(7);
+
+		const retry = await stub.flush();
+		expect(retry).toMatchObject({ events: 7, aggregates: 5, costs: 2, outbox: 2, chunks: 1 });
+		expect(await d1Rows(name)).toEqual(committed);
+		expect(committed.daily).toEqual(expectedTotals(agentKey, subscription.id).daily);
+	});
+
+	it("flushes again an aggregate that changed while its flush was in flight", async () => {
+		const { subscription, account, keys } = await subscribe();
+		const agentKey = keys[0] as string;
+		const stub = subscriptionAccumulator(subscription.id);
+		const name = `live:sub:${subscription.id}`;
+		const late: RecordRequest = {
+			name,
+			accountId: account.id,
+			claims: {},
+			events: [
+				{
+					id: "act_late0000000000000000000000",
+					kind: "action",
+					agentKey,
+					type: "search",
+					value: null,
+					metadata: null,
+					timestamp: new Date().toISOString(),
+					receivedAt: new Date().toISOString(),
+					idempotencyKey: null,
+				},
+			],
+		};
+		await configure(stub, (instance) => {
+			instance.hooks.beforeBatch = () => {
+				instance.hooks = {};
+				// The chunk was read already; this event arrives while it is being written.
+				(instance as unknown as { store: { record: (r: RecordRequest, now: number) => void } }).store.record(
+					late,
+					Date.now(),
+				);
+			};
+		});
+		await sendAction({ agent_key: agentKey, action_type: "search" });
+
+		await stub.flush();
+		const searches = async () =>
+			(await d1Rows(name)).daily.find((row) => row.type === "search" && row.field === "") as {
+				count: number;
+			};
+		// The first flush wrote the chunk as read (1 search) and then the late event in a second chunk (2).
+		expect((await searches()).count).toBe(2);
+		expect((await d1Rows(name)).events).toHaveLength(2);
+	});
+});
