@@ -9,7 +9,14 @@ import { startWorker } from "./worker.mjs";
 const quick = process.argv.includes("--quick");
 const size = quick
 	? { seconds: 2, latencySeconds: 3, batches: 4, subscriptions: 50, bigEvents: 20_000, reportSeconds: 2 }
-	: { seconds: 10, latencySeconds: 10, batches: 20, subscriptions: 1000, bigEvents: 1_000_000, reportSeconds: 5 };
+	: {
+			seconds: 10,
+			latencySeconds: 10,
+			batches: 20,
+			subscriptions: 1000,
+			bigEvents: 1_000_000,
+			reportSeconds: 5,
+		};
 
 const rows = [];
 function row(figure, measured, target, pass) {
@@ -26,13 +33,23 @@ try {
 
 	// Single-event ingest against the bare route, warm routing cache (one subscription, one instance).
 	const ingest = await provisionEnvironment(base, worker.adminKey, "live", 10);
-	const action = JSON.stringify({ agent_key: ingest.instanceKeys[0], action_type: "llm_call", metadata: { tokens: 10 } });
+	const action = JSON.stringify({
+		agent_key: ingest.instanceKeys[0],
+		action_type: "llm_call",
+		metadata: { tokens: 10 },
+	});
 	const sdkHeaders = { Authorization: `Bearer ${ingest.sdkKey}`, "Content-Type": "application/json" };
 	await admin("GET", "/v1/agents");
 	await apiClient(base, ingest.sdkKey)("POST", "/v1/actions", JSON.parse(action));
 
 	const healthz = await load({ url: `${base}/healthz`, seconds: size.seconds });
-	const actions = await load({ url: `${base}/v1/actions`, method: "POST", headers: sdkHeaders, body: action, seconds: size.seconds });
+	const actions = await load({
+		url: `${base}/v1/actions`,
+		method: "POST",
+		headers: sdkHeaders,
+		body: action,
+		seconds: size.seconds,
+	});
 	const ingestRatio = actions.rps / healthz.rps;
 	row(
 		"ingest ratio (POST /v1/actions ÷ GET /healthz, 64 connections)",
@@ -42,9 +59,16 @@ try {
 	);
 
 	// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight.
-	const batchRun = await timed(() => sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4));
+	const batchRun = await timed(() =>
+		sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4),
+	);
 	const eventsPerSecond = batchRun.value / batchRun.seconds;
-	row("batch ingest (1,000-event batches)", `${fmt(eventsPerSecond, 0)} events/s`, "≥ 50,000 events/s", eventsPerSecond >= 50_000);
+	row(
+		"batch ingest (1,000-event batches)",
+		`${fmt(eventsPerSecond, 0)} events/s`,
+		"≥ 50,000 events/s",
+		eventsPerSecond >= 50_000,
+	);
 
 	// Latency of single events at a fixed moderate rate.
 	const steady = await load({
@@ -56,13 +80,29 @@ try {
 		rate: 200,
 		seconds: size.latencySeconds,
 	});
-	row("single-event latency at 200 req/s", `p50 ${steady.p50} ms, p99 ${steady.p99} ms`, "p99 ≤ 50 ms", steady.p99 <= 50);
+	row(
+		"single-event latency at 200 req/s",
+		`p50 ${steady.p50} ms, p99 ${steady.p99} ms`,
+		"p99 ≤ 50 ms",
+		steady.p99 <= 50,
+	);
 
 	// What the gate (authentication + rate limit) adds to an authenticated read.
 	const adminHeaders = { Authorization: `Bearer ${worker.adminKey}` };
 	const bare = await load({ url: `${base}/healthz`, connections: 16, seconds: size.seconds });
-	const gateOnly = await load({ url: `${base}/v1/no-such-route`, headers: adminHeaders, connections: 16, seconds: size.seconds });
-	const read = await load({ url: `${base}/v1/agents`, headers: adminHeaders, connections: 16, seconds: size.seconds });
+	const gateOnly = await load({
+		url: `${base}/v1/no-such-route`,
+		headers: adminHeaders,
+		connections: 16,
+		seconds: size.seconds,
+		expectedStatus: 404,
+	});
+	const read = await load({
+		url: `${base}/v1/agents`,
+		headers: adminHeaders,
+		connections: 16,
+		seconds: size.seconds,
+	});
 	const gateShare = Math.max(0, gateOnly.mean - bare.mean) / read.mean;
 	row(
 		"auth + rate limit share of GET /v1/agents",

@@ -28,7 +28,9 @@ export const PLAN = {
 export async function provisionEnvironment(base, adminKey, environment, subscriptions) {
 	const admin = apiClient(base, adminKey);
 	const envAdminKey =
-		environment === "live" ? adminKey : (await admin("POST", "/v1/api-keys", { type: "api", permission: "admin", environment })).key;
+		environment === "live"
+			? adminKey
+			: (await admin("POST", "/v1/api-keys", { type: "api", permission: "admin", environment })).key;
 	const api = apiClient(base, envAdminKey);
 	const sdkKey = (await api("POST", "/v1/api-keys", { type: "sdk", environment })).key;
 	const plan = await api("POST", "/v1/pricing/rate-plans", PLAN);

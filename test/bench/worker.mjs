@@ -42,7 +42,7 @@ export async function startWorker() {
 		"--persist-to",
 		state,
 		"--log-level",
-		"error",
+		process.env.BENCH_LOG_LEVEL ?? "error",
 		"--show-interactive-dev-session=false",
 		"--var",
 		`ADMIN_API_KEY:${adminKey}`,
@@ -61,6 +61,10 @@ export async function startWorker() {
 	child.stderr.on("data", (d) => {
 		output += d;
 	});
+	if (process.env.BENCH_LOG_LEVEL) {
+		child.stdout.pipe(process.stderr);
+		child.stderr.pipe(process.stderr);
+	}
 
 	const base = `http://127.0.0.1:${port}`;
 	const deadline = Date.now() + 60_000;
