@@ -1,5 +1,6 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { type Db, isUniqueViolation } from "../db/client";
+import { newestFirst } from "../db/pages";
 import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { conflict, notFound } from "../http/errors";
@@ -92,18 +93,8 @@ export async function listAccounts({
 	limit: number;
 	offset: number;
 }) {
-	const where = inScope(scope, accounts);
-	const [rows, [count]] = await db.batch([
-		db
-			.select()
-			.from(accounts)
-			.where(where)
-			.orderBy(desc(accounts.createdAt), desc(accounts.id))
-			.limit(limit)
-			.offset(offset),
-		db.select({ n: sql<number>`count(*)` }).from(accounts).where(where),
-	]);
-	return { items: rows.map(toView), total: count?.n ?? 0 };
+	const { rows, total } = await newestFirst(db, accounts, inScope(scope, accounts), { limit, offset });
+	return { items: rows.map(toView), total };
 }
 
 export async function updateAccount({

@@ -1,5 +1,6 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { newestFirst } from "../db/pages";
 import { agents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../http/errors";
@@ -69,18 +70,8 @@ export async function listAgents({
 	limit: number;
 	offset: number;
 }) {
-	const where = inScope(scope, agents);
-	const [rows, [count]] = await db.batch([
-		db
-			.select()
-			.from(agents)
-			.where(where)
-			.orderBy(desc(agents.createdAt), desc(agents.id))
-			.limit(limit)
-			.offset(offset),
-		db.select({ n: sql<number>`count(*)` }).from(agents).where(where),
-	]);
-	return { items: rows.map(toView), total: count?.n ?? 0 };
+	const { rows, total } = await newestFirst(db, agents, inScope(scope, agents), { limit, offset });
+	return { items: rows.map(toView), total };
 }
 
 export async function updateAgent({

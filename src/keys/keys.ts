@@ -1,5 +1,6 @@
-import { and, desc, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { newestFirst } from "../db/pages";
 import { apiKeys } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
@@ -107,18 +108,11 @@ export async function listApiKeys({
 	limit: number;
 	offset: number;
 }) {
-	const where = inScope(scope, apiKeys, isNull(apiKeys.revokedAt));
-	const [rows, [count]] = await db.batch([
-		db
-			.select()
-			.from(apiKeys)
-			.where(where)
-			.orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
-			.limit(limit)
-			.offset(offset),
-		db.select({ n: sql<number>`count(*)` }).from(apiKeys).where(where),
-	]);
-	return { items: rows.map(toView), total: count?.n ?? 0 };
+	const { rows, total } = await newestFirst(db, apiKeys, inScope(scope, apiKeys, isNull(apiKeys.revokedAt)), {
+		limit,
+		offset,
+	});
+	return { items: rows.map(toView), total };
 }
 
 /** Marks the key revoked; the caller also tells the key's rate limiter, which makes it answer 401 at once. */

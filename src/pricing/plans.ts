@@ -3,8 +3,9 @@
  * price is a new plan — so subscriptions and invoices can rely on a plan id meaning the same prices forever.
  * DELETE only archives: an archived plan stays readable and can still be simulated, but no longer subscribed to.
  */
-import { desc, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { newestFirst } from "../db/pages";
 import { ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { ApiError, notFound } from "../http/errors";
@@ -114,18 +115,8 @@ export async function listRatePlans({
 	limit: number;
 	offset: number;
 }): Promise<{ items: RatePlanView[]; total: number }> {
-	const where = inScope(scope, ratePlans);
-	const [rows, [count]] = await db.batch([
-		db
-			.select()
-			.from(ratePlans)
-			.where(where)
-			.orderBy(desc(ratePlans.createdAt), desc(ratePlans.id))
-			.limit(limit)
-			.offset(offset),
-		db.select({ n: sql<number>`count(*)` }).from(ratePlans).where(where),
-	]);
-	return { items: rows.map(ratePlanView), total: count?.n ?? 0 };
+	const { rows, total } = await newestFirst(db, ratePlans, inScope(scope, ratePlans), { limit, offset });
+	return { items: rows.map(ratePlanView), total };
 }
 
 /** Idempotent: archiving an archived plan answers the plan again, unchanged. */

@@ -1,5 +1,6 @@
-import { desc, eq, sql } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { newestFirst } from "../db/pages";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../http/errors";
@@ -86,18 +87,11 @@ export async function listWebhookEndpoints({
 	limit: number;
 	offset: number;
 }) {
-	const where = inScope(scope, webhookEndpoints);
-	const [rows, [count]] = await db.batch([
-		db
-			.select()
-			.from(webhookEndpoints)
-			.where(where)
-			.orderBy(desc(webhookEndpoints.createdAt), desc(webhookEndpoints.id))
-			.limit(limit)
-			.offset(offset),
-		db.select({ n: sql<number>`count(*)` }).from(webhookEndpoints).where(where),
-	]);
-	return { items: rows.map(toView), total: count?.n ?? 0 };
+	const { rows, total } = await newestFirst(db, webhookEndpoints, inScope(scope, webhookEndpoints), {
+		limit,
+		offset,
+	});
+	return { items: rows.map(toView), total };
 }
 
 export async function getWebhookEndpoint({ db, scope, id }: { db: Db; scope: Scope; id: string }) {
