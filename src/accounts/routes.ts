@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { isCurrencyCode } from "../lib/money";
@@ -59,7 +60,6 @@ const UpdateAccount = z
 	.openapi("UpdateAccount");
 
 const AccountParams = z.object({ account_id: z.string() });
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const accountRoutes = newRouter();
 

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { createAgent, getAgent, listAgents, updateAgent } from "./agents";
@@ -54,7 +55,6 @@ const RegisterInstance = z
 	.openapi("RegisterInstance");
 
 const AgentParams = z.object({ agent_id: z.string() });
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const agentRoutes = newRouter();
 

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { Charge, RatePlanInput } from "./plan";
@@ -147,7 +148,6 @@ const RatePlanParams = z.object({
 		.string()
 		.openapi({ param: { name: "rate_plan_id", in: "path" }, example: "plan_01jd0000000000000000000000" }),
 });
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const pricingRoutes = newRouter();
 

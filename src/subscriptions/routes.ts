@@ -3,6 +3,7 @@ import { INSTANCE_KEY } from "../agents/routes";
 import { database } from "../db/client";
 import type { AppContext } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { dispatchOutbox } from "../webhooks/dispatch";
@@ -54,7 +55,6 @@ const ListQuery = PageQuery.extend({
 });
 
 const SubscriptionParams = z.object({ subscription_id: z.string() });
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 /** Webhook events of the change are in the outbox already; deliver them without holding up the response. */
 function deliverOutbox(c: AppContext) {

@@ -1,6 +1,7 @@
-import { createRoute, type z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { listDeliveries, retryDelivery } from "./deliveries";
@@ -24,7 +25,6 @@ import {
 } from "./schemas";
 import { sendTestEvent } from "./test-send";
 
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 const tags = ["Webhooks"];
 
 export const webhookRoutes = newRouter();
