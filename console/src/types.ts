@@ -1,0 +1,175 @@
+/** The API's resources as the console reads them (CONTRACT.md; GET /v1/openapi.json is the full truth). */
+import type { Page } from "./api";
+import type { Environment, Permission } from "./session";
+
+export type List<Name extends string, T> = Page & { [key in Name]: T[] };
+
+export interface ApiKey {
+	id: string;
+	type: "sdk" | "api";
+	environment: Environment;
+	permission: Permission | null;
+	name: string | null;
+	prefix: string;
+	created_at: string;
+	last_used_at: string | null;
+}
+
+export interface Account {
+	id: string;
+	name: string;
+	email: string;
+	currency: string;
+	external_id: string | null;
+	billing_address: Record<string, string> | null;
+	created_at: string;
+}
+
+export interface RatePlan {
+	id: string;
+	name: string;
+	currency: string;
+	status: "active" | "archived";
+}
+
+export interface Subscription {
+	id: string;
+	account_id: string;
+	rate_plan_id: string;
+	pending_rate_plan_id: string | null;
+	agent_instance_ids: string[];
+	status: "active" | "cancelled";
+	started_at: string;
+	cancelled_at: string | null;
+	created_at: string;
+}
+
+export interface InvoiceLine {
+	metric: string;
+	description: string;
+	quantity: number;
+	amount: number;
+}
+
+export interface Invoice {
+	id: string;
+	number: string;
+	account_id: string;
+	subscription_id: string;
+	rate_plan_id: string;
+	billing_period: string;
+	period_start: string;
+	period_end: string;
+	kind: "regular" | "supplementary";
+	status: "open" | "paid" | "void";
+	currency: string;
+	line_items: InvoiceLine[];
+	amount: number;
+	issued_at: string;
+	paid_at: string | null;
+	voided_at: string | null;
+	created_at: string;
+}
+
+export interface Agent {
+	id: string;
+	name: string;
+	type: string;
+	description: string | null;
+	created_at: string;
+}
+
+export interface AgentInstance {
+	key: string;
+	agent_id: string | null;
+	name: string | null;
+	created_at: string;
+}
+
+export interface CostRecord {
+	id: string;
+	agent_id: string | null;
+	customer_id: string | null;
+	cost_type: string;
+	amount: number;
+	currency: string;
+	period: string;
+	source: "events" | "manual";
+}
+
+export type CostList = List<"costs", CostRecord> & { count: number; currency: string };
+
+export interface Pnl {
+	revenue: number;
+	costs: number;
+	margin: number;
+	margin_percent: number;
+	currency: string;
+	start_date: string;
+	end_date: string;
+}
+
+export interface RevenueReport {
+	revenue: number;
+	currency: string;
+	start_date: string;
+	end_date: string;
+	group_by: string | null;
+	breakdown: { id: string | null; name: string; revenue: number }[];
+}
+
+export interface UsageLine {
+	kind: "action" | "outcome";
+	type: string;
+	count: number;
+	value: number | null;
+}
+
+export interface Usage {
+	start_date: string;
+	end_date: string;
+	usage: UsageLine[];
+	billing_period?: string;
+	currency?: string;
+	total?: number;
+}
+
+export const WEBHOOK_EVENTS = [
+	"invoice.created",
+	"invoice.paid",
+	"payment.successful",
+	"outcome.completed",
+	"subscription.created",
+	"subscription.updated",
+	"subscription.cancelled",
+] as const;
+
+export interface WebhookEndpoint {
+	id: string;
+	url: string;
+	events: string[];
+	description: string | null;
+	status: "enabled" | "disabled";
+	created_at: string;
+}
+
+export interface WebhookDelivery {
+	id: string;
+	event_id: string;
+	event: string;
+	status: "pending" | "succeeded" | "failed";
+	attempts: number;
+	last_status_code: number | null;
+	last_error: string | null;
+	next_attempt_at: string | null;
+	created_at: string;
+	delivered_at: string | null;
+}
+
+export interface TestResult {
+	delivered: boolean;
+	status_code: number | null;
+	duration_ms: number;
+	error: string | null;
+	delivery_id: string;
+}

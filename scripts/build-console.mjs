@@ -1,0 +1,36 @@
+// Bundles the web console (console/src, TypeScript + Chart.js from node_modules) into one browser module,
+// console/public/console/app.js, which Workers static assets serve at /console/app.js. The output is
+// git-ignored; `wrangler dev`/`wrangler deploy` run this through wrangler.toml's [build], `npm test` first thing.
+
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+
+export async function buildConsole({ quiet = false } = {}) {
+	const started = Date.now();
+	const result = await build({
+		absWorkingDir: root,
+		entryPoints: ["console/src/main.ts"],
+		outfile: "console/public/console/app.js",
+		bundle: true,
+		format: "esm",
+		platform: "browser",
+		target: "es2022",
+		minify: true,
+		sourcemap: "linked",
+		legalComments: "eof",
+		metafile: true,
+		logLevel: "warning",
+	});
+	const bytes = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith("app.js"))?.[1].bytes;
+	if (!quiet)
+		console.log(
+			`console: built console/public/console/app.js (${bytes} bytes) in ${Date.now() - started} ms`,
+		);
+	return result;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+	await buildConsole();
+}

@@ -1,0 +1,381 @@
+// The console in a real browser: headless Chromium against the Worker under `wrangler dev` (fresh state, loopback
+// only), every step through the page as an operator would do it, every number checked against the public API.
+// Run with `npm run test:console`; screenshots land in test/console/screenshots/.
+import assert from "node:assert/strict";
+import { createHmac } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { startWorker } from "../bench/worker.mjs";
+import { apiClient, startBrowser, startReceiver } from "./harness.mjs";
+import { EXPECTED, seed } from "./seed.mjs";
+
+const STEP_MS = 60_000;
+// The whole run is bounded: a hung browser or Worker fails the run instead of holding CI.
+const hardStop = setTimeout(() => {
+	console.error("console tests: over 6 minutes, giving up");
+	process.exit(1);
+}, 360_000);
+hardStop.unref();
+
+let worker;
+let receiver;
+let browser;
+let page;
+let api;
+let data;
+const secrets = {};
+const period = new Date().toISOString().slice(0, 7);
+
+before(async () => {
+	[worker, receiver] = await Promise.all([startWorker(), startReceiver()]);
+	api = apiClient(worker.base, worker.adminKey);
+	data = await seed(api);
+	browser = await startBrowser();
+	page = browser.page;
+	await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: worker.base });
+});
+
+after(async () => {
+	await browser?.stop();
+	await receiver?.stop();
+	await worker?.stop();
+	clearTimeout(hardStop);
+});
+
+async function signIn(key) {
+	await page.fill("input[name=key]", key);
+	await page.click("button:has-text('Sign in')");
+}
+
+/** Goes to a console page and waits until it is drawn (or has shown why not). */
+async function open(hash) {
+	await page.goto(`${worker.base}/console${hash}`);
+	const path = hash.slice(1).split("?")[0];
+	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
+}
+
+/** A step of the walk-through; when it fails, the page as it was is saved next to the screenshots. */
+function step(name, fn) {
+	it(name, { timeout: STEP_MS }, async () => {
+		try {
+			await fn();
+		} catch (error) {
+			const slug = name.replace(/[^a-z0-9]+/gi, "-").slice(0, 60);
+			await browser?.screenshot(`FAILED-${slug}`).catch(() => {});
+			throw error;
+		}
+	});
+}
+
+const shownValue = async (selector) => Number(await page.getAttribute(selector, "data-value"));
+
+describe("the console", { timeout: 300_000 }, () => {
+	step("answers a bad key with the API's words and the request id, not a blank page", async () => {
+		await page.goto(`${worker.base}/console`);
+		await signIn(`sk_api_${"0".repeat(40)}`);
+		const problem = page.locator(".sign-in-problem");
+		await problem.waitFor();
+		assert.match(await problem.locator("h2").textContent(), /did not accept this key/);
+		assert.equal(
+			await problem.locator(".error-message").textContent(),
+			"This key is unknown or has been revoked.",
+		);
+		assert.match(await problem.locator(".request-id").textContent(), /\S{6,}/);
+		assert.match(await problem.locator(".error-meta").textContent(), /HTTP 401 · unauthorized/);
+		await browser.screenshot("01-sign-in-bad-key");
+
+		// An SDK key is refused before it is sent anywhere, with what to do instead.
+		await signIn("sk_live_abcdefghijklmnopqrstuvwxyz");
+		await page.waitForSelector(".sign-in-status .error-message:has-text('SDK key')");
+		assert.equal(await page.evaluate(() => sessionStorage.length), 0);
+	});
+
+	step("signs in with the operator key and shows it is a live admin key", async () => {
+		await signIn(worker.adminKey);
+		await page.waitForSelector("header.top");
+		assert.equal(await page.getAttribute(".env", "data-environment"), "live");
+		assert.equal(await page.textContent(".who"), "admin key · operator key");
+		assert.equal(await page.evaluate(() => sessionStorage.getItem("amb.console.key")), worker.adminKey);
+		assert.match(page.url(), /#\/overview$/);
+	});
+
+	step(
+		"creates API keys, shows each secret once with a copy button, and revokes after a confirmation",
+		async () => {
+			await open("#/settings/api-keys");
+			const create = async (name, permission, environment) => {
+				await page.selectOption("form[aria-label='Create a key'] select[name=type]", "api");
+				await page.selectOption("select[name=permission]", permission);
+				await page.selectOption("select[name=environment]", environment);
+				await page.fill("input[name=name]", name);
+				await page.click("button:has-text('Create key')");
+				await page.waitForSelector(`.secret-once h3:has-text('key ${name}')`);
+				const secret = (await page.locator(".secret-once .secret").textContent()).trim();
+				assert.match(secret, /^sk_api_[A-Za-z0-9]{40}$/);
+				if (environment === "live") await page.waitForSelector(`code:has-text('${secret.slice(0, 13)}…')`);
+				// A key of the other environment is not in this environment's list, and the console says so.
+				else await page.waitForSelector(".secret-once :text('not listed here')");
+				return secret;
+			};
+			secrets.readOnly = await create("Reporting (read-only)", "read-only", "live");
+			await page.click(".secret-once button.copy");
+			await page.waitForSelector(".secret-once [role=status]:has-text('Copied.')");
+			assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secrets.readOnly);
+			await browser.screenshot("02-api-key-created");
+			await page.click("button:has-text('I have stored it')");
+			assert.equal(await page.locator(".secret-once").count(), 0);
+
+			secrets.testAdmin = await create("Staging admin", "admin", "test");
+			const temporary = await create("Temporary", "read-write", "live");
+			await page.click("button:has-text('I have stored it')");
+			// The list never shows a secret again: reload and look for it.
+			await open("#/settings/api-keys");
+			await page.waitForSelector("td:has-text('Temporary')");
+			assert.equal((await page.content()).includes(temporary), false);
+			assert.equal((await page.content()).includes(secrets.readOnly), false);
+
+			const row = page.locator("tr", { hasText: "Temporary" });
+			await row.locator("button:has-text('Revoke')").click();
+			await page.click("dialog.confirm button:has-text('Cancel')");
+			assert.equal(await page.locator("tr", { hasText: "Temporary" }).count(), 1);
+			await row.locator("button:has-text('Revoke')").click();
+			await page.waitForSelector("dialog.confirm");
+			await browser.screenshot("03-api-key-revoke-confirm");
+			await page.click("dialog.confirm button:has-text('Revoke')");
+			await page.locator("tr", { hasText: "Temporary" }).waitFor({ state: "detached" });
+			const revoked = await fetch(`${worker.base}/v1/agents`, {
+				headers: { Authorization: `Bearer ${temporary}` },
+			});
+			assert.equal(revoked.status, 401);
+			await browser.screenshot("04-api-keys");
+		},
+	);
+
+	step(
+		"creates a webhook (secret shown once), sends a signed test event to a local receiver, disables and enables it",
+		async () => {
+			await open("#/settings/webhooks");
+			await page.fill("input[name=url]", receiver.url);
+			await page.check("input[value='invoice.created']");
+			await page.check("input[value='invoice.paid']");
+			await page.fill("input[name=description]", "ERP sync");
+			await page.click("button:has-text('Add endpoint')");
+			secrets.webhook = (await page.locator(".secret-once .secret").textContent()).trim();
+			assert.match(secrets.webhook, /^whsec_[A-Za-z0-9+/]{43}=$/);
+			await browser.screenshot("05-webhook-created");
+
+			await page.click("a:has-text('Send it a test event')");
+			await page.waitForSelector("h1:has-text('127.0.0.1')");
+			await page.selectOption("select[name=event]", "invoice.created");
+			await page.click("button:has-text('Send test')");
+			const result = page.locator(".test-result p");
+			await result.waitFor();
+			assert.equal(await result.getAttribute("data-delivered"), "true");
+			assert.match(await result.textContent(), /^Delivered — HTTP 200 in \d+ ms/);
+			const hit = await receiver.waitFor((r) => r.body.test === true, "test event");
+			assert.equal(hit.headers["x-webhook-event"], "invoice.created");
+			// Signed with the secret the console showed once: hex HMAC-SHA256 of the raw body.
+			const signature = createHmac("sha256", secrets.webhook).update(hit.raw).digest("hex");
+			assert.equal(hit.headers["x-webhook-signature"], signature);
+			await browser.screenshot("06-webhook-test-sent");
+
+			await page.click("main button:has-text('Disable')");
+			await page.waitForSelector("h1 .badge:has-text('disabled')");
+			await page.click("main button:has-text('Enable')");
+			await page.waitForSelector("h1 .badge:has-text('enabled')");
+			data.webhookPath = new URL(page.url()).hash;
+		},
+	);
+
+	step("generates this month's invoices and pays one", async () => {
+		await open("#/invoices");
+		await page.fill("form[aria-label='Generate invoices'] input[name=billing_period]", period);
+		await page.click("button:has-text('Generate invoices')");
+		await page.waitForSelector(".generate-result :text('Created 2 invoices')");
+		await browser.screenshot("07-invoices-generated");
+
+		const listed = await api("GET", `/invoices?billing_period=${period}`);
+		assert.equal(listed.total, 2);
+		const acmeInvoice = listed.invoices.find((i) => i.account_id === data.acme.id);
+		data.acmeInvoice = acmeInvoice;
+		data.globexInvoice = listed.invoices.find((i) => i.account_id === data.globex.id);
+		assert.equal(acmeInvoice.amount, EXPECTED.acmeInvoice);
+
+		await page.click(`a:has-text('${acmeInvoice.number}')`);
+		await page.waitForSelector(`h1:has-text('${acmeInvoice.number}')`);
+		assert.equal(await shownValue("main .total"), 61);
+		assert.equal(await page.locator("main tbody tr").count(), acmeInvoice.line_items.length);
+		await page.fill("input[name=reference]", "wire-2026-0042");
+		await page.click("button:has-text('Mark as paid')");
+		await page.waitForSelector("h1 .badge:has-text('paid')");
+		assert.equal(await page.locator("button:has-text('Mark as paid')").count(), 0);
+		assert.equal((await api("GET", `/invoices/${acmeInvoice.id}`)).status, "paid");
+		await browser.screenshot("08-invoice-paid");
+
+		// Paying it again is refused by the API; the console would show that message (checked through the API).
+		await assert.rejects(api("POST", `/invoices/${acmeInvoice.id}/pay`, {}), /409/);
+	});
+
+	step("lists the endpoint's deliveries and retries one", async () => {
+		const paid = await receiver.waitFor(
+			(r) => r.body.event === "invoice.paid" && r.body.data.invoice_id === data.acmeInvoice.id,
+			"invoice.paid",
+		);
+		await open(data.webhookPath);
+		// The receiver answered; the log records it once the delivery's status is written.
+		const row = page.locator("tr", { hasText: "invoice.paid" });
+		for (let i = 0; i < 20 && (await row.locator(".badge:has-text('succeeded')").count()) === 0; i++) {
+			await page.waitForTimeout(500);
+			await page.click("button:has-text('Refresh')");
+		}
+		await row.locator(".badge:has-text('succeeded')").waitFor();
+		assert.equal((await page.locator("tr", { hasText: "invoice.created" }).count()) >= 1, true);
+		await browser.screenshot("09-webhook-deliveries");
+
+		const countBefore = receiver.received.length;
+		await row.locator("button:has-text('Retry now')").click();
+		const again = await receiver.waitFor(
+			(r, index) => index >= countBefore && r.headers["webhook-id"] === paid.headers["webhook-id"],
+			"retried invoice.paid",
+		);
+		assert.equal(again.raw, paid.raw);
+	});
+
+	step(
+		"shows revenue, costs and margin equal to the PnL API, and revenue by customer, product and agent",
+		async () => {
+			await open("#/overview");
+			await page.waitForSelector(".metric[data-field=margin_percent]");
+			const start = await page.inputValue("input[name=start]");
+			const end = await page.inputValue("input[name=end]");
+			const pnl = await api("GET", `/reports/pnl?start_date=${start}&end_date=${end}&currency=USD`);
+			for (const field of ["revenue", "costs", "margin", "margin_percent"]) {
+				assert.equal(await shownValue(`.metric[data-field=${field}]`), pnl[field], field);
+			}
+			// 61.00 + 0.50 of revenue, 0.40 + 0.10 of costs: margin 61.00, 61 / 61.5 = 99.19 %.
+			assert.deepEqual([pnl.revenue, pnl.costs, pnl.margin, pnl.margin_percent], [61.5, 0.5, 61, 99.19]);
+			assert.equal(await page.textContent(".metric[data-field=revenue] dd"), "$61.50");
+			assert.equal(await page.textContent(".metric[data-field=margin_percent] dd"), "99.19 %");
+
+			for (const group of ["customer", "product", "agent"]) {
+				const report = await api(
+					"GET",
+					`/reports/revenue?start_date=${start}&end_date=${end}&group_by=${group}`,
+				);
+				const slot = page.locator(`[data-group=${group}]`);
+				await slot.locator("canvas").waitFor();
+				const shown = await slot
+					.locator("tbody tr")
+					.evaluateAll((rows) =>
+						rows.map((tr) => [
+							tr.cells[0].textContent,
+							Number(tr.cells[1].querySelector("[data-value]").dataset.value),
+						]),
+					);
+				assert.deepEqual(
+					shown,
+					report.breakdown.map((row) => [row.name, row.revenue]),
+					group,
+				);
+			}
+
+			await page.selectOption("select[name=sub]", data.acmeSub.id);
+			await page.waitForSelector("[data-usage-count=llm_call]");
+			assert.equal(await page.textContent("[data-usage-count=llm_call]"), "8");
+			await page.locator("section:has-text('Usage per day') canvas").waitFor();
+			await browser.screenshot("10-overview");
+		},
+	);
+
+	step("voids an invoice after a confirmation, and the overview follows the API", async () => {
+		await open(`#/invoices/${data.globexInvoice.id}`);
+		await page.click("button:has-text('Void invoice')");
+		await page.click("dialog.confirm button:has-text('Void it')");
+		await page.waitForSelector("h1 .badge:has-text('void')");
+		assert.equal((await api("GET", `/invoices/${data.globexInvoice.id}`)).status, "void");
+		await open("#/overview");
+		await page.waitForSelector(".metric[data-field=revenue]");
+		const start = await page.inputValue("input[name=start]");
+		const end = await page.inputValue("input[name=end]");
+		const pnl = await api("GET", `/reports/pnl?start_date=${start}&end_date=${end}`);
+		assert.equal(pnl.revenue, EXPECTED.acmeInvoice);
+		assert.equal(await shownValue(".metric[data-field=revenue]"), pnl.revenue);
+		assert.equal(await shownValue(".metric[data-field=margin]"), pnl.margin);
+	});
+
+	step("lists customers with their subscriptions, and a customer's page", async () => {
+		await open("#/customers");
+		const acmeRow = page.locator("tr", { hasText: "Acme Corp" });
+		await acmeRow.waitFor();
+		assert.match(await acmeRow.textContent(), /active\s+Pro · lead-qualifier-eu-1/);
+		assert.match(await page.locator("tr", { hasText: "Globex" }).textContent(), /Starter · support-bot-1/);
+		await browser.screenshot("11-customers");
+		await acmeRow.locator("a:has-text('Acme Corp')").click();
+		await page.waitForSelector("h1:has-text('Acme Corp')");
+		assert.match(await page.textContent("main"), new RegExp(data.acmeSub.id));
+		assert.match(await page.textContent("main"), new RegExp(data.acmeInvoice.number));
+		await browser.screenshot("12-customer");
+	});
+
+	step("lists agents with their instances and what each cost, equal to GET /v1/costs", async () => {
+		await open("#/agents");
+		const start = await page.inputValue("input[name=start]");
+		const end = await page.inputValue("input[name=end]");
+		for (const agent of [data.qualifier, data.support]) {
+			const costs = await api("GET", `/costs?agent_id=${agent.id}&start_date=${start}&end_date=${end}`);
+			assert.equal(await shownValue(`[data-agent-cost=${agent.id}]`), costs.total, agent.name);
+		}
+		assert.equal(await shownValue(`[data-agent-cost=${data.qualifier.id}]`), EXPECTED.acmeCosts);
+		assert.match(
+			await page.locator("tr", { hasText: "Lead qualifier" }).textContent(),
+			/lead-qualifier-eu-1/,
+		);
+		await browser.screenshot("13-agents");
+		await page.click("a:has-text('Lead qualifier')");
+		await page.waitForSelector("h1:has-text('Lead qualifier')");
+		assert.equal(await shownValue("main .total"), EXPECTED.acmeCosts);
+		await browser.screenshot("14-agent");
+	});
+
+	step("switches to a read-only key: the reports work, settings answer in the API's words", async () => {
+		await page.click("a:has-text('Switch key')");
+		await page.waitForSelector("text=Paste another key to switch");
+		await signIn(secrets.readOnly);
+		await page.waitForSelector(".who:has-text('read-only key')");
+		assert.equal(await page.getAttribute(".env", "data-environment"), "unknown");
+		assert.match(await page.textContent(".who"), /Reporting|sk_api_/);
+		await page.waitForSelector(".metric[data-field=revenue]");
+
+		await open("#/settings/api-keys");
+		const error = page.locator("main .error");
+		await error.waitFor();
+		assert.equal(
+			await error.locator(".error-message").textContent(),
+			"A read-only API key may not call GET /v1/api-keys.",
+		);
+		assert.match(await error.locator(".error-meta").textContent(), /HTTP 403 · forbidden · request id \S+/);
+		await browser.screenshot("15-read-only-forbidden");
+	});
+
+	step("switches to a test-environment admin key, which sees none of live's data", async () => {
+		await page.click("a:has-text('Switch key')");
+		await signIn(secrets.testAdmin);
+		await page.waitForSelector(".env[data-environment=test]");
+		assert.equal(await page.textContent(".who"), "admin key · Staging admin");
+		await page.waitForSelector(".metric[data-field=revenue]");
+		assert.equal(await shownValue(".metric[data-field=revenue]"), 0);
+		await browser.screenshot("16-test-environment");
+	});
+
+	step("signs out: the key leaves the tab", async () => {
+		await page.click("button:has-text('Sign out')");
+		await page.waitForSelector("input[name=key]");
+		assert.equal(await page.evaluate(() => sessionStorage.getItem("amb.console.key")), null);
+		await page.reload();
+		await page.waitForSelector("input[name=key]");
+		await browser.screenshot("17-signed-out");
+	});
+
+	it("logged no page errors and no CSP violations", () => {
+		assert.deepEqual(browser.problems, []);
+	});
+});
