@@ -4,6 +4,10 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
 	test: {
+		// CI also writes the counts to a file, for the one summary line .ci/run prints last.
+		reporters: process.env.CI
+			? ["default", ["json", { outputFile: "test-results/vitest.json" }]]
+			: ["default"],
 		projects: [
 			{
 				// The service's tests, inside workerd with the bindings of wrangler.toml.
