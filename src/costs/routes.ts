@@ -112,15 +112,19 @@ costRoutes.openapi(
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
-		const range = instantRange(query.start_date ?? "0001-01-01", query.end_date ?? "9999-12-31");
+		// Without dates, every period a cost record can name (0000-01 to 9999-12).
+		const range = instantRange(query.start_date ?? "0000-01-01", query.end_date ?? "9999-12-31");
 		if (range.start >= range.end)
 			throw validationError("start_date", "start_date must not be after end_date.");
-		const records = await findCostRecords(database(c.env.DB), c.get("scope"), {
-			agentId: query.agent_id,
-			customerId: query.customer_id,
-			currency: query.currency,
-			periods: periodsOverlapping(range),
-		});
+		const periods = periodsOverlapping(range);
+		const records = periods
+			? await findCostRecords(database(c.env.DB), c.get("scope"), {
+					agentId: query.agent_id,
+					customerId: query.customer_id,
+					currency: query.currency,
+					periods,
+				})
+			: [];
 		return c.json(
 			{
 				costs: records.slice(query.offset, query.offset + query.limit).map(costRecordJson),

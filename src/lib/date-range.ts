@@ -3,12 +3,15 @@ import { z } from "@hono/zod-openapi";
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
+function isRealDay(day: string): boolean {
+	const d = new Date(`${day}T00:00:00.000Z`);
+	return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(day);
+}
+
+// The date part is checked on its own: Date.parse rolls "2026-02-30T10:00:00Z" over to March 2 without a word.
 function isRealDate(text: string): boolean {
-	if (BARE_DATE.test(text)) {
-		const d = new Date(`${text}T00:00:00.000Z`);
-		return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(text);
-	}
-	return DATE_TIME.test(text) && !Number.isNaN(new Date(text).getTime());
+	if (BARE_DATE.test(text)) return isRealDay(text);
+	return DATE_TIME.test(text) && isRealDay(text.slice(0, 10)) && !Number.isNaN(Date.parse(text));
 }
 
 /** A `start_date`/`end_date` query value: an ISO 8601 date-time with an offset, or a bare `YYYY-MM-DD`. */
@@ -29,18 +32,38 @@ export function instantRange(startDate: string, endDate: string): { start: Date;
 	return { start, end };
 }
 
-/** The billing periods (YYYY-MM) whose first instant lies in [start, end). */
-export function periodsStartingIn(range: { start: Date; end: Date }): { first: string; last: string } | null {
-	const first = new Date(Date.UTC(range.start.getUTCFullYear(), range.start.getUTCMonth(), 1));
-	if (first < range.start) first.setUTCMonth(first.getUTCMonth() + 1);
-	const lastInstant = new Date(range.end.getTime() - 1);
-	const last = new Date(Date.UTC(lastInstant.getUTCFullYear(), lastInstant.getUTCMonth(), 1));
-	if (last < first) return null;
-	return { first: first.toISOString().slice(0, 7), last: last.toISOString().slice(0, 7) };
+type PeriodSpan = { first: string; last: string };
+
+// Periods are written with four-digit years, so they sort as text only between 0000-01 and 9999-12. An offset can
+// push an instant just outside (9999-12-31T23:00:00-05:00 is in year 10000), where toISOString writes "+010000".
+const FIRST_PERIOD = "0000-01";
+const LAST_PERIOD = "9999-12";
+
+function clampedSpan(first: Date, last: Date): PeriodSpan | null {
+	if (last < first || first.getUTCFullYear() > 9999 || last.getUTCFullYear() < 0) return null;
+	return {
+		first: first.getUTCFullYear() < 0 ? FIRST_PERIOD : first.toISOString().slice(0, 7),
+		last: last.getUTCFullYear() > 9999 ? LAST_PERIOD : last.toISOString().slice(0, 7),
+	};
 }
 
-/** The billing periods (YYYY-MM) that overlap [start, end) at all. */
-export function periodsOverlapping(range: { start: Date; end: Date }): { first: string; last: string } {
-	const lastInstant = new Date(range.end.getTime() - 1);
-	return { first: range.start.toISOString().slice(0, 7), last: lastInstant.toISOString().slice(0, 7) };
+/** Midnight of the 1st of the instant's UTC month (not Date.UTC, which reads years 0–99 as 1900–1999). */
+function monthStart(instant: Date): Date {
+	const start = new Date(instant.getTime());
+	start.setUTCDate(1);
+	start.setUTCHours(0, 0, 0, 0);
+	return start;
+}
+
+/** The billing periods (YYYY-MM) whose first instant lies in [start, end); null when none does. */
+export function periodsStartingIn(range: { start: Date; end: Date }): PeriodSpan | null {
+	const first = monthStart(range.start);
+	if (first < range.start) first.setUTCMonth(first.getUTCMonth() + 1);
+	return clampedSpan(first, monthStart(new Date(range.end.getTime() - 1)));
+}
+
+/** The billing periods (YYYY-MM) that overlap [start, end) at all; null when the range is empty. */
+export function periodsOverlapping(range: { start: Date; end: Date }): PeriodSpan | null {
+	if (range.end <= range.start) return null;
+	return clampedSpan(monthStart(range.start), monthStart(new Date(range.end.getTime() - 1)));
 }
