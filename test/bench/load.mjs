@@ -23,7 +23,9 @@ export async function load({
 		...(requests ? { requests } : {}),
 	});
 	// A route measured for its error answer (e.g. 404 after the gate) counts that status as success.
-	const unexpected = expectedStatus ? result.requests.total - (result.statusCodeStats[expectedStatus]?.count ?? 0) : result.non2xx;
+	const unexpected = expectedStatus
+		? result.requests.total - (result.statusCodeStats[expectedStatus]?.count ?? 0)
+		: result.non2xx;
 	const failures = result.errors + result.timeouts + unexpected;
 	if (failures > 0 && failures > result.requests.total * 0.01) {
 		throw new Error(`${method} ${url}: ${failures} of ${result.requests.total} requests failed`);

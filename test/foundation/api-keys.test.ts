@@ -64,7 +64,11 @@ describe("API keys (§3)", () => {
 	});
 
 	it("answers 401 for a missing, malformed or unknown key", async () => {
-		const malformed: Record<string, string>[] = [{}, { Authorization: "Basic abc" }, { Authorization: "Bearer " }];
+		const malformed: Record<string, string>[] = [
+			{},
+			{ Authorization: "Basic abc" },
+			{ Authorization: "Bearer " },
+		];
 		for (const headers of malformed) {
 			const response = await get("/v1/agents", { key: null, headers });
 			expectError(response, 401, "unauthorized");
