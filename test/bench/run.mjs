@@ -1,7 +1,7 @@
 // `npm run bench [-- --quick]`: starts the Worker locally with fresh state, measures, prints one table.
 // Throughput figures are ratios against a bare route measured in the same run: absolute numbers on a shared
 // 2-core machine behind wrangler's proxy mean little.
-import { apiClient, inParallel, timed } from "./api.mjs";
+import { apiClient, timed } from "./api.mjs";
 import { load } from "./load.mjs";
 import { provisionEnvironment, sendUsage } from "./scenarios.mjs";
 import { startWorker } from "./worker.mjs";
