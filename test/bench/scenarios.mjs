@@ -24,6 +24,10 @@ export const PLAN = {
 	],
 };
 
+// Instance keys must differ between provisionings of the same environment: an instance is in one active
+// subscription at a time.
+let provisionings = 0;
+
 /** An environment with `subscriptions` subscriptions (ten per account), each holding one instance. */
 export async function provisionEnvironment(base, adminKey, environment, subscriptions) {
 	const admin = apiClient(base, adminKey);
@@ -38,7 +42,8 @@ export async function provisionEnvironment(base, adminKey, environment, subscrip
 	const accounts = await inParallel([...Array(accountCount).keys()], 16, (i) =>
 		api("POST", "/v1/accounts", { name: `Customer ${i}`, email: `billing${i}@bench.example` }),
 	);
-	const instanceKeys = [...Array(subscriptions).keys()].map((i) => `${environment}-bench-${i}`);
+	const round = provisionings++;
+	const instanceKeys = [...Array(subscriptions).keys()].map((i) => `${environment}-bench-${round}-${i}`);
 	await inParallel(instanceKeys, 16, (key, i) =>
 		api("POST", "/v1/subscriptions", {
 			account_id: accounts[Math.floor(i / 10)].id,
