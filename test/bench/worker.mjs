@@ -54,6 +54,19 @@ export async function startWorker() {
 		"RATE_LIMIT_API_PER_MINUTE:1000000000",
 	];
 	const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+	// wrangler runs in its own process group; take it down with us however this process ends.
+	const stopGroup = () => {
+		try {
+			process.kill(-child.pid, "SIGTERM");
+		} catch {}
+	};
+	process.once("exit", stopGroup);
+	for (const signal of ["SIGINT", "SIGTERM"]) {
+		process.once(signal, () => {
+			stopGroup();
+			process.exit(1);
+		});
+	}
 	let output = "";
 	child.stdout.on("data", (d) => {
 		output += d;
