@@ -23,10 +23,11 @@ export function forgetCachedKey(keyId: string): void {
 	for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
 }
 
+/** `db` is called only when the key is not cached: most requests need no database handle at all. */
 export async function authenticate(
 	header: string | undefined,
 	env: Env,
-	db: Db,
+	db: () => Db,
 	waitUntil: (p: Promise<unknown>) => void,
 ): Promise<Principal> {
 	if (!header) throw unauthorized("Send your key as 'Authorization: Bearer <key>'.");
@@ -42,7 +43,7 @@ export async function authenticate(
 	const cached = cache.get(hash);
 	if (cached && cached.expires > Date.now()) return cached.principal;
 
-	const row = await findActiveKeyByHash(db, hash);
+	const row = await findActiveKeyByHash(db(), hash);
 	if (!row) {
 		cache.delete(hash);
 		throw unauthorized("This key is unknown or has been revoked.");
@@ -57,6 +58,6 @@ export async function authenticate(
 					permission: row.permission ?? "read-only",
 				};
 	cache.set(hash, { principal, expires: Date.now() + CACHE_TTL_MS });
-	waitUntil(touchApiKey(db, row.id));
+	waitUntil(touchApiKey(db(), row.id));
 	return principal;
 }

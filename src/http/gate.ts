@@ -11,8 +11,11 @@ import { matchRoute, mayCall } from "./permissions";
  * limit (429; every authenticated request counts), find the route (404, 405), check permission (403).
  */
 export const gate: MiddlewareHandler<AppEnv> = async (c, next) => {
-	const principal = await authenticate(c.req.header("Authorization"), c.env, database(c.env.DB), (p) =>
-		c.executionCtx.waitUntil(p),
+	const principal = await authenticate(
+		c.req.header("Authorization"),
+		c.env,
+		() => database(c.env.DB),
+		(p) => c.executionCtx.waitUntil(p),
 	);
 	const decision = await countRequest(c.env, principal);
 	if (decision.revoked) throw unauthorized("This key is unknown or has been revoked.");
