@@ -5,7 +5,8 @@
  * Safe to run any number of times, concurrently: each subscription gets what it is owed now (draft.ts) and a
  * concurrent run that stored the same invoice first makes ours skip it (write.ts). Subscriptions are handled in
  * groups: flush their usage accumulators (so usage still in flight is billed), read the group's state in one
- * round trip, then store one batch per invoice. D1 work stays bounded per group, never per-subscription reads.
+ * round trip, then store the group's invoices in one batch. D1 work stays bounded per group, never
+ * per-subscription reads or writes.
  */
 import { eq } from "drizzle-orm";
 import { database } from "../db/client";
@@ -19,11 +20,9 @@ import { draftInvoice } from "./draft";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
 import { isBillingPeriod, isFuturePeriod, type PeriodWindow, periodWindow } from "./period";
-import { storeInvoice } from "./write";
+import { storeInvoices } from "./write";
 
 const SUBSCRIPTIONS_PER_GROUP = 50;
-// D1 runs one database's statements one at a time; a few batches in flight only hide the round trips.
-const WRITES_IN_FLIGHT = 4;
 
 export interface GenerateInvoicesInput {
 	env: Env;
@@ -79,18 +78,5 @@ async function invoiceGroup(
 	const drafts = (await loadPeriodStates(db, scope, window, group)).flatMap(
 		(state) => draftInvoice(state) ?? [],
 	);
-	const now = nowIso();
-	const stored = await mapInBatches(drafts, WRITES_IN_FLIGHT, (draft) =>
-		storeInvoice(db, scope, window, draft, now),
-	);
-	return stored.filter((invoice) => invoice !== null);
-}
-
-/** Runs `work` over `items`, `width` at a time, keeping the order of `items` in the results. */
-async function mapInBatches<T, R>(items: T[], width: number, work: (item: T) => Promise<R>): Promise<R[]> {
-	const results: R[] = [];
-	for (let i = 0; i < items.length; i += width) {
-		results.push(...(await Promise.all(items.slice(i, i + width).map(work))));
-	}
-	return results;
+	return storeInvoices(db, env.DB, scope, window, drafts, nowIso());
 }
