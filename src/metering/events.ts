@@ -12,8 +12,8 @@ import { isCurrencyCode } from "../lib/money";
 export const EVENT_TYPE = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_FUTURE_MS = 5 * 60 * 1000;
 const MAX_PAST_MS = 35 * 24 * 60 * 60 * 1000;
-const MAX_METADATA_KEYS = 50;
-const MAX_METADATA_BYTES = 8 * 1024;
+export const MAX_METADATA_KEYS = 50;
+export const MAX_METADATA_BYTES = 8 * 1024;
 export const MAX_BATCH_EVENTS = 1000;
 
 const AgentKey = z.string().regex(INSTANCE_KEY, "must be 1–200 characters of A-Z a-z 0-9 . _ : -");
@@ -21,7 +21,7 @@ const EventType = z.string().regex(EVENT_TYPE, "must be 1–100 characters of A-
 export const IdempotencyKey = z.string().min(1).max(255);
 
 // The window is checked when the request is validated, against the time of receipt.
-const Timestamp = z.iso
+export const Timestamp = z.iso
 	.datetime({
 		offset: true,
 		error: "must be an ISO 8601 date-time with an offset, e.g. 2026-11-21T10:00:00Z",

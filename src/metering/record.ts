@@ -3,7 +3,11 @@
  * what an accumulator refused (its instance moved) after refreshing those keys from D1.
  */
 import type { Scope } from "../db/scope";
-import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import {
+	accumulatorStub,
+	parseAccumulatorName,
+	subscriptionOf,
+} from "../durable-objects/usage-accumulator/client";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
@@ -49,11 +53,23 @@ export async function recordEvents({
 				const claims: Record<string, number> = {};
 				for (const event of batch) claims[event.agentKey] = routes.get(event.agentKey)?.generation ?? 0;
 				const accountId = routes.get(batch[0]?.agentKey ?? "")?.accountId ?? null;
-				const response = await accumulatorStub(env, name).record({ name, accountId, claims, events: batch });
+				const response = await accumulatorStub(env, name).record({
+					name,
+					accountId,
+					claims,
+					events: JSON.stringify(batch),
+				});
+				// A processed event is stored as sent, with the accumulator's subscription: it does not travel back.
+				const subscriptionId = subscriptionOf(parseAccumulatorName(name));
 				response.results.forEach((result, i) => {
 					const index = indices[i] as number;
-					if (result) recorded[index] = result;
-					else refused.push(index);
+					if (result === null) refused.push(index);
+					else if (result === "processed") {
+						recorded[index] = {
+							status: "processed",
+							event: { ...(batch[i] as MeteringEvent), subscriptionId },
+						};
+					} else recorded[index] = result;
 				});
 				for (const agentKey of response.refused) refresh.add(agentKey);
 			}),

@@ -87,21 +87,27 @@ export async function readUsage({
 	endDay: string;
 }): Promise<UsageReport | SubscriptionUsageReport> {
 	if (subscriptionId === undefined) {
-		const names = await accumulatorsOfInstance(db, scope, agentKey as string);
-		const parts = await Promise.all(
-			names.map((name) => accumulatorStub(env, name).usage(startDay, endDay, agentKey)),
-		);
-		return { start_date: startDay, end_date: endDay, usage: usageLines(combine(parts)) };
+		const usageIn = (name: string) => accumulatorStub(env, name).usage(startDay, endDay, agentKey);
+		// The instance's own accumulator is asked while D1 tells which subscriptions it has been in.
+		const [own, names] = await Promise.all([
+			usageIn(accumulatorName(scope.environment, { agentKey: agentKey as string })),
+			subscriptionAccumulatorsOf(db, scope, agentKey as string),
+		]);
+		const parts = await Promise.all(names.map(usageIn));
+		return { start_date: startDay, end_date: endDay, usage: usageLines(combine([own, ...parts])) };
 	}
 
-	const subscription = await getSubscription({ db, scope, id: subscriptionId });
-	const accumulator = accumulatorStub(env, accumulatorName(scope.environment, { subscriptionId }));
+	// The accumulator is asked while D1 is read; an unknown subscription's answer is dropped with the 404.
 	const period = periodOf(nowIso());
-	const [inRange, thisPeriod, plan] = await Promise.all([
-		accumulator.usage(startDay, endDay, agentKey),
-		accumulator.usage(`${period}-01`, lastDayOf(period)),
-		getRatePlanRow({ db, scope, id: subscription.rate_plan_id }),
+	const accumulator = accumulatorStub(env, accumulatorName(scope.environment, { subscriptionId }));
+	const [subscription, [inRange = [], thisPeriod = []]] = await Promise.all([
+		getSubscription({ db, scope, id: subscriptionId }),
+		accumulator.usageOf([
+			{ startDay, endDay, agentKey },
+			{ startDay: `${period}-01`, endDay: lastDayOf(period) },
+		]),
 	]);
+	const plan = await getRatePlanRow({ db, scope, id: subscription.rate_plan_id });
 	const pricing = ratePlanPricing(plan);
 	const rated = ratedUsageToJson(rateUsage(pricing, quantitiesForPlan(pricing.charges, thisPeriod)));
 	return {
@@ -115,14 +121,11 @@ export async function readUsage({
 	};
 }
 
-/** The instance's own accumulator and those of every subscription it has ever been in. */
-async function accumulatorsOfInstance(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
+/** The accumulators of every subscription the instance has ever been in. */
+async function subscriptionAccumulatorsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
 	const rows = await db
 		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId })
 		.from(subscriptionInstances)
 		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
-	return [
-		accumulatorName(scope.environment, { agentKey }),
-		...rows.map((row) => accumulatorName(scope.environment, { subscriptionId: row.subscriptionId })),
-	];
+	return rows.map((row) => accumulatorName(scope.environment, { subscriptionId: row.subscriptionId }));
 }

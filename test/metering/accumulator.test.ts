@@ -2,9 +2,17 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
 import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
 import { post } from "../helpers";
-import { sendAction, sendOutcome, subscribe, subscriptionAccumulator } from "../subscriptions/fixtures";
+import {
+	instanceAccumulator,
+	sendAction,
+	sendOutcome,
+	subscribe,
+	subscriptionAccumulator,
+	uniqueKey,
+} from "../subscriptions/fixtures";
 
 type Stub = ReturnType<typeof subscriptionAccumulator>;
 
@@ -119,6 +127,40 @@ describe("usage accumulator flush", () => {
 		expect(await d1Rows(name)).toEqual(flushed);
 	});
 
+	it("writes many events in one D1 batch, split over INSERT statements of bounded size", async () => {
+		const { subscription, keys } = await subscribe();
+		const agentKey = keys[0] as string;
+		const stub = subscriptionAccumulator(subscription.id);
+		const name = `live:sub:${subscription.id}`;
+		const batches: number[] = [];
+		// Each event row is a few hundred bytes of JSON, so 400 bytes per statement holds one or two of them.
+		await configure(stub, (instance) => {
+			instance.settings.chunk = { events: 1000, eventBytes: 400, rows: 100 };
+			const workerEnv = (instance as unknown as { env: typeof env }).env;
+			const batch = workerEnv.DB.batch.bind(workerEnv.DB);
+			(instance as unknown as { env: typeof env }).env = {
+				...workerEnv,
+				DB: Object.assign(Object.create(workerEnv.DB), {
+					batch: (statements: D1PreparedStatement[]) => {
+						batches.push(statements.length);
+						return batch(statements);
+					},
+				}),
+			};
+		});
+		await sendMix(agentKey);
+
+		// 7 events, 5 daily rows, 2 cost rows and 2 outbox rows: all in the first chunk, one D1 batch of several
+		// event statements plus one each for the daily rows, the costs and the outbox.
+		expect(await stub.flush()).toMatchObject({ events: 7, aggregates: 5, costs: 2, outbox: 2, chunks: 1 });
+		// (A later batch is the webhook dispatch of the two outcome.completed rows.)
+		expect(batches[0]).toBeGreaterThanOrEqual(3 + 4);
+		const flushed = await d1Rows(name);
+		expect(flushed.events).toHaveLength(7);
+		expect(flushed.daily).toEqual(expectedTotals(agentKey, subscription.id).daily);
+		expect(flushed.outcomes).toHaveLength(2);
+	});
+
 	it("loses and doubles nothing when a flush fails half-way and is retried", async () => {
 		const { subscription, keys } = await subscribe();
 		const agentKey = keys[0] as string;
@@ -221,6 +263,89 @@ describe("usage accumulator flush", () => {
 			};
 		// The first flush wrote the chunk as read (1 search) and then the late event in a second chunk (2).
 		expect((await searches()).count).toBe(2);
+		expect((await d1Rows(name)).events).toHaveLength(2);
+	});
+});
+
+describe("usage accumulator storage and alarm", () => {
+	it("stores nothing when an accumulator that never counted anything is read or flushed", async () => {
+		const stub = instanceAccumulator(uniqueKey("never-counted"));
+		expect(await stub.usage("2026-01-01", "2026-12-31")).toEqual([]);
+		expect(await stub.holdings()).toEqual([]);
+		expect(await stub.flush()).toMatchObject({ chunks: 0, complete: true });
+		await runInDurableObject(stub, (_, state) => {
+			expect(state.storage.sql.exec("SELECT name FROM sqlite_master WHERE type = 'table'").toArray()).toEqual(
+				[],
+			);
+		});
+	});
+
+	it("flushes events left one row each by the previous version of its storage", async () => {
+		const { subscription, keys } = await subscribe();
+		const agentKey = keys[0] as string;
+		const stub = subscriptionAccumulator(subscription.id);
+		const name = `live:sub:${subscription.id}`;
+		await configure(stub, () => {});
+		await sendAction({ agent_key: agentKey, metadata: { tokens: 5 } });
+		const legacyRow = (i: number) => ({
+			id: `act_legacy${String(i).padStart(20, "0")}`,
+			kind: "action",
+			agent_key: agentKey,
+			type: "llm_call",
+			value: null,
+			metadata: JSON.stringify({ tokens: i }),
+			timestamp: new Date().toISOString(),
+			received_at: new Date().toISOString(),
+			subscription_id: subscription.id,
+			idempotency_key: null,
+		});
+		await runInDurableObject(stub, (_, state) => {
+			const sql = state.storage.sql;
+			sql.exec(
+				"CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL)",
+			);
+			for (let i = 1; i <= 12; i++) {
+				sql.exec("INSERT INTO events (id, row) VALUES (?, ?)", legacyRow(i).id, JSON.stringify(legacyRow(i)));
+			}
+			// What a restarted accumulator does when it opens its storage.
+			new AccumulatorStore(state.storage);
+			expect(sql.exec("SELECT name FROM sqlite_master WHERE name = 'events'").toArray()).toEqual([]);
+			// The new event's group, then the twelve old rows in groups of ten and two.
+			expect(sql.exec("SELECT size FROM event_groups ORDER BY seq").toArray()).toEqual([
+				{ size: 1 },
+				{ size: 10 },
+				{ size: 2 },
+			]);
+		});
+
+		expect(await stub.flush()).toMatchObject({ events: 13, complete: true });
+		const { results } = await env.DB.prepare(
+			"SELECT metadata FROM usage_events WHERE accumulator = ? AND id LIKE 'act_legacy%' ORDER BY id",
+		)
+			.bind(name)
+			.all<{ metadata: string }>();
+		expect(results.map((row) => JSON.parse(row.metadata))).toEqual(
+			Array.from({ length: 12 }, (_, i) => ({ tokens: i + 1 })),
+		);
+	});
+
+	it("arms its alarm again for events recorded after an alarm flushed everything", async () => {
+		const { subscription, keys } = await subscribe();
+		const agentKey = keys[0] as string;
+		const stub = subscriptionAccumulator(subscription.id);
+		await configure(stub, () => {});
+		await sendAction({ agent_key: agentKey });
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		await runInDurableObject(stub, async (_, state) => {
+			expect(await state.storage.getAlarm()).toBeNull();
+		});
+
+		await sendAction({ agent_key: agentKey });
+		await runInDurableObject(stub, async (_, state) => {
+			expect(await state.storage.getAlarm()).not.toBeNull();
+		});
+		expect(await runDurableObjectAlarm(stub)).toBe(true);
+		const name = `live:sub:${subscription.id}`;
 		expect((await d1Rows(name)).events).toHaveLength(2);
 	});
 });

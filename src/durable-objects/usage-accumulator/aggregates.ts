@@ -36,19 +36,31 @@ export type CostRow = {
 	version: number;
 };
 
-type Totals = { count: number; sum: Decimal };
+type DailyDelta = { key: string[]; count: number; sum: Decimal };
+
+// Separates the parts of a daily key in the map: days, agent keys, kinds and types never contain it, and the
+// field, which may, comes last, so two different keys never join to the same string.
+const SEPARATOR = "\u0000";
+
+/** The exact value of a JSON number; integers skip the decimal parser, the common case of counters. */
+function exactly(value: number): Decimal {
+	return Number.isSafeInteger(value) ? Decimal.from(BigInt(value)) : Decimal.from(value);
+}
 
 /** What a batch of events adds, gathered in memory so each aggregate row is written once per batch. */
 export class AggregateDeltas {
-	private readonly daily = new Map<string, Totals>();
+	private readonly daily = new Map<string, DailyDelta>();
 	private readonly costs = new Map<string, Decimal>();
 
 	count(event: StoredEvent): void {
-		const base = [dayOf(event.timestamp), event.agentKey, event.kind, event.type];
-		this.addDaily([...base, ""], event.kind === "outcome" ? Decimal.from(event.value ?? "0") : Decimal.ZERO);
+		const day = dayOf(event.timestamp);
+		const base = `${day}${SEPARATOR}${event.agentKey}${SEPARATOR}${event.kind}${SEPARATOR}${event.type}${SEPARATOR}`;
+		const own = event.kind === "outcome" ? Decimal.from(event.value ?? "0") : Decimal.ZERO;
+		this.addDaily(base, day, event, "", own);
 		if (event.kind !== "action" || event.metadata === null) return;
-		for (const [field, value] of Object.entries(event.metadata)) {
-			if (typeof value === "number") this.addDaily([...base, field], Decimal.from(value));
+		for (const field in event.metadata) {
+			const value = event.metadata[field];
+			if (typeof value === "number") this.addDaily(base, day, event, field, exactly(value));
 		}
 		const { cost, cost_type: costType, cost_currency: currency } = event.metadata;
 		if (typeof cost !== "number") return;
@@ -58,62 +70,77 @@ export class AggregateDeltas {
 			typeof costType === "string" ? costType : event.type,
 			typeof currency === "string" ? currency : DEFAULT_COST_CURRENCY,
 		]);
-		this.costs.set(key, (this.costs.get(key) ?? Decimal.ZERO).add(Decimal.from(cost)));
+		this.costs.set(key, (this.costs.get(key) ?? Decimal.ZERO).add(exactly(cost)));
 	}
 
-	private addDaily(key: string[], sum: Decimal): void {
-		const id = JSON.stringify(key);
-		const totals = this.daily.get(id) ?? { count: 0, sum: Decimal.ZERO };
-		this.daily.set(id, { count: totals.count + 1, sum: totals.sum.add(sum) });
+	private addDaily(base: string, day: string, event: StoredEvent, field: string, sum: Decimal): void {
+		const id = base + field;
+		const delta = this.daily.get(id);
+		if (delta === undefined) {
+			this.daily.set(id, { key: [day, event.agentKey, event.kind, event.type, field], count: 1, sum });
+		} else {
+			delta.count++;
+			if (!sum.isZero()) delta.sum = delta.sum.add(sum);
+		}
 	}
 
-	/** Adds the deltas to the stored rows; call inside the transaction that stored the events. */
+	/**
+	 * Adds the deltas to the stored rows; call inside the transaction that stored the events. Sums are added
+	 * here, exactly, so each table costs one read and one write of all its touched rows.
+	 */
 	applyTo(sql: SqlStorage): void {
-		for (const [key, delta] of this.daily) {
-			const [day, agentKey, kind, type, field] = JSON.parse(key) as string[];
-			const current = sql
-				.exec<{ sum: string }>(
-					"SELECT sum FROM daily WHERE day = ? AND agent_key = ? AND kind = ? AND type = ? AND field = ?",
-					day,
-					agentKey,
-					kind,
-					type,
-					field,
-				)
-				.toArray()[0];
+		if (this.daily.size > 0) {
+			const deltas = [...this.daily.values()];
+			const current = new Map(
+				sql
+					.exec<{ i: number; sum: string }>(
+						`SELECT k.key AS i, d.sum FROM json_each(?) AS k
+						JOIN daily AS d ON d.day = k.value ->> 0 AND d.agent_key = k.value ->> 1 AND d.kind = k.value ->> 2
+							AND d.type = k.value ->> 3 AND d.field = k.value ->> 4`,
+						JSON.stringify(deltas.map((delta) => delta.key)),
+					)
+					.toArray()
+					.map((row) => [row.i, row.sum]),
+			);
+			const rows = deltas.map((delta, i) => {
+				const before = current.get(i);
+				const sum = before === undefined ? delta.sum : Decimal.from(before).add(delta.sum);
+				return [...delta.key, delta.count, sum.toString()];
+			});
 			sql.exec(
-				`INSERT INTO daily (day, agent_key, kind, type, field, count, sum, version) VALUES (?, ?, ?, ?, ?, ?, ?, 1)
+				`INSERT INTO daily (day, agent_key, kind, type, field, count, sum, version)
+				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, 1
+				FROM json_each(?) AS r WHERE true
 				ON CONFLICT (day, agent_key, kind, type, field)
 				DO UPDATE SET count = count + excluded.count, sum = excluded.sum, version = version + 1`,
-				day,
-				agentKey,
-				kind,
-				type,
-				field,
-				delta.count,
-				(current ? Decimal.from(current.sum) : Decimal.ZERO).add(delta.sum).toString(),
+				JSON.stringify(rows),
 			);
 		}
-		for (const [key, delta] of this.costs) {
-			const [period, agentKey, costType, currency] = JSON.parse(key) as string[];
-			const current = sql
-				.exec<{ amount: string }>(
-					"SELECT amount FROM costs WHERE period = ? AND agent_key = ? AND cost_type = ? AND currency = ?",
-					period,
-					agentKey,
-					costType,
-					currency,
-				)
-				.toArray()[0];
+		if (this.costs.size > 0) {
+			const keys = [...this.costs.keys()];
+			const current = new Map(
+				sql
+					.exec<{ i: number; amount: string }>(
+						`SELECT k.key AS i, c.amount FROM json_each(?) AS k
+						JOIN costs AS c ON c.period = k.value ->> 0 AND c.agent_key = k.value ->> 1
+							AND c.cost_type = k.value ->> 2 AND c.currency = k.value ->> 3`,
+						`[${keys.join(",")}]`,
+					)
+					.toArray()
+					.map((row) => [keys[row.i] as string, row.amount]),
+			);
+			const rows = [...this.costs].map(([key, delta]) => {
+				const before = current.get(key);
+				const amount = (before === undefined ? Decimal.ZERO : Decimal.from(before)).add(delta);
+				return [...(JSON.parse(key) as string[]), amount.toString()];
+			});
 			sql.exec(
-				`INSERT INTO costs (period, agent_key, cost_type, currency, amount, version) VALUES (?, ?, ?, ?, ?, 1)
+				`INSERT INTO costs (period, agent_key, cost_type, currency, amount, version)
+				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, 1
+				FROM json_each(?) AS r WHERE true
 				ON CONFLICT (period, agent_key, cost_type, currency)
 				DO UPDATE SET amount = excluded.amount, version = version + 1`,
-				period,
-				agentKey,
-				costType,
-				currency,
-				(current ? Decimal.from(current.amount) : Decimal.ZERO).add(delta).toString(),
+				JSON.stringify(rows),
 			);
 		}
 	}

@@ -27,6 +27,11 @@ export function parseAccumulatorName(name: string): AccumulatorIdentity {
 	return { environment: match[1] as Environment, kind: match[2] as "sub" | "inst", id: match[3] as string };
 }
 
+/** The subscription whose events an accumulator counts: null for an instance's own accumulator. */
+export function subscriptionOf(identity: AccumulatorIdentity): string | null {
+	return identity.kind === "sub" ? identity.id : null;
+}
+
 export function accumulatorStub(env: Env, name: string) {
 	return env.USAGE_ACCUMULATOR.get(env.USAGE_ACCUMULATOR.idFromName(name));
 }

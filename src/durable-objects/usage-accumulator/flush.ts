@@ -1,31 +1,102 @@
 /**
  * Copying an accumulator to D1, one bounded chunk at a time: read what D1 lacks, write it as one atomic D1 batch,
- * then mark it flushed here. Every statement can be replayed without changing the result — events by id with
- * ON CONFLICT DO NOTHING, aggregates as absolute values (upsert), outbox rows by their fixed id — so a flush that
+ * then mark it flushed here. Events wait here in small groups (eventGroups below), joined at flush time into the
+ * JSON parameters of a few INSERT statements, so a chunk of a thousand events is one D1 round trip.
+ *
+ * Every statement can be replayed without changing the result — events by id with ON CONFLICT DO NOTHING, aggregates as absolute values (upsert), outbox rows by their fixed id — so a flush that
  * failed after D1 committed, before the chunk was marked, is simply repeated. An aggregate is marked clean only
  * at the version that was written: one that changed while D1 was being written stays dirty.
  */
-import { database } from "../../db/client";
-import { fromDrizzle, statement } from "../../metering/d1-batch";
-import { outboxInsert, type WebhookEventKind } from "../../webhooks/outbox";
+
+import { nowIso } from "../../lib/time";
+import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
 
-/** A slice of what D1 does not have yet. `events` are usage_events rows as JSON text. */
+/** A slice of what D1 does not have yet. `events`: groups of usage_events rows, one JSON array each. */
 export interface UnflushedChunk {
 	lastEventSeq: number | null;
-	events: string[];
+	events: EventGroup[];
 	daily: DailyRow[];
 	costs: CostRow[];
 	lastOutboxSeq: number | null;
-	outbox: { id: string; event: string; data: string }[];
+	outbox: OutboxRow[];
 }
 
 export interface ChunkLimits {
+	/** Events per chunk (one D1 batch); a group is never split, and at least one is always taken. */
 	events: number;
-	/** Bytes of event JSON per chunk (one D1 parameter); at least one event is always taken. */
+	/** Bytes of event JSON per INSERT statement (one D1 parameter); at least one event is always taken. */
 	eventBytes: number;
+	/** Rows of each other kind (daily, costs, outbox) per chunk. */
 	rows: number;
+}
+
+// One JSON parameter per statement, kept under 100 KB, D1's statement size, in case parameters count toward it;
+// a chunk of 1,000 events takes a few such statements. (The accumulator's 20 chunks per call keep it far below
+// D1's 1,000 queries per invocation.)
+export const DEFAULT_CHUNK_LIMITS: ChunkLimits = { events: 1000, eventBytes: 96 * 1024, rows: 100 };
+
+export interface EventGroup {
+	size: number;
+	/** A JSON array of usage_events rows. */
+	json: string;
+}
+
+// A stored group stays within one page of the accumulator's SQLite: rows that spill onto overflow pages are
+// many times slower to write, read and delete there than the same bytes in small rows.
+const STORED_GROUP_BYTES = 3_500;
+
+/**
+ * Groups event rows (JSON text) as they are stored: small, and at most `limits.events` each, so that a chunk
+ * can take whole groups.
+ */
+export function eventGroups(rows: readonly string[], limits: ChunkLimits): EventGroup[] {
+	return joinRows(rows, limits.events, Math.min(STORED_GROUP_BYTES, limits.eventBytes));
+}
+
+/** Consecutive groups joined into the JSON parameters of INSERT statements of at most `limits.eventBytes`. */
+function statementGroups(groups: readonly EventGroup[], limits: ChunkLimits): EventGroup[] {
+	// The rows of a group are its JSON array without the brackets.
+	const rows = groups.map((group) => ({ size: group.size, text: group.json.slice(1, -1) }));
+	const joined: EventGroup[] = [];
+	let parts: string[] = [];
+	let size = 0;
+	let bytes = 0;
+	for (const row of rows) {
+		if (parts.length > 0 && bytes + row.text.length + 1 > limits.eventBytes) {
+			joined.push({ size, json: `[${parts.join(",")}]` });
+			parts = [];
+			size = 0;
+			bytes = 0;
+		}
+		parts.push(row.text);
+		size += row.size;
+		bytes += row.text.length + 1;
+	}
+	if (parts.length > 0) joined.push({ size, json: `[${parts.join(",")}]` });
+	return joined;
+}
+
+function joinRows(rows: readonly string[], maxRows: number, maxBytes: number): EventGroup[] {
+	const groups: EventGroup[] = [];
+	let group: string[] = [];
+	let bytes = 0;
+	for (const row of rows) {
+		if (group.length > 0 && (group.length >= maxRows || bytes + row.length + 1 > maxBytes)) {
+			groups.push({ size: group.length, json: `[${group.join(",")}]` });
+			group = [];
+			bytes = 0;
+		}
+		group.push(row);
+		bytes += row.length + 1;
+	}
+	if (group.length > 0) groups.push({ size: group.length, json: `[${group.join(",")}]` });
+	return groups;
+}
+
+export function eventCount(chunk: UnflushedChunk): number {
+	return chunk.events.reduce((n, group) => n + group.size, 0);
 }
 
 export interface FlushTarget extends AccumulatorIdentity {
@@ -39,7 +110,7 @@ export function chunkStatements(
 ): D1PreparedStatement[] {
 	const statements: D1PreparedStatement[] = [];
 	const subscriptionId = target.kind === "sub" ? target.id : null;
-	if (chunk.events.length > 0) {
+	for (const group of chunk.events) {
 		statements.push(
 			statement(
 				d1,
@@ -52,7 +123,7 @@ export function chunkStatements(
 				ON CONFLICT DO NOTHING`,
 				target.environment,
 				target.name,
-				`[${chunk.events.join(",")}]`,
+				group.json,
 			),
 		);
 	}
@@ -90,28 +161,28 @@ export function chunkStatements(
 			),
 		);
 	}
-	const db = database(d1);
-	for (const row of chunk.outbox) {
-		const data = JSON.parse(row.data) as Record<string, unknown>;
-		const insert = outboxInsert(db, target, row.event as WebhookEventKind, data, row.id);
-		statements.push(fromDrizzle(d1, insert));
-	}
+	statements.push(...outboxInsertMany(d1, target.environment, chunk.outbox, nowIso()));
 	return statements;
 }
 
 export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedChunk {
-	const eventRows = sql
-		.exec<{ seq: number; row: string }>("SELECT seq, row FROM events ORDER BY seq LIMIT ?", limits.events)
+	// Each group holds one event at least, so `limits.events` groups are always enough.
+	const stored = sql
+		.exec<{ seq: number; size: number; json: string }>(
+			"SELECT seq, size, json FROM event_groups ORDER BY seq LIMIT ?",
+			limits.events,
+		)
 		.toArray();
-	const events: string[] = [];
-	let bytes = 0;
+	const taken: EventGroup[] = [];
+	let count = 0;
 	let lastEventSeq: number | null = null;
-	for (const { seq, row } of eventRows) {
-		if (events.length > 0 && bytes + row.length > limits.eventBytes) break;
-		events.push(row);
-		bytes += row.length;
+	for (const { seq, size, json } of stored) {
+		if (taken.length > 0 && count + size > limits.events) break;
+		taken.push({ size, json });
+		count += size;
 		lastEventSeq = seq;
 	}
+	const events = statementGroups(taken, limits);
 	const outbox = sql
 		.exec<{ seq: number; id: string; event: string; data: string }>(
 			"SELECT seq, id, event, data FROM outbox ORDER BY seq LIMIT ?",
@@ -139,29 +210,25 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk): void {
 	const sql = storage.sql;
 	storage.transactionSync(() => {
-		if (chunk.lastEventSeq !== null) sql.exec("DELETE FROM events WHERE seq <= ?", chunk.lastEventSeq);
+		if (chunk.lastEventSeq !== null) sql.exec("DELETE FROM event_groups WHERE seq <= ?", chunk.lastEventSeq);
 		if (chunk.lastOutboxSeq !== null) sql.exec("DELETE FROM outbox WHERE seq <= ?", chunk.lastOutboxSeq);
-		for (const row of chunk.daily) {
+		// Only ever forwards: a row already marked at a later version by a newer flush stays so.
+		if (chunk.daily.length > 0) {
 			sql.exec(
-				`UPDATE daily SET flushed_version = ?1 WHERE day = ?2 AND agent_key = ?3 AND kind = ?4 AND type = ?5
-				AND field = ?6 AND flushed_version < ?1`,
-				row.version,
-				row.day,
-				row.agent_key,
-				row.kind,
-				row.type,
-				row.field,
+				`UPDATE daily SET flushed_version = f.value ->> 5
+				FROM json_each(?) AS f
+				WHERE daily.day = f.value ->> 0 AND daily.agent_key = f.value ->> 1 AND daily.kind = f.value ->> 2
+					AND daily.type = f.value ->> 3 AND daily.field = f.value ->> 4 AND daily.flushed_version < f.value ->> 5`,
+				JSON.stringify(chunk.daily.map((r) => [r.day, r.agent_key, r.kind, r.type, r.field, r.version])),
 			);
 		}
-		for (const row of chunk.costs) {
+		if (chunk.costs.length > 0) {
 			sql.exec(
-				`UPDATE costs SET flushed_version = ?1 WHERE period = ?2 AND agent_key = ?3 AND cost_type = ?4
-				AND currency = ?5 AND flushed_version < ?1`,
-				row.version,
-				row.period,
-				row.agent_key,
-				row.cost_type,
-				row.currency,
+				`UPDATE costs SET flushed_version = f.value ->> 4
+				FROM json_each(?) AS f
+				WHERE costs.period = f.value ->> 0 AND costs.agent_key = f.value ->> 1 AND costs.cost_type = f.value ->> 2
+					AND costs.currency = f.value ->> 3 AND costs.flushed_version < f.value ->> 4`,
+				JSON.stringify(chunk.costs.map((r) => [r.period, r.agent_key, r.cost_type, r.currency, r.version])),
 			);
 		}
 	});
@@ -170,7 +237,7 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 export function hasUnflushed(sql: SqlStorage): boolean {
 	const row = sql
 		.exec<{ dirty: number }>(
-			`SELECT EXISTS (SELECT 1 FROM events) OR EXISTS (SELECT 1 FROM outbox)
+			`SELECT EXISTS (SELECT 1 FROM event_groups) OR EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
 			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) AS dirty`,
 		)

@@ -13,9 +13,25 @@ import type { Env } from "../../env";
 import type { UsageAggregate } from "../../pricing/quantities";
 import { dispatchOutbox } from "../../webhooks/dispatch";
 import { parseAccumulatorName } from "./client";
-import { type ChunkLimits, chunkStatements, hasUnflushed, markFlushed, readUnflushed } from "./flush";
+import {
+	type ChunkLimits,
+	chunkStatements,
+	DEFAULT_CHUNK_LIMITS,
+	eventCount,
+	hasUnflushed,
+	markFlushed,
+	readUnflushed,
+} from "./flush";
 import { AccumulatorStore } from "./store";
-import type { FlushReport, HoldingChange, RecordRequest, RecordResponse } from "./types";
+import type {
+	FlushReport,
+	HoldingChange,
+	MeteringEvent,
+	RecordCall,
+	RecordRequest,
+	RecordResponse,
+	UsageQuery,
+} from "./types";
 
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */
@@ -30,9 +46,8 @@ export interface AccumulatorSettings {
 export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
 	flushDelayMs: 1_500,
 	retryDelayMs: 10_000,
-	// One JSON parameter per statement; kept under 100 KB, D1's statement size, in case parameters count toward it.
-	chunk: { events: 100, eventBytes: 96 * 1024, rows: 100 },
-	maxChunksPerCall: 50,
+	chunk: DEFAULT_CHUNK_LIMITS,
+	maxChunksPerCall: 20,
 };
 
 /** Fault injection for tests: called around each D1 batch of a flush, with the chunk's number in this call. */
@@ -47,15 +62,19 @@ export class UsageAccumulator extends DurableObject<Env> {
 	private readonly store: AccumulatorStore;
 	// Flushes run one at a time, so an older absolute value never lands in D1 after a newer one.
 	private flushing: Promise<unknown> = Promise.resolve();
+	// True once this instance set (or saw) the alarm that will flush what it records; then recording needs no
+	// storage round trip to check. The alarm handler clears it, and sets it again only if it re-arms.
+	private alarmArmed = false;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		this.store = new AccumulatorStore(ctx.storage);
 	}
 
-	async record(request: RecordRequest): Promise<RecordResponse> {
-		const response = this.store.record(request, Date.now());
-		if (response.results.some((result) => result?.status === "processed")) await this.scheduleFlush();
+	async record(call: RecordCall): Promise<RecordResponse> {
+		const request: RecordRequest = { ...call, events: JSON.parse(call.events) as MeteringEvent[] };
+		const response = this.store.record(request, Date.now(), this.settings.chunk);
+		if (response.results.includes("processed")) await this.scheduleFlush();
 		return response;
 	}
 
@@ -74,27 +93,40 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return this.store.usage(startDay, endDay, agentKey);
 	}
 
+	/** Several usage reads in one call, answered in order. */
+	usageOf(queries: UsageQuery[]): UsageAggregate[][] {
+		return queries.map(({ startDay, endDay, agentKey }) => this.store.usage(startDay, endDay, agentKey));
+	}
+
 	/** Copies everything not yet in D1, up to the chunk limit of one call (see FlushReport.complete). */
 	async flush(): Promise<FlushReport> {
 		return await this.serialized(() => this.flushChunks());
 	}
 
 	override async alarm(): Promise<void> {
+		this.alarmArmed = false;
 		try {
 			await this.serialized(() => this.flushChunks());
 			this.store.purgeExpiredDedupeKeys(Date.now());
-			if (hasUnflushed(this.store.sql))
-				await this.ctx.storage.setAlarm(Date.now() + this.settings.flushDelayMs);
+			// A call recorded during the flush may have taken this running alarm for a pending one.
+			this.alarmArmed = false;
+			if (!this.store.isEmpty && hasUnflushed(this.store.sql)) await this.arm(this.settings.flushDelayMs);
 		} catch (error) {
 			console.error(JSON.stringify({ at: "usage-accumulator.alarm", error: String(error) }));
-			await this.ctx.storage.setAlarm(Date.now() + this.settings.retryDelayMs);
+			await this.arm(this.settings.retryDelayMs);
 		}
 	}
 
 	private async scheduleFlush(): Promise<void> {
-		if ((await this.ctx.storage.getAlarm()) === null) {
-			await this.ctx.storage.setAlarm(Date.now() + this.settings.flushDelayMs);
-		}
+		if (this.alarmArmed) return;
+		if ((await this.ctx.storage.getAlarm()) === null) await this.arm(this.settings.flushDelayMs);
+		else this.alarmArmed = true;
+	}
+
+	private async arm(delayMs: number): Promise<void> {
+		this.alarmArmed = false;
+		await this.ctx.storage.setAlarm(Date.now() + delayMs);
+		this.alarmArmed = true;
 	}
 
 	private serialized<T>(work: () => Promise<T>): Promise<T> {
@@ -106,7 +138,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 	private async flushChunks(): Promise<FlushReport> {
 		const report: FlushReport = { events: 0, aggregates: 0, costs: 0, outbox: 0, chunks: 0, complete: true };
 		const target = this.store.identity();
-		if (target === null) return report;
+		// Invoicing asks every accumulator of a period to flush before rating: most have nothing to write.
+		if (target === null || !hasUnflushed(this.store.sql)) return report;
 		try {
 			for (;;) {
 				const chunk = readUnflushed(this.store.sql, this.settings.chunk);
@@ -121,7 +154,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 				await this.env.DB.batch(statements);
 				this.hooks.afterBatch?.(report.chunks);
 				markFlushed(this.store.storage, chunk);
-				report.events += chunk.events.length;
+				report.events += eventCount(chunk);
 				report.aggregates += chunk.daily.length;
 				report.costs += chunk.costs.length;
 				report.outbox += chunk.outbox.length;

@@ -40,8 +40,18 @@ export interface RecordRequest {
 	events: MeteringEvent[];
 }
 
-/** null: the accumulator does not hold the event's instance; the caller re-routes it. */
-export type EventResult = { status: "processed" | "duplicate"; event: StoredEvent } | null;
+/**
+ * A RecordRequest as it travels to the accumulator: the events as JSON text, which both ends produce and read
+ * several times faster than the structured clone of as many objects.
+ */
+export type RecordCall = Omit<RecordRequest, "events"> & { events: string };
+
+/**
+ * "processed": counted as sent, with the accumulator's subscription (the caller has the event, so it does not
+ * travel back); a duplicate carries the original event; null: the accumulator does not hold the event's
+ * instance, and the caller re-routes it.
+ */
+export type EventResult = "processed" | { status: "duplicate"; event: StoredEvent } | null;
 
 export interface RecordResponse {
 	/** One per event, in request order. */
@@ -55,6 +65,13 @@ export interface HoldingChange {
 	agentKey: string;
 	generation: number;
 	held: boolean;
+}
+
+/** Usage between two UTC days (YYYY-MM-DD, inclusive), optionally of one instance. */
+export interface UsageQuery {
+	startDay: string;
+	endDay: string;
+	agentKey?: string;
 }
 
 export interface FlushReport {
