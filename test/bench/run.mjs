@@ -116,7 +116,14 @@ try {
 	const small = await provisionEnvironment(base, worker.adminKey, "test", size.subscriptions);
 	const smallEvents = await sendUsage(base, small.sdkKey, small.instanceKeys, size.subscriptions);
 	const large = await provisionEnvironment(base, worker.adminKey, "live", size.subscriptions * 2);
-	const largeEvents = await sendUsage(base, large.sdkKey, large.instanceKeys, size.bigEvents);
+	const loading = performance.now();
+	let reported = 0;
+	const largeEvents = await sendUsage(base, large.sdkKey, large.instanceKeys, size.bigEvents, 4, (sent) => {
+		if (sent - reported < 100_000) return;
+		reported = sent;
+		const seconds = (performance.now() - loading) / 1000;
+		console.error(`  … ${sent} events loaded in ${fmt(seconds, 0)} s (${fmt(sent / seconds, 0)} events/s)`);
+	});
 	const smallRun = await timed(() => small.api("POST", "/v1/invoices/generate", { billing_period: period }));
 	const largeRun = await timed(() => large.api("POST", "/v1/invoices/generate", { billing_period: period }));
 	const growth = largeRun.seconds / smallRun.seconds;

@@ -54,20 +54,26 @@ export async function provisionEnvironment(base, adminKey, environment, subscrip
 	return { api, adminKey: envAdminKey, sdkKey, instanceKeys, plan };
 }
 
-/** `total` llm_call actions spread evenly over the instances, in batches of 1,000. */
-export async function sendUsage(base, sdkKey, instanceKeys, total, concurrency = 4) {
+/**
+ * `total` llm_call actions spread evenly over the instances, in batches of 1,000. Each batch carries the events
+ * of a few neighbouring instances, as an agent's SDK sends its own buffer, rather than one event of each of a
+ * thousand instances.
+ */
+export async function sendUsage(base, sdkKey, instanceKeys, total, concurrency = 4, onProgress) {
 	const sdk = apiClient(base, sdkKey);
 	const batches = Math.ceil(total / 1000);
+	const perBatch = Math.max(1, Math.ceil(instanceKeys.length / batches));
 	let sent = 0;
 	await inParallel([...Array(batches).keys()], concurrency, async (b) => {
 		const size = Math.min(1000, total - b * 1000);
 		const events = Array.from({ length: size }, (_, i) => ({
-			agent_key: instanceKeys[(b * 1000 + i) % instanceKeys.length],
+			agent_key: instanceKeys[(b * perBatch + (i % perBatch)) % instanceKeys.length],
 			action_type: "llm_call",
 			metadata: { tokens: 1200, model: "small" },
 		}));
 		await sdk("POST", "/v1/actions/batch", { events });
 		sent += size;
+		onProgress?.(sent);
 	});
 	return sent;
 }
