@@ -1,5 +1,5 @@
 /**
- * A fast path in front of the batch schemas of events.ts. zod cannot compile its checks in workerd (code
+ * A fast path in front of the event and batch schemas of events.ts. zod cannot compile its checks in workerd (code
  * generation is forbidden there), so checking 1,000 events with it costs several milliseconds; most batches are
  * plain — known fields of the right types — and checking those by hand costs a fraction of that.
  *
@@ -120,4 +120,14 @@ export function plainBatch(
 	if (!Array.isArray(events) || events.length < 1 || events.length > MAX_BATCH_EVENTS) return null;
 	for (const event of events) if (!isPlainEvent(event, kind)) return null;
 	return events as (ActionInput | OutcomeInput)[];
+}
+
+/** The event of a single-event body when the schema of `kind` accepts it, or null (as plainBatch). */
+export function plainEvent(
+	kind: EventKind,
+	body: unknown,
+	header: string | undefined,
+): ActionInput | OutcomeInput | null {
+	if (header !== undefined && !isIdempotencyKey(header)) return null;
+	return isPlainEvent(body, kind) ? (body as ActionInput | OutcomeInput) : null;
 }

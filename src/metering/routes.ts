@@ -21,7 +21,7 @@ import {
 	OutcomeInput,
 	toMeteringEvent,
 } from "./events";
-import { plainBatch } from "./fast-validation";
+import { plainBatch, plainEvent } from "./fast-validation";
 import { recordEvents } from "./record";
 
 const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
@@ -95,6 +95,23 @@ function plainBatchFastPath(kind: EventKind): MiddlewareHandler<AppEnv> {
 	};
 }
 
+/** The same for a single event: a plain body is recorded without the zod schema (fast-validation.ts). */
+function plainEventFastPath(kind: EventKind): MiddlewareHandler<AppEnv> {
+	return async (c, next) => {
+		if (!JSON_REQUEST.test(c.req.header("Content-Type") ?? "")) return next();
+		const header = c.req.header("Idempotency-Key");
+		let event: ReturnType<typeof plainEvent>;
+		try {
+			event = plainEvent(kind, await c.req.json(), header);
+		} catch {
+			return next();
+		}
+		if (event === null) return next();
+		const { body, status } = await sendOne(c, kind, event, header);
+		return c.json(body, status);
+	};
+}
+
 export const meteringRoutes = newRouter();
 
 meteringRoutes.openapi(
@@ -103,6 +120,7 @@ meteringRoutes.openapi(
 		path: "/actions",
 		tags: ["Metering"],
 		summary: "Send an action",
+		middleware: [plainEventFastPath("action")] as const,
 		request: { headers: IdempotencyHeader, body: { required: true, ...json(ActionInput) } },
 		responses: {
 			200: {
@@ -131,6 +149,7 @@ meteringRoutes.openapi(
 		tags: ["Metering"],
 		summary: "Send an outcome",
 		description: "Emits outcome.completed.",
+		middleware: [plainEventFastPath("outcome")] as const,
 		request: { headers: IdempotencyHeader, body: { required: true, ...json(OutcomeInput) } },
 		responses: {
 			200: {

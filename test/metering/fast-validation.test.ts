@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { EventKind } from "../../src/durable-objects/usage-accumulator/types";
-import { ActionBatchInput, OutcomeBatchInput } from "../../src/metering/events";
-import { plainBatch } from "../../src/metering/fast-validation";
+import { ActionBatchInput, ActionInput, OutcomeBatchInput, OutcomeInput } from "../../src/metering/events";
+import { plainBatch, plainEvent } from "../../src/metering/fast-validation";
 import { expectError, post } from "../helpers";
 import { uniqueKey } from "../subscriptions/fixtures";
 
@@ -123,6 +123,26 @@ describe("the fast path of batch validation", () => {
 		});
 	}
 
+	for (const kind of ["action", "outcome"] as const) {
+		it(`accepts only the single ${kind}s its schema accepts, and answers what it answers`, () => {
+			let taken = 0;
+			const single = mostly(eventOf(kind), fc.constantFrom([], null, "x", { events: [] }));
+			fc.assert(
+				fc.property(single, fc.option(idempotencyKey.map(String), { nil: undefined }), (raw, header) => {
+					const fast = plainEvent(kind, JSON.parse(JSON.stringify(raw)), header);
+					if (fast === null) return;
+					taken++;
+					const schema = kind === "action" ? ActionInput : OutcomeInput;
+					const parsed = schema.safeParse(JSON.parse(JSON.stringify(raw)));
+					expect(parsed.success).toBe(true);
+					expect(fast).toEqual(parsed.data);
+				}),
+				{ numRuns: 2000 },
+			);
+			expect(taken).toBeGreaterThan(100);
+		});
+	}
+
 	it("takes plain batches: timestamps, idempotency keys, reserved metadata, charset parameters", () => {
 		const events = [
 			{ agent_key: "a", action_type: "llm_call", metadata: { tokens: 1200, model: "small" } },
@@ -155,6 +175,32 @@ describe("the fast path of batch validation", () => {
 		],
 	])("leaves %s to the schema", (_, input, header) => {
 		expect(plainBatch("action", input, header)).toBeNull();
+	});
+});
+
+describe("single events through the fast path, over HTTP", () => {
+	it("records a plain action and answers it as the schema path does", async () => {
+		const agentKey = uniqueKey();
+		const response = await post(
+			"/v1/actions",
+			{ agent_key: agentKey, action_type: "llm_call", metadata: { tokens: 3 } },
+			{ headers: { "Content-Type": "application/json; charset=utf-8" } },
+		);
+		expect(response.status).toBe(201);
+		expect(response.body).toMatchObject({
+			agent_key: agentKey,
+			action_type: "llm_call",
+			metadata: { tokens: 3 },
+		});
+	});
+
+	it("still words the errors of an event that is not plain", async () => {
+		const error = expectError(
+			await post("/v1/outcomes", { agent_key: "a", outcome_type: "hire", value: -1 }),
+			400,
+			"validation_error",
+		);
+		expect(error.details?.map((d) => d.path)).toEqual(["value"]);
 	});
 });
 
