@@ -18,8 +18,18 @@ export type IdPrefix =
 	| "pay"
 	| "req";
 
-let lastTime = 0;
-let lastRandom: number[] = [];
+const RANDOM_DIGITS = 16;
+
+// Ids are made by the thousand per batch of events: random bytes are drawn a pool at a time, and the text of
+// the last id is kept in parts, so the next one in the same millisecond changes only its last character.
+const pool = new Uint8Array(RANDOM_DIGITS * 64);
+let poolUsed = pool.length;
+
+let lastTime = -1;
+let lastTimeText = "";
+const lastRandom = new Uint8Array(RANDOM_DIGITS);
+// The random part of the last id without its last digit.
+let lastRandomHead = "";
 
 function encodeTime(ms: number): string {
 	let out = "";
@@ -31,25 +41,46 @@ function encodeTime(ms: number): string {
 	return out;
 }
 
-function nextRandom(now: number): number[] {
-	if (now === lastTime && lastRandom.length > 0) {
-		const next = [...lastRandom];
-		for (let i = next.length - 1; i >= 0; i--) {
-			if ((next[i] as number) < 31) {
-				next[i] = (next[i] as number) + 1;
-				return next;
-			}
-			next[i] = 0;
-		}
+function encodeHead(): string {
+	let out = "";
+	for (let i = 0; i < RANDOM_DIGITS - 1; i++) out += ALPHABET[lastRandom[i] as number];
+	return out;
+}
+
+function freshRandom(): void {
+	// getRandomValues may not run at module scope in Workers, so the pool is filled on first use.
+	if (poolUsed === pool.length) {
+		crypto.getRandomValues(pool);
+		poolUsed = 0;
 	}
-	const bytes = crypto.getRandomValues(new Uint8Array(16));
 	// Leave headroom in the first digit so increments within one millisecond never overflow.
-	return Array.from(bytes, (b, i) => (i === 0 ? b % 16 : b % 32));
+	lastRandom[0] = (pool[poolUsed] as number) % 16;
+	for (let i = 1; i < RANDOM_DIGITS; i++) lastRandom[i] = (pool[poolUsed + i] as number) % 32;
+	poolUsed += RANDOM_DIGITS;
+	lastRandomHead = encodeHead();
+}
+
+/** The last id's random part plus one; false if it has no room left. */
+function increment(): boolean {
+	for (let i = RANDOM_DIGITS - 1; i >= 0; i--) {
+		if ((lastRandom[i] as number) < 31) {
+			lastRandom[i] = (lastRandom[i] as number) + 1;
+			if (i < RANDOM_DIGITS - 1) lastRandomHead = encodeHead();
+			return true;
+		}
+		lastRandom[i] = 0;
+	}
+	return false;
 }
 
 export function newId(prefix: IdPrefix): string {
-	const now = Math.max(Date.now(), lastTime);
-	lastRandom = nextRandom(now);
-	lastTime = now;
-	return `${prefix}_${encodeTime(now)}${lastRandom.map((d) => ALPHABET[d]).join("")}`;
+	const now = Date.now();
+	if (now > lastTime) {
+		lastTime = now;
+		lastTimeText = encodeTime(now);
+		freshRandom();
+	} else if (!increment()) {
+		freshRandom();
+	}
+	return `${prefix}_${lastTimeText}${lastRandomHead}${ALPHABET[lastRandom[RANDOM_DIGITS - 1] as number]}`;
 }

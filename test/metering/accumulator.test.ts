@@ -280,53 +280,86 @@ describe("usage accumulator storage and alarm", () => {
 		});
 	});
 
-	it("flushes events left one row each by the previous version of its storage", async () => {
+	it("flushes events left by earlier versions of its storage, one row each or in groups of objects", async () => {
 		const { subscription, keys } = await subscribe();
 		const agentKey = keys[0] as string;
 		const stub = subscriptionAccumulator(subscription.id);
 		const name = `live:sub:${subscription.id}`;
 		await configure(stub, () => {});
 		await sendAction({ agent_key: agentKey, metadata: { tokens: 5 } });
-		const legacyRow = (i: number) => ({
-			id: `act_legacy${String(i).padStart(20, "0")}`,
+		const at = new Date().toISOString();
+		const legacyRow = (id: string, fields: Record<string, unknown> = {}) => ({
+			id,
 			kind: "action",
 			agent_key: agentKey,
 			type: "llm_call",
 			value: null,
-			metadata: JSON.stringify({ tokens: i }),
-			timestamp: new Date().toISOString(),
-			received_at: new Date().toISOString(),
+			metadata: null,
+			timestamp: at,
+			received_at: at,
 			subscription_id: subscription.id,
 			idempotency_key: null,
+			...fields,
 		});
+		// One row each, metadata as a string of JSON.
+		const single = Array.from({ length: 12 }, (_, i) =>
+			legacyRow(`act_legacy${String(i + 1).padStart(20, "0")}`, {
+				metadata: JSON.stringify({ tokens: i + 1 }),
+			}),
+		);
+		// In groups, metadata as an object.
+		const grouped = [
+			[
+				legacyRow("act_grouped0000000000000000001", { metadata: { model: "m", tokens: 1.5 } }),
+				legacyRow("act_grouped0000000000000000002", { idempotency_key: "k-2" }),
+			],
+			[legacyRow("out_grouped0000000000000000003", { kind: "outcome", type: "hire", value: "2.5" })],
+		];
 		await runInDurableObject(stub, (_, state) => {
 			const sql = state.storage.sql;
 			sql.exec(
 				"CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL)",
 			);
-			for (let i = 1; i <= 12; i++) {
-				sql.exec("INSERT INTO events (id, row) VALUES (?, ?)", legacyRow(i).id, JSON.stringify(legacyRow(i)));
+			for (const row of single)
+				sql.exec("INSERT INTO events (id, row) VALUES (?, ?)", row.id, JSON.stringify(row));
+			sql.exec(
+				"CREATE TABLE event_groups (seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL)",
+			);
+			for (const group of grouped) {
+				sql.exec("INSERT INTO event_groups (size, json) VALUES (?, ?)", group.length, JSON.stringify(group));
 			}
 			// What a restarted accumulator does when it opens its storage.
 			new AccumulatorStore(state.storage);
-			expect(sql.exec("SELECT name FROM sqlite_master WHERE name = 'events'").toArray()).toEqual([]);
-			// The new event's group, then the twelve old rows in groups of ten and two.
-			expect(sql.exec("SELECT size FROM event_groups ORDER BY seq").toArray()).toEqual([
+			expect(
+				sql.exec("SELECT name FROM sqlite_master WHERE name IN ('events', 'event_groups')").toArray(),
+			).toEqual([]);
+			// The new event's group, the two old groups, then the twelve single rows in groups of ten and two.
+			expect(sql.exec("SELECT size FROM pending_events ORDER BY seq").toArray()).toEqual([
+				{ size: 1 },
+				{ size: 2 },
 				{ size: 1 },
 				{ size: 10 },
 				{ size: 2 },
 			]);
 		});
 
-		expect(await stub.flush()).toMatchObject({ events: 13, complete: true });
+		expect(await stub.flush()).toMatchObject({ events: 16, complete: true });
 		const { results } = await env.DB.prepare(
-			"SELECT metadata FROM usage_events WHERE accumulator = ? AND id LIKE 'act_legacy%' ORDER BY id",
+			`SELECT id, kind, agent_key, type, value, metadata, timestamp, received_at, subscription_id, idempotency_key
+			FROM usage_events WHERE accumulator = ? AND (id LIKE '%legacy%' OR id LIKE '%grouped%') ORDER BY id`,
 		)
 			.bind(name)
-			.all<{ metadata: string }>();
-		expect(results.map((row) => JSON.parse(row.metadata))).toEqual(
-			Array.from({ length: 12 }, (_, i) => ({ tokens: i + 1 })),
-		);
+			.all();
+		const expected = [...grouped.flat(), ...single]
+			.map((row) => ({
+				...row,
+				metadata:
+					typeof row.metadata === "object" && row.metadata !== null
+						? JSON.stringify(row.metadata)
+						: row.metadata,
+			}))
+			.sort((a, b) => (a.id < b.id ? -1 : 1));
+		expect(results).toEqual(expected);
 	});
 
 	it("arms its alarm again for events recorded after an alarm flushed everything", async () => {

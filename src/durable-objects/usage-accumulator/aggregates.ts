@@ -11,7 +11,7 @@
 import { Decimal } from "../../lib/decimal";
 import { dayOf, periodOf } from "../../lib/time";
 import type { UsageAggregate } from "../../pricing/quantities";
-import type { StoredEvent } from "./types";
+import type { MeteringEvent } from "./types";
 
 const DEFAULT_COST_CURRENCY = "USD";
 
@@ -36,10 +36,13 @@ export type CostRow = {
 	version: number;
 };
 
-type DailyDelta = { key: string[]; count: number; sum: Decimal };
+// `whole` gathers safe integers as a plain number while their sum stays exact (the common case of counters,
+// where Decimal arithmetic per event costs more than the rest of counting it); `sum` gathers all other values.
+type DailyDelta = { key: string[]; count: number; sum: Decimal; whole: number };
 
-// Separates the parts of a daily key in the map: days, agent keys, kinds and types never contain it, and the
-// field, which may, comes last, so two different keys never join to the same string.
+type Group = { day: string; agentKey: string; kind: string; type: string; fields: Map<string, DailyDelta> };
+
+// Separates the parts of a daily key in the map: days, agent keys, kinds and types never contain it.
 const SEPARATOR = "\u0000";
 
 /** The exact value of a JSON number; integers skip the decimal parser, the common case of counters. */
@@ -49,18 +52,26 @@ function exactly(value: number): Decimal {
 
 /** What a batch of events adds, gathered in memory so each aggregate row is written once per batch. */
 export class AggregateDeltas {
-	private readonly daily = new Map<string, DailyDelta>();
+	// By day, agent key, kind and type, then by field.
+	private readonly daily = new Map<string, Group>();
 	private readonly costs = new Map<string, Decimal>();
+	// The events of a batch mostly share day, instance, kind and type: the last one's group is at hand.
+	private last: Group | undefined;
 
-	count(event: StoredEvent): void {
+	count(event: MeteringEvent): void {
 		const day = dayOf(event.timestamp);
-		const base = `${day}${SEPARATOR}${event.agentKey}${SEPARATOR}${event.kind}${SEPARATOR}${event.type}${SEPARATOR}`;
+		const fields = this.groupOf(day, event).fields;
 		const own = event.kind === "outcome" ? Decimal.from(event.value ?? "0") : Decimal.ZERO;
-		this.addDaily(base, day, event, "", own);
+		const delta = fields.get("");
+		if (delta === undefined) fields.set("", newDelta(day, event, "", own, 0));
+		else {
+			delta.count++;
+			if (!own.isZero()) delta.sum = delta.sum.add(own);
+		}
 		if (event.kind !== "action" || event.metadata === null) return;
 		for (const field in event.metadata) {
 			const value = event.metadata[field];
-			if (typeof value === "number") this.addDaily(base, day, event, field, exactly(value));
+			if (typeof value === "number") addValue(fields, day, event, field, value);
 		}
 		const { cost, cost_type: costType, cost_currency: currency } = event.metadata;
 		if (typeof cost !== "number") return;
@@ -73,15 +84,25 @@ export class AggregateDeltas {
 		this.costs.set(key, (this.costs.get(key) ?? Decimal.ZERO).add(exactly(cost)));
 	}
 
-	private addDaily(base: string, day: string, event: StoredEvent, field: string, sum: Decimal): void {
-		const id = base + field;
-		const delta = this.daily.get(id);
-		if (delta === undefined) {
-			this.daily.set(id, { key: [day, event.agentKey, event.kind, event.type, field], count: 1, sum });
-		} else {
-			delta.count++;
-			if (!sum.isZero()) delta.sum = delta.sum.add(sum);
+	private groupOf(day: string, event: MeteringEvent): Group {
+		const last = this.last;
+		if (
+			last !== undefined &&
+			last.day === day &&
+			last.agentKey === event.agentKey &&
+			last.kind === event.kind &&
+			last.type === event.type
+		) {
+			return last;
 		}
+		const id = `${day}${SEPARATOR}${event.agentKey}${SEPARATOR}${event.kind}${SEPARATOR}${event.type}`;
+		let group = this.daily.get(id);
+		if (group === undefined) {
+			group = { day, agentKey: event.agentKey, kind: event.kind, type: event.type, fields: new Map() };
+			this.daily.set(id, group);
+		}
+		this.last = group;
+		return group;
 	}
 
 	/**
@@ -90,7 +111,7 @@ export class AggregateDeltas {
 	 */
 	applyTo(sql: SqlStorage): void {
 		if (this.daily.size > 0) {
-			const deltas = [...this.daily.values()];
+			const deltas = [...this.daily.values()].flatMap((group) => [...group.fields.values()]);
 			const current = new Map(
 				sql
 					.exec<{ i: number; sum: string }>(
@@ -104,7 +125,8 @@ export class AggregateDeltas {
 			);
 			const rows = deltas.map((delta, i) => {
 				const before = current.get(i);
-				const sum = before === undefined ? delta.sum : Decimal.from(before).add(delta.sum);
+				const added = delta.whole === 0 ? delta.sum : delta.sum.add(Decimal.from(BigInt(delta.whole)));
+				const sum = before === undefined ? added : Decimal.from(before).add(added);
 				return [...delta.key, delta.count, sum.toString()];
 			});
 			sql.exec(
@@ -144,6 +166,35 @@ export class AggregateDeltas {
 			);
 		}
 	}
+}
+
+function newDelta(day: string, event: MeteringEvent, field: string, sum: Decimal, whole: number): DailyDelta {
+	return { key: [day, event.agentKey, event.kind, event.type, field], count: 1, sum, whole };
+}
+
+function addValue(
+	fields: Map<string, DailyDelta>,
+	day: string,
+	event: MeteringEvent,
+	field: string,
+	value: number,
+): void {
+	const safe = Number.isSafeInteger(value);
+	const delta = fields.get(field);
+	if (delta === undefined) {
+		fields.set(
+			field,
+			safe
+				? newDelta(day, event, field, Decimal.ZERO, value)
+				: newDelta(day, event, field, exactly(value), 0),
+		);
+		return;
+	}
+	delta.count++;
+	const whole = delta.whole + value;
+	// Past the safe integers a sum of numbers is no longer exact: such a value goes to the decimal.
+	if (safe && Number.isSafeInteger(whole)) delta.whole = whole;
+	else delta.sum = delta.sum.add(exactly(value));
 }
 
 /** Usage between two UTC days (inclusive), added up per kind, type and field, of all instances or one. */

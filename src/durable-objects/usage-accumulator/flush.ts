@@ -1,7 +1,9 @@
 /**
  * Copying an accumulator to D1, one bounded chunk at a time: read what D1 lacks, write it as one atomic D1 batch,
  * then mark it flushed here. Events wait here in small groups (eventGroups below), joined at flush time into the
- * JSON parameters of a few INSERT statements, so a chunk of a thousand events is one D1 round trip.
+ * JSON parameters of a few INSERT statements, so a chunk of a thousand events is one D1 round trip. An event is
+ * stored as a JSON array of its columns (eventRow), without their names: what is written here, read back and
+ * sent to D1 is little more than half the bytes.
  *
  * Every statement can be replayed without changing the result — events by id with ON CONFLICT DO NOTHING, aggregates as absolute values (upsert), outbox rows by their fixed id — so a flush that
  * failed after D1 committed, before the chunk was marked, is simply repeated. An aggregate is marked clean only
@@ -12,8 +14,9 @@ import { nowIso } from "../../lib/time";
 import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
+import type { MeteringEvent } from "./types";
 
-/** A slice of what D1 does not have yet. `events`: groups of usage_events rows, one JSON array each. */
+/** A slice of what D1 does not have yet. `events`: groups of event rows (eventRow), one JSON array each. */
 export interface UnflushedChunk {
 	lastEventSeq: number | null;
 	events: EventGroup[];
@@ -39,8 +42,46 @@ export const DEFAULT_CHUNK_LIMITS: ChunkLimits = { events: 1000, eventBytes: 96 
 
 export interface EventGroup {
 	size: number;
-	/** A JSON array of usage_events rows. */
+	/** A JSON array of event rows. */
 	json: string;
+}
+
+/**
+ * An event as it waits for the flush: its usage_events columns by position (the INSERT in chunkStatements reads
+ * them so). subscription_id is not among them: it is the accumulator's own, a parameter of the flush. metadata is
+ * kept as JSON; `->>` takes its text, and also reads rows stored when it was a string.
+ */
+export type EventRow = [
+	id: string,
+	kind: string,
+	agentKey: string,
+	type: string,
+	value: string | null,
+	metadata: MeteringEvent["metadata"],
+	timestamp: string,
+	receivedAt: string,
+	idempotencyKey: string | null,
+];
+
+export function eventRow(event: MeteringEvent): EventRow {
+	return [
+		event.id,
+		event.kind,
+		event.agentKey,
+		event.type,
+		event.value,
+		event.metadata,
+		event.timestamp,
+		event.receivedAt,
+		event.idempotencyKey,
+	];
+}
+
+/** SQL that rewrites a usage_events object stored by an earlier version (`json`: its JSON) as an eventRow. */
+export function eventRowFromLegacy(json: string): string {
+	return `json_array(${json} ->> '$.id', ${json} ->> '$.kind', ${json} ->> '$.agent_key', ${json} ->> '$.type',
+		${json} ->> '$.value', ${json} -> '$.metadata', ${json} ->> '$.timestamp', ${json} ->> '$.received_at',
+		${json} ->> '$.idempotency_key')`;
 }
 
 // A stored group stays within one page of the accumulator's SQLite: rows that spill onto overflow pages are
@@ -48,11 +89,27 @@ export interface EventGroup {
 const STORED_GROUP_BYTES = 3_500;
 
 /**
- * Groups event rows (JSON text) as they are stored: small, and at most `limits.events` each, so that a chunk
- * can take whole groups.
+ * Groups event rows as they are stored: small, and at most `limits.events` each, so that a chunk can take whole
+ * groups. Each group is one JSON.stringify, not one per row: how many rows fit is learnt from the group before,
+ * and a group over its bytes (rows vary in size) is made again, smaller in proportion.
  */
-export function eventGroups(rows: readonly string[], limits: ChunkLimits): EventGroup[] {
-	return joinRows(rows, limits.events, Math.min(STORED_GROUP_BYTES, limits.eventBytes));
+export function eventGroups(rows: readonly EventRow[], limits: ChunkLimits): EventGroup[] {
+	const maxBytes = Math.min(STORED_GROUP_BYTES, limits.eventBytes);
+	const groups: EventGroup[] = [];
+	if (rows.length === 0) return groups;
+	let fits = Math.floor(maxBytes / (JSON.stringify(rows[0]).length + 1));
+	for (let start = 0; start < rows.length; ) {
+		let size = Math.max(1, Math.min(fits, limits.events, rows.length - start));
+		let json = JSON.stringify(rows.slice(start, start + size));
+		while (json.length > maxBytes && size > 1) {
+			size = Math.max(1, Math.min(size - 1, Math.floor((size * maxBytes) / json.length)));
+			json = JSON.stringify(rows.slice(start, start + size));
+		}
+		groups.push({ size, json });
+		start += size;
+		fits = Math.floor((size * maxBytes) / json.length);
+	}
+	return groups;
 }
 
 /** Consecutive groups joined into the JSON parameters of INSERT statements of at most `limits.eventBytes`. */
@@ -78,23 +135,6 @@ function statementGroups(groups: readonly EventGroup[], limits: ChunkLimits): Ev
 	return joined;
 }
 
-function joinRows(rows: readonly string[], maxRows: number, maxBytes: number): EventGroup[] {
-	const groups: EventGroup[] = [];
-	let group: string[] = [];
-	let bytes = 0;
-	for (const row of rows) {
-		if (group.length > 0 && (group.length >= maxRows || bytes + row.length + 1 > maxBytes)) {
-			groups.push({ size: group.length, json: `[${group.join(",")}]` });
-			group = [];
-			bytes = 0;
-		}
-		group.push(row);
-		bytes += row.length + 1;
-	}
-	if (group.length > 0) groups.push({ size: group.length, json: `[${group.join(",")}]` });
-	return groups;
-}
-
 export function eventCount(chunk: UnflushedChunk): number {
 	return chunk.events.reduce((n, group) => n + group.size, 0);
 }
@@ -116,13 +156,13 @@ export function chunkStatements(
 				d1,
 				`INSERT INTO usage_events (id, environment, kind, agent_key, type, value, metadata, timestamp, received_at,
 					subscription_id, accumulator, idempotency_key)
-				SELECT e.value ->> '$.id', ?1, e.value ->> '$.kind', e.value ->> '$.agent_key', e.value ->> '$.type',
-					e.value ->> '$.value', e.value ->> '$.metadata', e.value ->> '$.timestamp', e.value ->> '$.received_at',
-					e.value ->> '$.subscription_id', ?2, e.value ->> '$.idempotency_key'
-				FROM json_each(?3) AS e WHERE true
+				SELECT e.value ->> 0, ?1, e.value ->> 1, e.value ->> 2, e.value ->> 3, e.value ->> 4, e.value ->> 5,
+					e.value ->> 6, e.value ->> 7, ?3, ?2, e.value ->> 8
+				FROM json_each(?4) AS e WHERE true
 				ON CONFLICT DO NOTHING`,
 				target.environment,
 				target.name,
+				subscriptionId,
 				group.json,
 			),
 		);
@@ -166,13 +206,12 @@ export function chunkStatements(
 }
 
 export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedChunk {
-	// Each group holds one event at least, so `limits.events` groups are always enough.
-	const stored = sql
-		.exec<{ seq: number; size: number; json: string }>(
-			"SELECT seq, size, json FROM event_groups ORDER BY seq LIMIT ?",
-			limits.events,
-		)
-		.toArray();
+	// Each group holds one event at least, so `limits.events` groups are always enough. The cursor reads rows as
+	// they are asked for: a backlog of many chunks is not read whole for each.
+	const stored = sql.exec<{ seq: number; size: number; json: string }>(
+		"SELECT seq, size, json FROM pending_events ORDER BY seq LIMIT ?",
+		limits.events,
+	);
 	const taken: EventGroup[] = [];
 	let count = 0;
 	let lastEventSeq: number | null = null;
@@ -210,7 +249,8 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk): void {
 	const sql = storage.sql;
 	storage.transactionSync(() => {
-		if (chunk.lastEventSeq !== null) sql.exec("DELETE FROM event_groups WHERE seq <= ?", chunk.lastEventSeq);
+		if (chunk.lastEventSeq !== null)
+			sql.exec("DELETE FROM pending_events WHERE seq <= ?", chunk.lastEventSeq);
 		if (chunk.lastOutboxSeq !== null) sql.exec("DELETE FROM outbox WHERE seq <= ?", chunk.lastOutboxSeq);
 		// Only ever forwards: a row already marked at a later version by a newer flush stays so.
 		if (chunk.daily.length > 0) {
@@ -237,7 +277,7 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 export function hasUnflushed(sql: SqlStorage): boolean {
 	const row = sql
 		.exec<{ dirty: number }>(
-			`SELECT EXISTS (SELECT 1 FROM event_groups) OR EXISTS (SELECT 1 FROM outbox)
+			`SELECT EXISTS (SELECT 1 FROM pending_events) OR EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
 			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) AS dirty`,
 		)

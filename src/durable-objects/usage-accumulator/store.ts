@@ -2,8 +2,8 @@
  * The accumulator's own SQLite storage. Every write is synchronous and runs in one transaction per call, so an
  * event, its dedupe key, its aggregates (aggregates.ts) and its outbox row are stored together or not at all.
  *
- * - event_groups: events counted but not yet in D1, as usage_events rows in small JSON arrays (flush.ts joins
- *   them into its INSERT statements; deleted once flushed).
+ * - pending_events: events counted but not yet in D1, in small groups (flush.ts: eventRow, eventGroups), joined
+ *   into the flush's INSERT statements and deleted once flushed.
  * - dedupe: idempotency key → the original event, for 36 days (the contract promises at least 35).
  * - holdings: per agent key, the newest membership generation told and whether this accumulator holds the key.
  * - daily, costs: the running aggregates, with version counters (see flush.ts).
@@ -14,7 +14,15 @@ import { newId } from "../../lib/ids";
 import type { UsageAggregate } from "../../pricing/quantities";
 import { AggregateDeltas, readUsage } from "./aggregates";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
-import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventGroup, eventGroups } from "./flush";
+import {
+	type ChunkLimits,
+	DEFAULT_CHUNK_LIMITS,
+	type EventGroup,
+	type EventRow,
+	eventGroups,
+	eventRow,
+	eventRowFromLegacy,
+} from "./flush";
 import type {
 	EventResult,
 	HoldingChange,
@@ -29,7 +37,7 @@ const DEDUPE_TTL_MS = 36 * 24 * 60 * 60 * 1000;
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS holdings (agent_key TEXT PRIMARY KEY, generation INTEGER NOT NULL, held INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS event_groups (seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS pending_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS dedupe (key TEXT PRIMARY KEY, event TEXT NOT NULL, expires_at INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS dedupe_expiry ON dedupe (expires_at);
 CREATE TABLE IF NOT EXISTS daily (
@@ -51,7 +59,7 @@ type Meta = { name: string | null; accountId: string | null };
 
 /**
  * Statements work on sets, so a call costs a handful of them whatever the number of its events: rows travel as
- * one JSON parameter (json_each), as in the flush to D1.
+ * one JSON parameter (json_each), as in the flush to D1. Event groups are the exception (see insertEvents).
  *
  * The tables are created by the first write. Reading an accumulator that never counted anything (usage by
  * agent_key asks each instance's own one) then stores nothing: no empty database is left behind.
@@ -73,20 +81,32 @@ export class AccumulatorStore {
 		this.hasTables = tables.has("meta");
 		// Tables added by a later version are created at once where the others exist.
 		if (this.hasTables) this.sql.exec(SCHEMA);
-		if (tables.has("events")) this.groupLegacyEvents();
+		if (tables.has("events") || tables.has("event_groups")) this.convertLegacyEvents(tables);
 	}
 
 	/**
-	 * Before event_groups, events waited one row each in `events`; what is left of them is regrouped (ten rows
-	 * stay far below a group's bytes: metadata is at most 8 KiB) and flushed like the rest.
+	 * Events left by earlier versions, as usage_events objects: one row each in `events` (regrouped by ten), then
+	 * JSON arrays of them in `event_groups`. They are rewritten as the rows of today and flushed like the rest;
+	 * rewritten, a group is smaller than it was.
 	 */
-	private groupLegacyEvents(): void {
+	private convertLegacyEvents(tables: Set<string>): void {
 		this.storage.transactionSync(() => {
-			this.sql.exec(
-				`INSERT INTO event_groups (size, json)
-				SELECT count(*), '[' || group_concat(row, ',') || ']' FROM events GROUP BY (seq - 1) / 10 ORDER BY min(seq)`,
-			);
-			this.sql.exec("DROP TABLE events");
+			if (tables.has("event_groups")) {
+				this.sql.exec(
+					`INSERT INTO pending_events (size, json)
+					SELECT g.size, (SELECT json_group_array(${eventRowFromLegacy("e.value")}) FROM json_each(g.json) AS e)
+					FROM event_groups AS g ORDER BY g.seq`,
+				);
+				this.sql.exec("DROP TABLE event_groups");
+			}
+			if (tables.has("events")) {
+				this.sql.exec(
+					`INSERT INTO pending_events (size, json)
+					SELECT count(*), json_group_array(${eventRowFromLegacy("row")}) FROM events
+					GROUP BY (seq - 1) / 10 ORDER BY min(seq)`,
+				);
+				this.sql.exec("DROP TABLE events");
+			}
 		});
 	}
 
@@ -217,35 +237,44 @@ export class AccumulatorStore {
 		this.createTables();
 		return this.transaction(() => {
 			this.remember(request.name, request.accountId);
-			const agentKeys = [...new Set(request.events.map((e) => e.agentKey))];
+			const events = request.events;
+			const agentKeys = [...new Set(events.map((e) => e.agentKey))];
 			const held = this.claimAndHold(agentKeys, request.claims, identity);
-			const originals = this.originals(request.events, now);
+			const originals = this.originals(events, now);
 			const refused = new Set<string>();
 			const deltas = new AggregateDeltas();
-			const newEvents: string[] = [];
+			const newEvents: EventRow[] = [];
 			const newDedupe: [key: string, event: string][] = [];
 			const outcomes: StoredEvent[] = [];
+			const results: EventResult[] = [];
 
-			const results = request.events.map((event): EventResult => {
+			for (const event of events) {
 				if (!held.has(event.agentKey)) {
 					refused.add(event.agentKey);
-					return null;
+					results.push(null);
+					continue;
 				}
 				const dedupeKey = dedupeKeyOf(event);
 				if (dedupeKey !== null) {
 					const original = originals.get(dedupeKey);
-					if (original) return { status: "duplicate", event: original };
+					if (original) {
+						results.push({ status: "duplicate", event: original });
+						continue;
+					}
 				}
-				const stored: StoredEvent = { ...event, subscriptionId };
-				newEvents.push(JSON.stringify(usageEventRow(stored)));
-				if (dedupeKey !== null) {
-					originals.set(dedupeKey, stored);
-					newDedupe.push([dedupeKey, JSON.stringify(stored)]);
+				newEvents.push(eventRow(event));
+				deltas.count(event);
+				// Most events need no stored copy: subscription_id is the accumulator's own, given at flush time.
+				if (dedupeKey !== null || event.kind === "outcome") {
+					const stored = storedEvent(event, subscriptionId);
+					if (dedupeKey !== null) {
+						originals.set(dedupeKey, stored);
+						newDedupe.push([dedupeKey, JSON.stringify(stored)]);
+					}
+					if (stored.kind === "outcome") outcomes.push(stored);
 				}
-				deltas.count(stored);
-				if (stored.kind === "outcome") outcomes.push(stored);
-				return PROCESSED;
-			});
+				results.push(PROCESSED);
+			}
 			this.insertEvents(eventGroups(newEvents, limits));
 			this.insertDedupe(newDedupe, now + DEDUPE_TTL_MS);
 			deltas.applyTo(this.sql);
@@ -271,11 +300,10 @@ export class AccumulatorStore {
 	}
 
 	private insertEvents(groups: EventGroup[]): void {
-		if (groups.length === 0) return;
-		this.sql.exec(
-			"INSERT INTO event_groups (size, json) SELECT g.value ->> 0, g.value ->> 1 FROM json_each(?) AS g",
-			JSON.stringify(groups.map((group) => [group.size, group.json])),
-		);
+		// One statement per group: cheaper than one json_each over them all, which SQLite must parse again.
+		for (const group of groups) {
+			this.sql.exec("INSERT INTO pending_events (size, json) VALUES (?, ?)", group.size, group.json);
+		}
 	}
 
 	private insertDedupe(rows: [key: string, event: string][], expiresAt: number): void {
@@ -328,21 +356,18 @@ function dedupeKeyOf(event: MeteringEvent): string | null {
 	return event.idempotencyKey === null ? null : `${event.kind}:${event.idempotencyKey}`;
 }
 
-/**
- * The usage_events row of an event, in the JSON shape the flush's INSERT … SELECT reads. metadata is kept as
- * an object: the flush takes its JSON text with ->>, which also reads rows stored when it was a string.
- */
-function usageEventRow(event: StoredEvent) {
+/** Property by property: a spread of the parsed object is slower, and this runs per event of some batches. */
+function storedEvent(event: MeteringEvent, subscriptionId: string | null): StoredEvent {
 	return {
 		id: event.id,
 		kind: event.kind,
-		agent_key: event.agentKey,
+		agentKey: event.agentKey,
 		type: event.type,
 		value: event.value,
 		metadata: event.metadata,
 		timestamp: event.timestamp,
-		received_at: event.receivedAt,
-		subscription_id: event.subscriptionId,
-		idempotency_key: event.idempotencyKey,
+		receivedAt: event.receivedAt,
+		idempotencyKey: event.idempotencyKey,
+		subscriptionId,
 	};
 }

@@ -1,0 +1,75 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
+import { Decimal } from "../../src/lib/decimal";
+import { instanceAccumulator, uniqueKey } from "../subscriptions/fixtures";
+
+function action(
+	agentKey: string,
+	i: number,
+	timestamp: string,
+	metadata: MeteringEvent["metadata"],
+): MeteringEvent {
+	return {
+		id: `act_agg${String(i).padStart(23, "0")}`,
+		kind: "action",
+		agentKey,
+		type: i % 3 === 0 ? "search" : "llm_call",
+		value: null,
+		metadata,
+		timestamp,
+		receivedAt: timestamp,
+		idempotencyKey: null,
+	};
+}
+
+describe("accumulator aggregates", () => {
+	it("sum metadata exactly: large integers past the safe range, fractions and negatives, in any order", async () => {
+		const agentKey = uniqueKey("agg");
+		const stub = instanceAccumulator(agentKey);
+		const today = new Date().toISOString();
+		const yesterday = new Date(Date.now() - 24 * 60 * 60 * 1000).toISOString();
+		const values = [
+			Number.MAX_SAFE_INTEGER,
+			Number.MAX_SAFE_INTEGER - 1,
+			1,
+			0.1,
+			-7,
+			2 ** 60,
+			0.2,
+			-Number.MAX_SAFE_INTEGER,
+			3,
+			1e-7,
+			12,
+		];
+		// Days and types alternate, so consecutive events often fall in different aggregate rows.
+		const events = values.flatMap((n, i) => [
+			action(agentKey, 2 * i, i % 2 ? yesterday : today, { n, label: "x" }),
+			action(agentKey, 2 * i + 1, today, { n: i }),
+		]);
+		const expected = new Map<string, { count: number; sum: Decimal }>();
+		for (const event of events) {
+			const key = `${event.timestamp.slice(0, 10)} ${event.type}`;
+			const entry = expected.get(key) ?? { count: 0, sum: Decimal.ZERO };
+			entry.count++;
+			entry.sum = entry.sum.add(Decimal.from(event.metadata?.n as number));
+			expected.set(key, entry);
+		}
+		await runInDurableObject(stub, (_, state) => {
+			const store = new AccumulatorStore(state.storage);
+			const name = `live:inst:${agentKey}`;
+			// In two calls, so stored sums are added to as well.
+			store.record({ name, accountId: null, claims: {}, events: events.slice(0, 9) }, Date.now());
+			store.record({ name, accountId: null, claims: {}, events: events.slice(9) }, Date.now());
+			const rows = state.storage.sql
+				.exec<{ day: string; type: string; count: number; sum: string }>(
+					"SELECT day, type, count, sum FROM daily WHERE field = 'n'",
+				)
+				.toArray();
+			expect(new Map(rows.map((r) => [`${r.day} ${r.type}`, { count: r.count, sum: r.sum }]))).toEqual(
+				new Map([...expected].map(([key, e]) => [key, { count: e.count, sum: e.sum.toString() }])),
+			);
+		});
+	});
+});
