@@ -116,6 +116,7 @@ CREATE UNIQUE INDEX `invoices_subscription_period_seq` ON `invoices` (`subscript
 CREATE UNIQUE INDEX `invoices_env_number` ON `invoices` (`environment`,`number`);--> statement-breakpoint
 CREATE INDEX `invoices_env_created` ON `invoices` (`environment`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `invoices_env_period` ON `invoices` (`environment`,`billing_period`);--> statement-breakpoint
+CREATE INDEX `invoices_env_subscription` ON `invoices` (`environment`,`subscription_id`,`billing_period`);--> statement-breakpoint
 CREATE TABLE `payments` (
 	`id` text PRIMARY KEY NOT NULL,
 	`environment` text NOT NULL,
@@ -174,6 +175,7 @@ CREATE TABLE `subscriptions` (
 --> statement-breakpoint
 CREATE INDEX `subscriptions_env_created` ON `subscriptions` (`environment`,`created_at`,`id`);--> statement-breakpoint
 CREATE INDEX `subscriptions_account` ON `subscriptions` (`environment`,`account_id`);--> statement-breakpoint
+CREATE INDEX `subscriptions_env_id` ON `subscriptions` (`environment`,`id`);--> statement-breakpoint
 CREATE TABLE `usage_costs` (
 	`accumulator` text NOT NULL,
 	`environment` text NOT NULL,
@@ -201,7 +203,7 @@ CREATE TABLE `usage_daily` (
 	PRIMARY KEY(`accumulator`, `day`, `agent_key`, `kind`, `type`, `field`)
 );
 --> statement-breakpoint
-CREATE INDEX `usage_daily_subscription` ON `usage_daily` (`subscription_id`,`day`);--> statement-breakpoint
+CREATE INDEX `usage_daily_subscription` ON `usage_daily` (`environment`,`subscription_id`,`day`);--> statement-breakpoint
 CREATE INDEX `usage_daily_instance` ON `usage_daily` (`environment`,`agent_key`,`day`);--> statement-breakpoint
 CREATE TABLE `usage_events` (
 	`id` text PRIMARY KEY NOT NULL,

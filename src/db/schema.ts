@@ -126,6 +126,9 @@ export const subscriptions = sqliteTable(
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
 		index("subscriptions_account").on(t.environment, t.accountId),
+		// Invoicing reads groups of subscriptions by id: with only the index above, SQLite would scan the
+		// environment's subscriptions for each group.
+		index("subscriptions_env_id").on(t.environment, t.id),
 	],
 );
 
@@ -203,7 +206,9 @@ export const usageDaily = sqliteTable(
 	},
 	(t) => [
 		primaryKey({ columns: [t.accumulator, t.day, t.agentKey, t.kind, t.type, t.field] }),
-		index("usage_daily_subscription").on(t.subscriptionId, t.day),
+		// environment first, as every query filters on it: otherwise SQLite prefers the instance index below and
+		// scans the environment's rows for each group of subscriptions being invoiced.
+		index("usage_daily_subscription").on(t.environment, t.subscriptionId, t.day),
 		index("usage_daily_instance").on(t.environment, t.agentKey, t.day),
 	],
 );
@@ -273,6 +278,7 @@ export const invoices = sqliteTable(
 		uniqueIndex("invoices_env_number").on(t.environment, t.number),
 		index("invoices_env_created").on(t.environment, t.createdAt, t.id),
 		index("invoices_env_period").on(t.environment, t.billingPeriod),
+		index("invoices_env_subscription").on(t.environment, t.subscriptionId, t.billingPeriod),
 	],
 );
 
