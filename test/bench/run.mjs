@@ -132,18 +132,33 @@ try {
 	// what was just loaded (they fire 1.5 s after the first unflushed event), so that generation is timed on its
 	// own. Usage still unflushed at generation is flushed by generation itself, and would be timed with it.
 	await new Promise((resolve) => setTimeout(resolve, size.settleMs));
-	const smallRun = await timed(() => small.api("POST", "/v1/invoices/generate", { billing_period: period }));
-	const largeRun = await timed(() => large.api("POST", "/v1/invoices/generate", { billing_period: period }));
-	const growth = largeRun.seconds / smallRun.seconds;
+	// Generated per account, as the monthly cron fans out, and interleaved (one small-environment account, then two
+	// large ones) so that both sides see the same share of whatever else the machine is doing.
+	const seconds = { small: 0, large: 0 };
+	const invoiced = { small: 0, large: 0 };
+	const generate = async (side, client, accountId) => {
+		const run = await timed(() =>
+			client("POST", "/v1/invoices/generate", { billing_period: period, account_id: accountId }),
+		);
+		seconds[side] += run.seconds;
+		invoiced[side] += run.value.invoices.length;
+	};
+	for (const [i, accountId] of small.accountIds.entries()) {
+		await generate("small", small.api, accountId);
+		for (const largeAccount of large.accountIds.slice(2 * i, 2 * i + 2)) {
+			await generate("large", large.api, largeAccount);
+		}
+	}
+	const growth = seconds.large / seconds.small;
 	row(
-		`invoicing ${size.subscriptions} subscriptions (${smallEvents} events)`,
-		`${fmt(smallRun.seconds)} s, ${smallRun.value.invoices.length} invoices`,
+		`invoicing ${size.subscriptions} subscriptions (${smallEvents} events; one call per account of 10)`,
+		`${fmt(seconds.small)} s, ${invoiced.small} invoices`,
 		"≤ 10 s (1,000)",
-		smallRun.seconds <= 10,
+		seconds.small <= 10,
 	);
 	row(
 		`invoicing ${size.subscriptions * 2} subscriptions (${largeEvents} events) ÷ ${size.subscriptions}`,
-		`${fmt(growth)}× (${fmt(largeRun.seconds)} s, ${largeRun.value.invoices.length} invoices)`,
+		`${fmt(growth)}× (${fmt(seconds.large)} s, ${invoiced.large} invoices)`,
 		"≤ 2.2×",
 		growth <= 2.2,
 	);

@@ -51,7 +51,7 @@ export async function provisionEnvironment(base, adminKey, environment, subscrip
 			agent_instance_ids: [key],
 		}),
 	);
-	return { api, adminKey: envAdminKey, sdkKey, instanceKeys, plan };
+	return { api, adminKey: envAdminKey, sdkKey, instanceKeys, plan, accountIds: accounts.map((a) => a.id) };
 }
 
 /**
