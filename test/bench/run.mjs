@@ -16,7 +16,7 @@ const size = quick
 			subscriptions: 50,
 			bigEvents: 20_000,
 			reportSeconds: 1,
-			settleMs: 2_500,
+			settleMs: 4_000,
 		}
 	: {
 			seconds: 12,
