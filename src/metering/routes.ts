@@ -76,41 +76,40 @@ async function sendBatch(
 const JSON_REQUEST = /^application\/json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
 
 /**
- * Answers a batch whose body is plain (fast-validation.ts) without running the zod schema; any other body goes
- * on to the route's validators, and then to the handler.
+ * Answers a request whose body is plain (fast-validation.ts) without running the zod schema: `plain` takes the
+ * parsed body and the Idempotency-Key header and answers the input, or null. Any other body goes on to the
+ * route's validators, and then to the handler.
  */
-function plainBatchFastPath(kind: EventKind): MiddlewareHandler<AppEnv> {
+function plainBodyFastPath<T>(
+	plain: (body: unknown, header: string | undefined) => T | null,
+	send: (c: AppContext, input: T, header: string | undefined) => Promise<{ body: object; status: 200 | 201 }>,
+): MiddlewareHandler<AppEnv> {
 	return async (c, next) => {
 		if (!JSON_REQUEST.test(c.req.header("Content-Type") ?? "")) return next();
 		const header = c.req.header("Idempotency-Key");
-		let events: ReturnType<typeof plainBatch>;
+		let input: T | null;
 		try {
-			events = plainBatch(kind, await c.req.json(), header);
+			input = plain(await c.req.json(), header);
 		} catch {
 			return next();
 		}
-		if (events === null) return next();
-		const { body, status } = await sendBatch(c, kind, events, header);
+		if (input === null) return next();
+		const { body, status } = await send(c, input, header);
 		return c.json(body, status);
 	};
 }
 
-/** The same for a single event: a plain body is recorded without the zod schema (fast-validation.ts). */
-function plainEventFastPath(kind: EventKind): MiddlewareHandler<AppEnv> {
-	return async (c, next) => {
-		if (!JSON_REQUEST.test(c.req.header("Content-Type") ?? "")) return next();
-		const header = c.req.header("Idempotency-Key");
-		let event: ReturnType<typeof plainEvent>;
-		try {
-			event = plainEvent(kind, await c.req.json(), header);
-		} catch {
-			return next();
-		}
-		if (event === null) return next();
-		const { body, status } = await sendOne(c, kind, event, header);
-		return c.json(body, status);
-	};
-}
+const plainEventFastPath = (kind: EventKind) =>
+	plainBodyFastPath(
+		(body, header) => plainEvent(kind, body, header),
+		(c, event, header) => sendOne(c, kind, event, header),
+	);
+
+const plainBatchFastPath = (kind: EventKind) =>
+	plainBodyFastPath(
+		(body, header) => plainBatch(kind, body, header),
+		(c, events, header) => sendBatch(c, kind, events, header),
+	);
 
 export const meteringRoutes = newRouter();
 
