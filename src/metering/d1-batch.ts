@@ -44,19 +44,27 @@ export function returned<T>(result: D1Result | undefined): T[] {
 /** A JSON array parameter of rows, kept under this many bytes (D1 statements stay far below 100 KB). */
 export const JSON_PARAMETER_BYTES = 90 * 1024;
 
-/** Splits rows (already JSON text) into groups whose JSON array stays under `maxBytes`; one row at least each. */
-export function chunkJsonRows(rows: readonly string[], maxBytes = JSON_PARAMETER_BYTES): string[][] {
-	const groups: string[][] = [];
-	let group: string[] = [];
+/**
+ * Splits rows (already JSON text) into groups whose JSON array stays under `maxBytes`; one row at least each.
+ * `lengthOf` tells a row's length when rows are not strings themselves.
+ */
+export function chunkJsonRows<T = string>(
+	rows: readonly T[],
+	maxBytes = JSON_PARAMETER_BYTES,
+	lengthOf: (row: T) => number = (row) => (row as string).length,
+): T[][] {
+	const groups: T[][] = [];
+	let group: T[] = [];
 	let bytes = 0;
 	for (const row of rows) {
-		if (group.length > 0 && bytes + row.length + 1 > maxBytes) {
+		const length = lengthOf(row);
+		if (group.length > 0 && bytes + length + 1 > maxBytes) {
 			groups.push(group);
 			group = [];
 			bytes = 0;
 		}
 		group.push(row);
-		bytes += row.length + 1;
+		bytes += length + 1;
 	}
 	if (group.length > 0) groups.push(group);
 	return groups;

@@ -5,13 +5,14 @@
  * stored as a JSON array of its columns (eventRow), without their names: what is written here, read back and
  * sent to D1 is little more than half the bytes.
  *
- * Every statement can be replayed without changing the result — events by id with ON CONFLICT DO NOTHING, aggregates as absolute values (upsert), outbox rows by their fixed id — so a flush that
+ * Every statement can be replayed without changing the result — events by id with ON CONFLICT DO NOTHING,
+ * aggregates as absolute values (upsert), outbox rows by their fixed id — so a flush that
  * failed after D1 committed, before the chunk was marked, is simply repeated. An aggregate is marked clean only
  * at the version that was written: one that changed while D1 was being written stays dirty.
  */
 
 import { nowIso } from "../../lib/time";
-import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
+import { chunkJsonRows, type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
 import type { MeteringEvent } from "./types";
@@ -115,24 +116,10 @@ export function eventGroups(rows: readonly EventRow[], limits: ChunkLimits): Eve
 /** Consecutive groups joined into the JSON parameters of INSERT statements of at most `limits.eventBytes`. */
 function statementGroups(groups: readonly EventGroup[], limits: ChunkLimits): EventGroup[] {
 	// The rows of a group are its JSON array without the brackets.
-	const rows = groups.map((group) => ({ size: group.size, text: group.json.slice(1, -1) }));
-	const joined: EventGroup[] = [];
-	let parts: string[] = [];
-	let size = 0;
-	let bytes = 0;
-	for (const row of rows) {
-		if (parts.length > 0 && bytes + row.text.length + 1 > limits.eventBytes) {
-			joined.push({ size, json: `[${parts.join(",")}]` });
-			parts = [];
-			size = 0;
-			bytes = 0;
-		}
-		parts.push(row.text);
-		size += row.size;
-		bytes += row.text.length + 1;
-	}
-	if (parts.length > 0) joined.push({ size, json: `[${parts.join(",")}]` });
-	return joined;
+	return chunkJsonRows(groups, limits.eventBytes, (group) => group.json.length - 2).map((joined) => ({
+		size: joined.reduce((n, group) => n + group.size, 0),
+		json: `[${joined.map((group) => group.json.slice(1, -1)).join(",")}]`,
+	}));
 }
 
 export function eventCount(chunk: UnflushedChunk): number {
