@@ -1,5 +1,7 @@
-// The last line CI prints: every test counted, runtime and browser, as "N passed, N failed".
-import { existsSync, readFileSync } from "node:fs";
+// The last line CI prints: every test counted, runtime, browser and the others, as "N passed, N failed".
+// Suites outside vitest write their runner's output to test-results/<suite>.log: node:test's spec reporter
+// (closing "ℹ pass N" / "ℹ fail N" lines) or Python's unittest ("Ran N tests", then "OK" or "FAILED (…)").
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 
 let passed = 0;
 let failed = 0;
@@ -13,10 +15,22 @@ if (existsSync(vitest)) {
 	skipped += report.numPendingTests + report.numTodoTests;
 }
 
-// node:test's spec reporter ends with "ℹ pass N" and "ℹ fail N" lines.
-const consoleLog = "test-results/console.log";
-if (existsSync(consoleLog)) {
-	const text = readFileSync(consoleLog, "utf8");
+const logs = existsSync("test-results")
+	? readdirSync("test-results").filter((name) => name.endsWith(".log"))
+	: [];
+for (const name of logs) {
+	const text = readFileSync(`test-results/${name}`, "utf8");
+	const ran = /^Ran (\d+) tests? in /m.exec(text);
+	if (ran) {
+		const total = Number(ran[1]);
+		const failures =
+			Number(/failures=(\d+)/.exec(text)?.[1] ?? 0) + Number(/errors=(\d+)/.exec(text)?.[1] ?? 0);
+		const skips = Number(/skipped=(\d+)/.exec(text)?.[1] ?? 0);
+		passed += total - failures - skips;
+		failed += failures;
+		skipped += skips;
+		continue;
+	}
 	passed += Number(/^\S*\s*pass (\d+)$/m.exec(text)?.[1] ?? 0);
 	failed += Number(/^\S*\s*fail (\d+)$/m.exec(text)?.[1] ?? 0);
 	skipped += Number(/^\S*\s*skipped (\d+)$/m.exec(text)?.[1] ?? 0);
