@@ -1,5 +1,6 @@
 import type { Env } from "../../env";
 import type { Principal } from "../../http/auth";
+import { admit, forgetLeases } from "./lease";
 import type { RateLimitDecision } from "./object";
 
 export function limitFor(principal: Principal, env: Env): number {
@@ -13,10 +14,14 @@ export function rateLimiterFor(env: Env, keyId: string) {
 	return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyId));
 }
 
+/** Counts a request against its key's limit; most requests of a busy key are admitted from a lease (lease.ts). */
 export async function countRequest(env: Env, principal: Principal): Promise<RateLimitDecision> {
-	return rateLimiterFor(env, principal.keyId).hit(limitFor(principal, env));
+	return admit(principal.keyId, limitFor(principal, env), (limit, want, returned) =>
+		rateLimiterFor(env, principal.keyId).lease(limit, want, returned),
+	);
 }
 
 export async function revokeInRateLimiter(env: Env, keyId: string): Promise<void> {
+	forgetLeases(keyId);
 	await rateLimiterFor(env, keyId).revoke();
 }

@@ -1,0 +1,151 @@
+/**
+ * Rate-limit leases: an isolate that serves many requests of one key asks the key's RateLimiter for several
+ * requests at once and admits the rest of them itself, so most requests skip the object hop.
+ *
+ * Why the limit still holds: the object counts a lease in full when it grants it, so isolates together never
+ * admit more than the limit in a window. What a lease costs instead is under-admission: requests leased to an
+ * isolate that then goes quiet count for nobody else. They are given back with the isolate's next lease call in
+ * the same window, so only an isolate that never asks again strands them — at most one lease (MAX_LEASE_SHARE
+ * of the limit) per isolate per window. While one lease call of an isolate is in flight, its other requests ask for one each.
+ *
+ * What the headers say: X-RateLimit-Remaining is what the object had left after its last grant to this isolate
+ * plus what this isolate still holds, so one isolate sees its remaining fall by one per request, as without
+ * leases; requests leased to other isolates count as used.
+ *
+ * Leases are small while a key is quiet (one request: every request asks the object, as before) and grow with
+ * the rate this isolate sees, to about LEASE_HORIZON_MS of its traffic. A lease lives LEASE_TTL_MS, which also
+ * bounds how long another isolate keeps admitting a revoked key (this isolate forgets its leases at once).
+ */
+import type { RateLimitDecision, RateLimitLease, ReturnedLease } from "./object";
+
+const LEASE_TTL_MS = 1_000;
+const LEASE_HORIZON_MS = 250;
+const MAX_LEASE_SHARE = 1 / 200;
+const MAX_POOLS = 10_000;
+
+interface Pool {
+	limit: number;
+	windowStart: number;
+	reset: number;
+	/** Requests leased to this isolate and not yet admitted. */
+	left: number;
+	/** What the object had left after its last grant to this isolate, in this window. */
+	objectRemaining: number;
+	expires: number;
+	/**
+	 * When this isolate's lease call in flight was sent (0: none). Requests arriving meanwhile ask for one:
+	 * otherwise each of a burst of concurrent requests would lease many, and all but one lease would wait unused.
+	 */
+	leasing: number;
+	/** Requests seen in the current second, and in the one before (the rate that sizes the next lease). */
+	second: number;
+	thisSecond: number;
+	lastSecond: number;
+}
+
+export type Lessor = (limit: number, want: number, returned: ReturnedLease | null) => Promise<RateLimitLease>;
+
+const pools = new Map<string, Pool>();
+
+/** The size of the next lease: a quarter second of this isolate's recent traffic, within the share cap. */
+export function leaseSize(requestsLastSecond: number, limit: number): number {
+	const cap = Math.max(1, Math.floor(limit * MAX_LEASE_SHARE));
+	return Math.min(cap, Math.max(1, Math.ceil((requestsLastSecond * LEASE_HORIZON_MS) / 1000)));
+}
+
+function observe(pool: Pool, now: number): void {
+	const second = Math.floor(now / 1000);
+	if (second !== pool.second) {
+		pool.lastSecond = second === pool.second + 1 ? pool.thisSecond : 0;
+		pool.thisSecond = 0;
+		pool.second = second;
+	}
+	pool.thisSecond++;
+}
+
+function poolOf(keyId: string, limit: number, now: number): Pool {
+	let pool = pools.get(keyId);
+	if (pool === undefined || pool.limit !== limit) {
+		if (pool === undefined && pools.size >= MAX_POOLS) {
+			const oldest = pools.keys().next().value;
+			if (oldest !== undefined) pools.delete(oldest);
+		}
+		pool = {
+			limit,
+			windowStart: 0,
+			reset: 0,
+			left: 0,
+			objectRemaining: 0,
+			expires: 0,
+			leasing: 0,
+			second: Math.floor(now / 1000),
+			thisSecond: 0,
+			lastSecond: 0,
+		};
+		pools.set(keyId, pool);
+	}
+	return pool;
+}
+
+/** Counts one request of `keyId`, from this isolate's lease when it holds one, else through `lessor`. */
+export async function admit(
+	keyId: string,
+	limit: number,
+	lessor: Lessor,
+	now = Date.now(),
+): Promise<RateLimitDecision> {
+	const pool = poolOf(keyId, limit, now);
+	observe(pool, now);
+	if (pool.left > 0 && now < pool.expires && now < pool.reset * 1000) {
+		pool.left--;
+		return {
+			allowed: true,
+			revoked: false,
+			limit,
+			remaining: pool.objectRemaining + pool.left,
+			reset: pool.reset,
+		};
+	}
+	// Whatever is left of an expired lease goes back with this call; taken now, so that no concurrent request
+	// of this isolate gives it back twice.
+	const returned = pool.left > 0 ? { windowStart: pool.windowStart, count: pool.left } : null;
+	pool.left = 0;
+	const concurrent = pool.leasing !== 0 && now - pool.leasing < LEASE_TTL_MS;
+	const want = concurrent ? 1 : leaseSize(pool.lastSecond, limit);
+	if (want > 1) pool.leasing = now;
+	let lease: RateLimitLease;
+	try {
+		lease = await lessor(limit, want, returned);
+	} finally {
+		if (want > 1) pool.leasing = 0;
+	}
+	if (lease.revoked) {
+		pools.delete(keyId);
+		return lease;
+	}
+	if (lease.windowStart !== pool.windowStart) {
+		pool.windowStart = lease.windowStart;
+		pool.reset = lease.reset;
+		pool.left = 0;
+		pool.objectRemaining = lease.remaining;
+	} else {
+		// Concurrent calls of this isolate may answer out of order: the smallest remaining is the latest.
+		pool.objectRemaining = Math.min(pool.objectRemaining, lease.remaining);
+	}
+	if (lease.granted > 1) {
+		pool.left += lease.granted - 1;
+		pool.expires = now + LEASE_TTL_MS;
+	}
+	return {
+		allowed: lease.allowed,
+		revoked: false,
+		limit,
+		remaining: pool.objectRemaining + pool.left,
+		reset: lease.reset,
+	};
+}
+
+/** A revoked key's leases in this isolate end at once; other isolates' end within LEASE_TTL_MS. */
+export function forgetLeases(keyId: string): void {
+	pools.delete(keyId);
+}

@@ -1,0 +1,110 @@
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { beforeEach, describe, expect, it } from "vitest";
+import { admit, type Lessor, leaseSize } from "../../src/durable-objects/rate-limiter/lease";
+import type { RateLimitLease, ReturnedLease } from "../../src/durable-objects/rate-limiter/object";
+import { newId } from "../../src/lib/ids";
+import { createKey, del, get, post } from "../helpers";
+
+/** The key's real RateLimiter, with a count of the calls that reached it. */
+function countedLessor(keyId: string) {
+	const stub = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyId));
+	const calls = { count: 0 };
+	const lessor: Lessor = (limit: number, want: number, returned: ReturnedLease | null) => {
+		calls.count++;
+		return stub.lease(limit, want, returned) as Promise<RateLimitLease>;
+	};
+	return { lessor, calls };
+}
+
+/** Requests of one key spread over simulated seconds (`perSecond` each), as one isolate would see them. */
+async function drive(keyId: string, limit: number, perSecond: number[], lessor: Lessor, start: number) {
+	const decisions = [];
+	for (const [second, requests] of perSecond.entries()) {
+		const now = start + second * 1000;
+		decisions.push(
+			...(await Promise.all(Array.from({ length: requests }, () => admit(keyId, limit, lessor, now)))),
+		);
+	}
+	return decisions;
+}
+
+/** Simulated time inside the object's current window, so that its window and ours agree. */
+function windowStartNow(): number {
+	const now = Date.now();
+	return now - (now % 60_000) + 100;
+}
+
+describe("rate-limit leases", () => {
+	// The object counts in real 60-second windows: a test must not straddle two.
+	beforeEach(async () => {
+		const intoWindow = Date.now() % 60_000;
+		if (intoWindow > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoWindow + 50));
+	});
+
+	it("sizes a lease by the isolate's recent rate, within 1/200 of the limit", () => {
+		expect(leaseSize(0, 10_000)).toBe(1);
+		expect(leaseSize(3, 10_000)).toBe(1);
+		expect(leaseSize(400, 10_000)).toBe(50);
+		expect(leaseSize(100_000, 10_000)).toBe(50);
+		expect(leaseSize(100_000, 100)).toBe(1);
+	});
+
+	it("lets a busy isolate skip the object for most requests, with remaining falling by one per request", async () => {
+		const keyId = newId("key");
+		const { lessor, calls } = countedLessor(keyId);
+		const start = windowStartNow();
+		const decisions = [];
+		// Sequential requests, 400 in each of three simulated seconds.
+		for (let second = 0; second < 3; second++) {
+			for (let i = 0; i < 400; i++) decisions.push(await admit(keyId, 10_000, lessor, start + second * 1000));
+		}
+		expect(decisions.every((d) => d.allowed)).toBe(true);
+		expect(decisions.map((d) => d.remaining)).toEqual(decisions.map((_, i) => 10_000 - i - 1));
+		// The first second asks for every request; later ones lease 50 at a time, and leases expire each second.
+		expect(calls.count).toBeLessThan(400 + 2 * (400 / 50 + 2));
+	});
+
+	it("never admits more than the limit, however requests arrive and leases expire", async () => {
+		await fc.assert(
+			fc.asyncProperty(
+				fc.integer({ min: 1, max: 3000 }),
+				fc.array(fc.integer({ min: 0, max: 300 }), { minLength: 1, maxLength: 5 }),
+				async (limit, perSecond) => {
+					const keyId = newId("key");
+					const { lessor } = countedLessor(keyId);
+					const decisions = await drive(keyId, limit, perSecond, lessor, windowStartNow());
+					const admitted = decisions.filter((d) => d.allowed).length;
+					const sent = perSecond.reduce((a, b) => a + b, 0);
+					// One isolate strands nothing: what it leased and did not use goes back with its next call.
+					expect(admitted).toBe(Math.min(sent, limit));
+					for (const d of decisions) expect(d.remaining).toBeGreaterThanOrEqual(0);
+				},
+			),
+			{ numRuns: 15 },
+		);
+	});
+
+	it("two isolates sharing a key admit no more than the limit together", async () => {
+		const keyId = newId("key");
+		const { lessor } = countedLessor(keyId);
+		const start = windowStartNow();
+		// The second "isolate" is the same module under another pool name pointing at the same object.
+		const other: Lessor = lessor;
+		const a = drive(keyId, 500, [200, 300, 300], lessor, start);
+		const b = drive(`${keyId}#other-isolate`, 500, [200, 300, 300], other, start);
+		const admitted = [...(await a), ...(await b)].filter((d) => d.allowed).length;
+		expect(admitted).toBeLessThanOrEqual(500);
+		// What an isolate strands is at most one lease (1/200 of the limit, at least 1).
+		expect(admitted).toBeGreaterThanOrEqual(500 - 2 * Math.max(1, 500 / 200));
+	});
+
+	it("answers 401 at once in this isolate after the key is revoked, leases or not", async () => {
+		const admin = await createKey("admin");
+		const created = await post("/v1/api-keys", { type: "api", permission: "read-only" }, { key: admin });
+		const key = created.body.key as string;
+		for (let i = 0; i < 5; i++) expect((await get("/v1/agents", { key })).status).toBe(200);
+		expect((await del(`/v1/api-keys/${created.body.id}`, { key: admin })).status).toBe(204);
+		expect((await get("/v1/agents", { key })).status).toBe(401);
+	});
+});
