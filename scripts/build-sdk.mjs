@@ -25,6 +25,8 @@ async function openApiDocument() {
 			format: "esm",
 			logLevel: "error",
 			alias: { "cloudflare:workers": join(root, "test/node/cloudflare-workers-stub.ts") },
+			// Modules wrangler's rules would import as data (fonts for documents, wasm…): loadable, never run here.
+			loader: { ".ttf": "binary", ".otf": "binary", ".woff2": "binary", ".wasm": "binary", ".bin": "binary" },
 		});
 		const { createApp } = await import(pathToFileURL(outfile).href);
 		const response = await createApp().request("/v1/openapi.json");

@@ -11,6 +11,7 @@ import time
 import unittest
 
 from agent_metering import Client
+from agent_metering import client as client_module
 
 from .wrangler_dev import WranglerDev
 
@@ -40,12 +41,24 @@ class AgainstWranglerDev(unittest.TestCase):
 
     def test_10000_events_are_counted_exactly_once_across_a_kill_and_restart(self):
         agent_key = unique("py-crash")
+        # The server is killed while the 40th request (of about 100) is on its way: it may or may not have
+        # recorded that batch, and the client cannot know — the idempotency keys decide.
+        requests = []
+        restarter = threading.Thread(target=lambda: (time.sleep(0.02), self.worker.crash(), time.sleep(0.5), self.worker.restart()))
+
+        def send_then_crash(*args, **kwargs):
+            requests.append(1)
+            if len(requests) == 40:
+                restarter.start()
+            return real_send(*args, **kwargs)
+
+        real_send = client_module.send_batch
+        client_module.send_batch = send_then_crash
+        self.addCleanup(setattr, client_module, "send_batch", real_send)
         client, failures = recording_client(
             self.worker, self.sdk_key, batch_size=100, max_buffered_events=1000, flush_interval=0.05,
             min_backoff=0.1, max_backoff=2.0, max_retries=200, request_timeout=15,
         )
-        crashed = False
-        restarter = None
         start = time.monotonic()
         for i in range(10_000):
             # Outcomes every fourth event, with values whose sum is known.
@@ -53,13 +66,8 @@ class AgainstWranglerDev(unittest.TestCase):
                 client.outcome(agent_key, "task_done", i % 10)
             else:
                 client.action(agent_key, "llm_call", metadata={"tokens": 10})
-            stats = client.stats()
-            if not crashed and stats["processed"] + stats["duplicates"] >= 4000:
-                crashed = True
-                self.worker.crash()
-                restarter = threading.Thread(target=lambda: (time.sleep(0.5), self.worker.restart()))
-                restarter.start()
-        self.assertTrue(crashed, "the server was killed in the middle")
+        self.assertTrue(client.flush(300))
+        self.assertTrue(restarter.ident is not None, "the server was killed in the middle")
         restarter.join(120)
         self.assertTrue(client.close(300))
         stats = client.stats()

@@ -39,7 +39,22 @@ describe("TypeScript SDK against wrangler dev", { concurrency: false }, () => {
 
 	it("counts 10,000 events exactly once across a kill -9 and restart of the server", async () => {
 		const agentKey = unique("ts-crash");
+		// The server is killed while the 40th request (of about 100) is on its way: it may or may not have
+		// recorded that batch, and the client cannot know — the idempotency keys decide.
+		let requests = 0;
+		let restarted;
+		const fetchThenCrash = (url, init) => {
+			const response = fetch(url, init);
+			if (++requests === 40) {
+				restarted = sleep(20)
+					.then(() => worker.crash())
+					.then(() => sleep(500))
+					.then(() => worker.restart());
+			}
+			return response;
+		};
 		const { client, failures } = recordingClient(worker, sdkKey, {
+			fetch: fetchThenCrash,
 			batchSize: 100,
 			maxBufferedEvents: 1000,
 			maxConcurrentRequests: 2,
@@ -49,20 +64,14 @@ describe("TypeScript SDK against wrangler dev", { concurrency: false }, () => {
 			maxRetries: 200,
 			requestTimeoutMs: 15_000,
 		});
-		let crashed = false;
-		let restarted;
 		const start = Date.now();
 		for (let i = 0; i < 10_000; i++) {
 			// Outcomes every fourth event, with values whose sum is known.
 			if (i % 4 === 3) await client.outcome({ agentKey, type: "task_done", value: i % 10 });
 			else await client.action({ agentKey, type: "llm_call", metadata: { tokens: 10 } });
-			if (!crashed && client.stats.processed + client.stats.duplicates >= 4000) {
-				crashed = true;
-				await worker.crash();
-				restarted = sleep(500).then(() => worker.restart());
-			}
 		}
-		assert.ok(crashed, "the server was killed in the middle");
+		await client.flush();
+		assert.ok(restarted, "the server was killed in the middle");
 		await restarted;
 		await client.shutdown();
 		const stats = client.stats;
