@@ -12,6 +12,7 @@ import unittest
 
 from agent_metering import Client
 from agent_metering import client as client_module
+from agent_metering._transport import Attempt
 
 from .wrangler_dev import WranglerDev
 
@@ -41,16 +42,20 @@ class AgainstWranglerDev(unittest.TestCase):
 
     def test_10000_events_are_counted_exactly_once_across_a_kill_and_restart(self):
         agent_key = unique("py-crash")
-        # The server is killed while the 40th request (of about 100) is on its way: it may or may not have
-        # recorded that batch, and the client cannot know — the idempotency keys decide.
+        # The server is killed (kill -9) right after it recorded the 40th batch (of about 100), and that answer is
+        # lost on the way: the client cannot know the batch was recorded, sends it again once the server is back,
+        # and the idempotency keys make the server answer "duplicate" instead of counting it twice.
         requests = []
-        restarter = threading.Thread(target=lambda: (time.sleep(0.02), self.worker.crash(), time.sleep(0.5), self.worker.restart()))
+        restarter = threading.Thread(target=lambda: (time.sleep(0.5), self.worker.restart()))
 
         def send_then_crash(*args, **kwargs):
-            requests.append(1)
+            attempt = real_send(*args, **kwargs)
+            requests.append(attempt)
             if len(requests) == 40:
+                self.worker.crash()
                 restarter.start()
-            return real_send(*args, **kwargs)
+                return Attempt("retry", message="network error: the server died before its answer arrived")
+            return attempt
 
         real_send = client_module.send_batch
         client_module.send_batch = send_then_crash
@@ -80,6 +85,7 @@ class AgainstWranglerDev(unittest.TestCase):
         self.assertEqual(stats["failed"], 0)
         self.assertEqual(stats["processed"] + stats["duplicates"], 10_000)
         self.assertGreater(stats["retries"], 0, "the crash made the client retry")
+        self.assertGreaterEqual(stats["duplicates"], 100, "the batch whose answer was lost was answered duplicate")
         usage = self.worker.usage(agent_key)
         self.assertEqual(usage["action:llm_call"]["count"], 7500)
         self.assertEqual(usage["outcome:task_done"]["count"], 2500)

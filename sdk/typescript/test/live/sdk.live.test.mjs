@@ -39,17 +39,17 @@ describe("TypeScript SDK against wrangler dev", { concurrency: false }, () => {
 
 	it("counts 10,000 events exactly once across a kill -9 and restart of the server", async () => {
 		const agentKey = unique("ts-crash");
-		// The server is killed while the 40th request (of about 100) is on its way: it may or may not have
-		// recorded that batch, and the client cannot know — the idempotency keys decide.
+		// The server is killed (kill -9) right after it recorded the 40th batch (of about 100), and that answer is
+		// lost on the way: the client cannot know the batch was recorded, sends it again once the server is back,
+		// and the idempotency keys make the server answer "duplicate" instead of counting it twice.
 		let requests = 0;
 		let restarted;
-		const fetchThenCrash = (url, init) => {
-			const response = fetch(url, init);
+		const fetchThenCrash = async (url, init) => {
+			const response = await fetch(url, init);
 			if (++requests === 40) {
-				restarted = sleep(20)
-					.then(() => worker.crash())
-					.then(() => sleep(500))
-					.then(() => worker.restart());
+				await worker.crash();
+				restarted = sleep(500).then(() => worker.restart());
+				throw new TypeError("fetch failed: the server died before its answer arrived");
 			}
 			return response;
 		};
@@ -82,6 +82,7 @@ describe("TypeScript SDK against wrangler dev", { concurrency: false }, () => {
 		assert.equal(stats.failed, 0);
 		assert.equal(stats.processed + stats.duplicates, 10_000);
 		assert.ok(stats.retries > 0, "the crash made the client retry");
+		assert.ok(stats.duplicates >= 100, "the batch whose answer was lost was answered duplicate");
 		const usage = await worker.usage(agentKey);
 		assert.equal(usage["action:llm_call"]?.count, 7500);
 		assert.equal(usage["outcome:task_done"]?.count, 2500);
