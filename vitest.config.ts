@@ -41,6 +41,10 @@ export default defineConfig({
 				},
 				test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node" },
 			},
+			{
+				// The TypeScript SDK and its integrations, offline: fake fetch, the frameworks' own test doubles.
+				test: { name: "sdk", include: ["sdk/typescript/test/**/*.test.ts"], environment: "node" },
+			},
 		],
 	},
 });

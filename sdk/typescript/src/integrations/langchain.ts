@@ -1,0 +1,142 @@
+/**
+ * LangChain.js (and LangGraph.js): a callback handler that records every LLM or chat-model call as an `llm_call`
+ * with the model, input and output tokens and, from your price table, its cost — and every tool run as a
+ * `tool_call`.
+ *
+ *   const metering = new MeteringCallbackHandler({ client, agentKey, prices });
+ *   await model.invoke(messages, { callbacks: [metering] });     // or graph.invoke(input, { callbacks: [metering] })
+ */
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { Serialized } from "@langchain/core/load/serializable";
+import type { LLMResult } from "@langchain/core/outputs";
+import { type IntegrationOptions, recordLlmCall, recordToolCall } from "./record.js";
+
+export type { ModelPrice, PriceTable } from "./pricing.js";
+export type { IntegrationOptions } from "./record.js";
+
+export interface LangChainMeteringOptions extends IntegrationOptions {
+	/** Record tool runs as `tool_call` actions. Default true. */
+	recordTools?: boolean;
+}
+
+interface MessageLike {
+	usage_metadata?: { input_tokens?: number; output_tokens?: number };
+	response_metadata?: { model_name?: string; model?: string };
+}
+
+const str = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+
+/** The model a run names at its start: LangSmith's ls_model_name, else the invocation parameters. */
+function modelAtStart(extraParams?: Record<string, unknown>, metadata?: Record<string, unknown>) {
+	const params = extraParams?.invocation_params as Record<string, unknown> | undefined;
+	return (
+		str(metadata?.ls_model_name) ?? str(params?.model) ?? str(params?.model_name) ?? str(params?.modelName)
+	);
+}
+
+export class MeteringCallbackHandler extends BaseCallbackHandler {
+	name = "agent_metering";
+	private readonly options: LangChainMeteringOptions;
+	private readonly models = new Map<string, { model?: string; provider?: string }>();
+	private readonly tools = new Map<string, { name: string; started: number }>();
+
+	constructor(options: LangChainMeteringOptions) {
+		// Awaited, so that an event is buffered before the call returns (a flush right after sees it).
+		super({ _awaitHandler: true });
+		this.options = options;
+	}
+
+	override handleLLMStart(
+		_llm: Serialized,
+		_prompts: string[],
+		runId: string,
+		_parentRunId?: string,
+		extraParams?: Record<string, unknown>,
+		_tags?: string[],
+		metadata?: Record<string, unknown>,
+	) {
+		this.models.set(runId, {
+			model: modelAtStart(extraParams, metadata),
+			provider: str(metadata?.ls_provider),
+		});
+	}
+
+	override handleChatModelStart(
+		_llm: Serialized,
+		_messages: unknown[][],
+		runId: string,
+		_parentRunId?: string,
+		extraParams?: Record<string, unknown>,
+		_tags?: string[],
+		metadata?: Record<string, unknown>,
+	) {
+		this.models.set(runId, {
+			model: modelAtStart(extraParams, metadata),
+			provider: str(metadata?.ls_provider),
+		});
+	}
+
+	override async handleLLMEnd(output: LLMResult, runId: string) {
+		const start = this.models.get(runId);
+		this.models.delete(runId);
+		let inputTokens: number | undefined;
+		let outputTokens: number | undefined;
+		let model: string | undefined;
+		for (const generation of output.generations.flat()) {
+			const message = (generation as { message?: MessageLike }).message;
+			const usage = message?.usage_metadata;
+			if (usage) {
+				inputTokens = (inputTokens ?? 0) + (usage.input_tokens ?? 0);
+				outputTokens = (outputTokens ?? 0) + (usage.output_tokens ?? 0);
+			}
+			model ??= str(message?.response_metadata?.model_name) ?? str(message?.response_metadata?.model);
+		}
+		if (inputTokens === undefined) {
+			// Older integrations report usage for the whole call in llmOutput.
+			const usage = (output.llmOutput?.tokenUsage ?? output.llmOutput?.estimatedTokenUsage) as
+				| { promptTokens?: number; completionTokens?: number }
+				| undefined;
+			inputTokens = usage?.promptTokens;
+			outputTokens = usage?.completionTokens;
+		}
+		await recordLlmCall(this.options, {
+			model: model ?? start?.model,
+			provider: start?.provider,
+			inputTokens,
+			outputTokens,
+		});
+	}
+
+	override handleLLMError(_error: Error, runId: string) {
+		this.models.delete(runId);
+	}
+
+	override handleToolStart(
+		tool: Serialized,
+		_input: string,
+		runId: string,
+		_parentRunId?: string,
+		_tags?: string[],
+		_metadata?: Record<string, unknown>,
+		runName?: string,
+	) {
+		if (this.options.recordTools === false) return;
+		const name = runName ?? str((tool as { name?: string }).name) ?? tool.id?.at(-1) ?? "tool";
+		this.tools.set(runId, { name, started: Date.now() });
+	}
+
+	override async handleToolEnd(_output: unknown, runId: string) {
+		await this.endTool(runId, true);
+	}
+
+	override async handleToolError(_error: Error, runId: string) {
+		await this.endTool(runId, false);
+	}
+
+	private async endTool(runId: string, ok: boolean) {
+		const tool = this.tools.get(runId);
+		if (tool === undefined) return;
+		this.tools.delete(runId);
+		await recordToolCall(this.options, tool.name, ok, Date.now() - tool.started);
+	}
+}
