@@ -2,6 +2,7 @@
  * The console's shell: sign-in, the header with the key's environment and permission, the navigation, and a
  * hash router (#/invoices/inv_…) so that the server only ever serves one static page.
  */
+import { ApiFailure } from "./api";
 import { destroyCharts } from "./charts";
 import type { PageContext } from "./context";
 import { fill, h } from "./dom";
@@ -63,6 +64,7 @@ function signedIn(who: Identity): void {
 }
 
 function signOut(): void {
+	leaving?.abort();
 	identity = null;
 	forgetKey();
 	destroyCharts();
@@ -70,11 +72,27 @@ function signOut(): void {
 	signInPage(root, signedIn);
 }
 
+/** On a narrow screen the navigation folds behind this button; on a wide one the button is hidden. */
+function menuButton(): HTMLButtonElement {
+	const button = h(
+		"button",
+		{ type: "button", class: "menu", "aria-expanded": "false", "aria-controls": "sections" },
+		"Menu",
+	);
+	button.addEventListener("click", () => {
+		const open = button.getAttribute("aria-expanded") !== "true";
+		button.setAttribute("aria-expanded", String(open));
+		document.getElementById("sections")?.classList.toggle("open", open);
+	});
+	return button;
+}
+
 function header(who: Identity): HTMLElement {
 	const environment = who.environment ?? "unknown";
 	return h(
 		"header",
 		{ class: "top" },
+		menuButton(),
 		h("a", { class: "brand", href: "#/overview" }, "Agent Metering & Billing"),
 		h(
 			"span",
@@ -118,7 +136,7 @@ function render(): void {
 			{ class: "layout" },
 			h(
 				"nav",
-				{ class: "side", "aria-label": "Sections" },
+				{ class: "side", id: "sections", "aria-label": "Sections" },
 				NAV.map(([key, href, label]) =>
 					h(
 						"a",
@@ -176,12 +194,47 @@ async function boot(): Promise<void> {
 		signInPage(root, signedIn);
 		return;
 	}
+	await checkStoredKey(key);
+}
+
+/**
+ * Checks the key kept in this tab. Only the API's 401 (the key is unknown or revoked) forgets it; anything else
+ * (the API unreachable, a 5xx, a rate limit) is shown with a retry, and the key stays.
+ */
+async function checkStoredKey(key: string): Promise<void> {
 	fill(root, loading("Checking your key…"));
 	try {
 		signedIn(await identify(key));
 	} catch (problem) {
-		forgetKey();
-		signInPage(root, signedIn, { problem });
+		if (problem instanceof ApiFailure && problem.status === 401) {
+			forgetKey();
+			signInPage(root, signedIn, { problem });
+			return;
+		}
+		const retry = h("button", { type: "button", class: "primary" }, "Retry");
+		retry.addEventListener("click", () => void checkStoredKey(key));
+		fill(
+			root,
+			h(
+				"div",
+				{ class: "sign-in-page boot-problem", role: "region", "aria-label": "The console could not start" },
+				h("h1", null, "Agent Metering & Billing"),
+				h("h2", null, "The API could not be reached to check your key."),
+				errorBox(problem),
+				h(
+					"p",
+					null,
+					"Your key is still kept in this tab. Retry when the service is back, or sign out to forget it.",
+				),
+				h(
+					"div",
+					{ class: "actions" },
+					retry,
+					h("button", { type: "button", class: "sign-out", onclick: signOut }, "Sign out"),
+				),
+			),
+		);
+		retry.focus();
 	}
 }
 

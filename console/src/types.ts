@@ -166,6 +166,10 @@ export interface WebhookDelivery {
 	delivered_at: string | null;
 }
 
+export interface WebhookDeliveryWithPayload extends WebhookDelivery {
+	payload: Record<string, unknown>;
+}
+
 export interface TestResult {
 	delivered: boolean;
 	status_code: number | null;

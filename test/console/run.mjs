@@ -29,6 +29,12 @@ before(async () => {
 	[worker, receiver] = await Promise.all([startWorker(), startReceiver()]);
 	api = apiClient(worker.base, worker.adminKey);
 	data = await seed(api);
+	// A second endpoint whose receiver answers 500: its deliveries stay pending, for the retry step.
+	data.failingHook = await api("POST", "/webhooks", {
+		url: receiver.failingUrl,
+		events: ["invoice.created", "invoice.paid"],
+		description: "receiver down",
+	});
 	browser = await startBrowser();
 	page = browser.page;
 	await browser.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: worker.base });
@@ -96,6 +102,44 @@ describe("the console", { timeout: 300_000 }, () => {
 		assert.equal(await page.textContent(".who"), "admin key · operator key");
 		assert.equal(await page.evaluate(() => sessionStorage.getItem("amb.console.key")), worker.adminKey);
 		assert.match(page.url(), /#\/overview$/);
+	});
+
+	step("an unreachable API at load is an error with a retry, never a sign-out", async () => {
+		await page.route("**/v1/**", (route) => route.abort("connectionrefused"));
+		await page.reload();
+		const problem = page.locator(".boot-problem");
+		await problem.waitFor();
+		assert.match(await problem.locator("h2").textContent(), /could not be reached/);
+		assert.equal(await problem.locator(".error").getAttribute("data-error-code"), "network_error");
+		// The key is still kept.
+		assert.equal(await page.evaluate(() => sessionStorage.getItem("amb.console.key")), worker.adminKey);
+		await browser.screenshot("01b-api-unreachable");
+		await page.unroute("**/v1/**");
+		// The refused requests were this step's doing, not the console's.
+		const own = browser.problems.filter((p) => !/ERR_CONNECTION_REFUSED|ERR_FAILED/.test(p));
+		browser.problems.splice(0, browser.problems.length, ...own);
+		await problem.locator("button:has-text('Retry')").click();
+		await page.waitForSelector("header.top .who:has-text('operator key')");
+		// Only a 401 forgets the key: the API answering 401 at load sends the reader to the sign-in page.
+		await page.route("**/v1/api-keys*", (route) =>
+			route.fulfill({
+				status: 401,
+				contentType: "application/json",
+				body: JSON.stringify({
+					error: {
+						code: "unauthorized",
+						message: "This key is unknown or has been revoked.",
+						request_id: "req_test",
+					},
+				}),
+			}),
+		);
+		await page.reload();
+		await page.waitForSelector(".sign-in-problem");
+		assert.equal(await page.evaluate(() => sessionStorage.getItem("amb.console.key")), null);
+		await page.unroute("**/v1/api-keys*");
+		await signIn(worker.adminKey);
+		await page.waitForSelector("header.top");
 	});
 
 	step(
@@ -215,30 +259,61 @@ describe("the console", { timeout: 300_000 }, () => {
 		await assert.rejects(api("POST", `/invoices/${acmeInvoice.id}/pay`, {}), /409/);
 	});
 
-	step("lists the endpoint's deliveries and retries one", async () => {
-		const paid = await receiver.waitFor(
-			(r) => r.body.event === "invoice.paid" && r.body.data.invoice_id === data.acmeInvoice.id,
-			"invoice.paid",
-		);
-		await open(data.webhookPath);
-		// The receiver answered; the log records it once the delivery's status is written.
-		const row = page.locator("tr", { hasText: "invoice.paid" });
-		for (let i = 0; i < 20 && (await row.locator(".badge:has-text('succeeded')").count()) === 0; i++) {
-			await page.waitForTimeout(500);
-			await page.click("button:has-text('Refresh')");
-		}
-		await row.locator(".badge:has-text('succeeded')").waitFor();
-		assert.equal((await page.locator("tr", { hasText: "invoice.created" }).count()) >= 1, true);
-		await browser.screenshot("09-webhook-deliveries");
+	step(
+		"lists the endpoint's deliveries, filters them, shows a payload, and retries only what did not succeed",
+		async () => {
+			const paid = await receiver.waitFor(
+				(r) => r.body.event === "invoice.paid" && r.body.data.invoice_id === data.acmeInvoice.id,
+				"invoice.paid",
+			);
+			await open(data.webhookPath);
+			// The receiver answered; the log records it once the delivery's status is written.
+			const row = page.locator("tr", { hasText: "invoice.paid" });
+			for (let i = 0; i < 20 && (await row.locator(".badge:has-text('succeeded')").count()) === 0; i++) {
+				await page.waitForTimeout(500);
+				await page.click("button:has-text('Refresh')");
+			}
+			await row.locator(".badge:has-text('succeeded')").waitFor();
+			assert.equal((await page.locator("tr", { hasText: "invoice.created" }).count()) >= 1, true);
+			// A delivery that succeeded offers no retry.
+			assert.equal(await row.locator("button:has-text('Retry now')").count(), 0);
 
-		const countBefore = receiver.received.length;
-		await row.locator("button:has-text('Retry now')").click();
-		const again = await receiver.waitFor(
-			(r, index) => index >= countBefore && r.headers["webhook-id"] === paid.headers["webhook-id"],
-			"retried invoice.paid",
-		);
-		assert.equal(again.raw, paid.raw);
-	});
+			// Its payload is what the receiver got.
+			await row.locator("details.payload summary").click();
+			const shown = row.locator("details.payload pre.json");
+			await shown.waitFor();
+			assert.deepEqual(JSON.parse(await shown.textContent()), JSON.parse(paid.raw));
+			await browser.screenshot("09-webhook-deliveries");
+
+			// The status filter asks the API for one state only.
+			await page.selectOption("select[name=delivery_status]", "failed");
+			await page.waitForSelector("main p.empty:has-text('No failed deliveries.')");
+			assert.match(page.url(), /status=failed/);
+			await page.selectOption("select[name=delivery_status]", "succeeded");
+			await page.waitForSelector("main tbody tr");
+			const statuses = await page.locator("main tbody .badge").allTextContents();
+			assert.ok(statuses.length >= 2 && statuses.every((s) => s === "succeeded"), statuses.join());
+
+			// The endpoint whose receiver answers 500: its deliveries wait for their next attempt, and can be retried.
+			await open(`#/settings/webhooks/${data.failingHook.id}?status=pending`);
+			const failing = page.locator("tr", { hasText: "invoice.paid" });
+			for (let i = 0; i < 20 && (await failing.locator("td:has-text('500')").count()) === 0; i++) {
+				await page.waitForTimeout(500);
+				await page.click("button:has-text('Refresh')");
+			}
+			await failing.locator("td:has-text('500')").first().waitFor();
+			const firstTry = receiver.received.find(
+				(r) => r.path === "/hooks/fail" && r.body.event === "invoice.paid",
+			);
+			const countBefore = receiver.received.length;
+			await failing.locator("button:has-text('Retry now')").click();
+			const again = await receiver.waitFor(
+				(r, index) => index >= countBefore && r.headers["webhook-id"] === firstTry.headers["webhook-id"],
+				"retried invoice.paid",
+			);
+			assert.equal(again.raw, firstTry.raw);
+		},
+	);
 
 	step(
 		"shows revenue, costs and margin equal to the PnL API, and revenue by customer, product and agent",
@@ -278,6 +353,14 @@ describe("the console", { timeout: 300_000 }, () => {
 				);
 			}
 
+			// The agent breakdown's "unattributed" row (the base fee) is explained beside it.
+			const agentSlot = page.locator("[data-group=agent]");
+			await agentSlot.locator("em[data-unattributed]:has-text('unattributed')").waitFor();
+			assert.match(
+				await agentSlot.locator("[data-note=unattributed]").textContent(),
+				/base fees.*not assigned to an agent/,
+			);
+
 			await page.selectOption("select[name=sub]", data.acmeSub.id);
 			await page.waitForSelector("[data-usage-count=llm_call]");
 			assert.equal(await page.textContent("[data-usage-count=llm_call]"), "8");
@@ -285,6 +368,52 @@ describe("the console", { timeout: 300_000 }, () => {
 			await browser.screenshot("10-overview");
 		},
 	);
+
+	step("a reversed date range is one error, and the currency is chosen from ISO codes", async () => {
+		await open("#/overview?start=2026-11-20&end=2026-11-01");
+		assert.equal(await page.locator("main .error").count(), 1);
+		assert.match(await page.textContent("main .error"), /starts after it ends/);
+		assert.equal(await page.locator("main .metric").count(), 0);
+		await open("#/agents?start=2026-11-20&end=2026-11-01");
+		assert.equal(await page.locator("main .error").count(), 1);
+
+		await open("#/overview");
+		await page.waitForSelector(".metric[data-field=revenue]");
+		assert.equal(await page.locator("input[name=currency]").count(), 0);
+		const codes = await page.locator("select[name=currency] option").allTextContents();
+		for (const code of ["USD", "EUR", "GBP", "JPY"]) assert.ok(codes.includes(code), code);
+		assert.ok(codes.every((code) => /^[A-Z]{3}$/.test(code)));
+		assert.equal(await page.inputValue("select[name=currency]"), "USD");
+		// Submitting a reversed range from the form is refused there, once, and the page does not change.
+		const before = page.url();
+		await page.fill("input[name=start]", "2026-12-31");
+		await page.fill("input[name=end]", "2026-01-01");
+		await page.click("form.range button:has-text('Show')");
+		await page.waitForSelector("form.range .error");
+		assert.equal(await page.locator("main .error").count(), 1);
+		assert.equal(page.url(), before);
+		await page.fill("input[name=start]", "2026-01-01");
+		await page.fill("input[name=end]", "2026-12-31");
+		await page.selectOption("select[name=currency]", "EUR");
+		await page.click("form.range button:has-text('Show')");
+		await page.waitForSelector("main[data-state] .metric[data-field=revenue]");
+		assert.match(page.url(), /currency=EUR/);
+		assert.equal(await shownValue(".metric[data-field=revenue]"), 0);
+	});
+
+	step("a dialog belongs to its page: Back closes it and nothing is voided", async () => {
+		await open("#/invoices");
+		await open(`#/invoices/${data.globexInvoice.id}`);
+		await page.click("button:has-text('Void invoice')");
+		await page.waitForSelector("dialog.confirm[open]");
+		await page.goBack();
+		await page.waitForSelector('main#main[data-route="/invoices"][data-state]');
+		assert.equal(await page.locator("dialog").count(), 0);
+		assert.equal(await page.locator("button:has-text('Void it')").count(), 0);
+		for (const invoice of [data.globexInvoice, data.acmeInvoice]) {
+			assert.notEqual((await api("GET", `/invoices/${invoice.id}`)).status, "void");
+		}
+	});
 
 	step("voids an invoice after a confirmation, and the overview follows the API", async () => {
 		await open(`#/invoices/${data.globexInvoice.id}`);

@@ -78,8 +78,9 @@ function actions(ctx: PageContext, invoice: Invoice): HTMLElement {
 		const sure = await confirmAction(
 			`Void invoice ${invoice.number} of ${money(invoice.amount, invoice.currency)}? A void invoice cannot be paid or reopened.`,
 			"Void it",
+			ctx.signal,
 		);
-		if (!sure) return;
+		if (!sure || ctx.signal.aborted) return;
 		await runInto(result, voidButton, async () => {
 			await ctx.api.post(`/invoices/${invoice.id}/void`);
 			ctx.refresh();
