@@ -7,6 +7,14 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 export const SCREENSHOTS = new URL("./screenshots/", import.meta.url).pathname;
+/** The screenshots the README shows, committed. */
+export const DOC_SCREENSHOTS = new URL("../../docs/screenshots/", import.meta.url).pathname;
+
+/** Saves the whole page into docs/screenshots/<name>.png. */
+export async function saveScreenshot(page, name) {
+	mkdirSync(DOC_SCREENSHOTS, { recursive: true });
+	await page.screenshot({ path: join(DOC_SCREENSHOTS, `${name}.png`), fullPage: true });
+}
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
 	"--headless",

@@ -3,9 +3,10 @@
 // Run with `npm run test:console`; screenshots land in test/console/screenshots/.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
-import { apiClient, startBrowser, startReceiver } from "./harness.mjs";
+import { apiClient, saveScreenshot as screenshotTo, startBrowser, startReceiver } from "./harness.mjs";
 import { EXPECTED, seed } from "./seed.mjs";
 
 const STEP_MS = 60_000;
@@ -20,6 +21,8 @@ let worker;
 let receiver;
 let browser;
 let page;
+/** The README's screenshots (docs/screenshots), kept in the repository, as the page is in the window. */
+const saveScreenshot = (name) => screenshotTo(page, name);
 let api;
 let data;
 const secrets = {};
@@ -73,6 +76,35 @@ function step(name, fn) {
 }
 
 const shownValue = async (selector) => Number(await page.getAttribute(selector, "data-value"));
+
+/** How many pixels the page is wider than the window (0: no sideways scrolling). */
+const pageOverflow = () =>
+	page.evaluate(() => Math.max(0, document.documentElement.scrollWidth - window.innerWidth));
+
+/** Whether the element is shown and lies wholly inside the window's width. */
+const inView = (selector) =>
+	page.$eval(selector, (element) => {
+		const box = element.getBoundingClientRect();
+		return box.width > 0 && box.height > 0 && box.left >= 0 && box.right <= window.innerWidth + 0.5;
+	});
+
+const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
+
+/** axe-core's serious and critical violations on the page as shown (WCAG 2.x A and AA rules). */
+async function axeFindings(where) {
+	// Evaluated through the DevTools protocol, which the page's CSP does not govern: the page itself still runs
+	// only its own script.
+	if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE);
+	const violations = await page.evaluate(async () => {
+		const result = await window.axe.run(document, {
+			runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "best-practice"] },
+		});
+		return result.violations
+			.filter((v) => v.impact === "serious" || v.impact === "critical")
+			.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
+	});
+	return violations.map((v) => `${where}: ${v}`);
+}
 
 describe("the console", { timeout: 300_000 }, () => {
 	step("answers a bad key with the API's words and the request id, not a blank page", async () => {
@@ -465,6 +497,64 @@ describe("the console", { timeout: 300_000 }, () => {
 		await browser.screenshot("14-agent");
 	});
 
+	step(
+		"every page at 390 × 844 and 1440 × 900: no sideways scrolling, the key elements in view, axe finds nothing serious",
+		async () => {
+			const pages = [
+				["overview", "#/overview", ".metric[data-field=revenue]"],
+				["customers", "#/customers", "main table, main .table-wrap"],
+				["customer", `#/customers/${data.acme.id}`, "main h1"],
+				["invoices", "#/invoices", "main .num"],
+				["invoice", `#/invoices/${data.acmeInvoice.id}`, "main .total"],
+				["agents", "#/agents", "main .num"],
+				["agent", `#/agents/${data.qualifier.id}`, "main .total"],
+				["api-keys", "#/settings/api-keys", "main table"],
+				["webhooks", "#/settings/webhooks", "main table"],
+				["webhook", data.webhookPath, "main .badge"],
+			];
+			const findings = [];
+			for (const [width, height, label] of [
+				[390, 844, "phone"],
+				[1440, 900, "desktop"],
+			]) {
+				await page.setViewportSize({ width, height });
+				for (const [name, hash, key] of pages) {
+					await open(hash);
+					await page.locator(key).first().waitFor();
+					const where = `${name} at ${width} px`;
+					assert.equal(await pageOverflow(), 0, `${where}: the page scrolls sideways`);
+					// Sign out is on screen; every amount shown is inside the screen's width.
+					assert.ok(await inView("header .sign-out"), `${where}: Sign out is off screen`);
+					const cut = await page.$$eval("main .num", (nums) =>
+						nums
+							.filter((n) => n.getClientRects().length > 0)
+							.filter((n) => {
+								const box = n.getBoundingClientRect();
+								return box.left < 0 || box.right > window.innerWidth + 0.5;
+							})
+							.map((n) => n.textContent),
+					);
+					assert.deepEqual(cut, [], `${where}: amounts cut off`);
+					if (label === "phone") {
+						// The navigation is folded behind Menu, and opens.
+						assert.equal(await page.isVisible("nav.side"), false, `${where}: navigation not folded`);
+						await page.click("header button.menu");
+						assert.ok(await inView("nav.side a:has-text('Invoices')"), `${where}: menu does not open`);
+						assert.equal(await page.getAttribute("header button.menu", "aria-expanded"), "true");
+						await page.click("header button.menu");
+					} else {
+						assert.equal(await page.isVisible("header button.menu"), false);
+						assert.ok(await inView("nav.side a:has-text('Invoices')"));
+					}
+					await saveScreenshot(`console-${name}-${label}`);
+					findings.push(...(await axeFindings(where)));
+				}
+			}
+			await page.setViewportSize({ width: 1440, height: 900 });
+			assert.deepEqual(findings, [], findings.join("\n"));
+		},
+	);
+
 	step("switches to a read-only key: the reports work, settings answer in the API's words", async () => {
 		await page.click("a:has-text('Switch key')");
 		await page.waitForSelector("text=Paste another key to switch");
@@ -502,6 +592,46 @@ describe("the console", { timeout: 300_000 }, () => {
 		await page.reload();
 		await page.waitForSelector("input[name=key]");
 		await browser.screenshot("17-signed-out");
+	});
+
+	step("/docs renders the API reference from this host alone, under a strict CSP", async () => {
+		const requests = [];
+		const record = (request) => requests.push(request.url());
+		browser.context.on("request", record);
+		try {
+			const response = await page.goto(`${worker.base}/docs`);
+			const csp = response.headers()["content-security-policy"];
+			for (const rule of [
+				"default-src 'none'",
+				"script-src 'self'",
+				"connect-src 'self'",
+				"frame-ancestors 'none'",
+			])
+				assert.ok(csp.includes(rule), `${rule} in ${csp}`);
+			assert.ok(!/unsafe-eval|https?:/.test(csp), csp);
+			// The viewer draws the document: its title and the operations of a tag.
+			await page
+				.getByText("Agent Metering & Billing API", { exact: false })
+				.first()
+				.waitFor({ timeout: 30_000 });
+			await page.getByText("Create an API key", { exact: false }).first().waitFor({ timeout: 30_000 });
+			await page.waitForLoadState("networkidle");
+			await page.setViewportSize({ width: 390, height: 844 });
+			await saveScreenshot("docs-phone");
+			await page.setViewportSize({ width: 1440, height: 900 });
+			await saveScreenshot("docs-desktop");
+		} finally {
+			browser.context.off("request", record);
+		}
+		const loopback = (url) =>
+			/^(data|blob):/.test(url) || ["127.0.0.1", "localhost", "[::1]"].includes(new URL(url).hostname);
+		assert.ok(requests.length >= 3, requests.join("\n"));
+		assert.ok(requests.some((url) => url.endsWith("/docs/scalar.js")));
+		assert.ok(requests.some((url) => url.endsWith("/v1/openapi.json")));
+		assert.deepEqual(
+			requests.filter((url) => !loopback(url)),
+			[],
+		);
 	});
 
 	it("logged no page errors and no CSP violations", () => {
