@@ -9,10 +9,15 @@ import { fill, h } from "./dom";
 import { agentPage, agentsPage } from "./pages/agents";
 import { apiKeysPage } from "./pages/api-keys";
 import { customerPage, customersPage } from "./pages/customers";
+import { eventsPage } from "./pages/events";
 import { invoicePage } from "./pages/invoice";
 import { invoicesPage } from "./pages/invoices";
+import { marginsPage } from "./pages/margins";
 import { overviewPage } from "./pages/overview";
+import { paymentsPage } from "./pages/payments";
 import { signInPage } from "./pages/sign-in";
+import { subscriptionPage } from "./pages/subscription";
+import { unbilledPage } from "./pages/unbilled";
 import { webhookPage } from "./pages/webhook";
 import { webhooksPage } from "./pages/webhooks";
 import { forgetKey, type Identity, identify, storedKey, storeKey } from "./session";
@@ -35,6 +40,16 @@ const routes: Route[] = [
 	{ pattern: new RegExp(`^/invoices/${ID}$`), title: "Invoice", nav: "invoices", page: invoicePage },
 	{ pattern: /^\/agents$/, title: "Agents", nav: "agents", page: agentsPage },
 	{ pattern: new RegExp(`^/agents/${ID}$`), title: "Agent", nav: "agents", page: agentPage },
+	{ pattern: /^\/margins$/, title: "Margins", nav: "margins", page: marginsPage },
+	{ pattern: /^\/events$/, title: "Events", nav: "events", page: eventsPage },
+	{ pattern: /^\/usage\/unbilled$/, title: "Unbilled usage", nav: "unbilled", page: unbilledPage },
+	{ pattern: /^\/payments$/, title: "Payments", nav: "payments", page: paymentsPage },
+	{
+		pattern: new RegExp(`^/subscriptions/${ID}$`),
+		title: "Subscription",
+		nav: "customers",
+		page: subscriptionPage,
+	},
 	{ pattern: /^\/settings\/api-keys$/, title: "API keys", nav: "api-keys", page: apiKeysPage },
 	{ pattern: /^\/settings\/webhooks$/, title: "Webhooks", nav: "webhooks", page: webhooksPage },
 	{ pattern: new RegExp(`^/settings/webhooks/${ID}$`), title: "Webhook", nav: "webhooks", page: webhookPage },
@@ -42,9 +57,13 @@ const routes: Route[] = [
 
 const NAV: [string, string, string][] = [
 	["overview", "#/overview", "Overview"],
+	["margins", "#/margins", "Margins"],
 	["customers", "#/customers", "Customers"],
 	["invoices", "#/invoices", "Invoices"],
+	["payments", "#/payments", "Payments"],
 	["agents", "#/agents", "Agents"],
+	["events", "#/events", "Events"],
+	["unbilled", "#/usage/unbilled", "Unbilled usage"],
 	["api-keys", "#/settings/api-keys", "Settings → API keys"],
 	["webhooks", "#/settings/webhooks", "Settings → Webhooks"],
 ];

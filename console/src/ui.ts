@@ -205,3 +205,16 @@ export function link(hash: string, text: string, attrs: Record<string, string> =
 export function when(iso: string | null): HTMLElement {
 	return h("span", { class: "when" }, dateTime(iso));
 }
+
+/**
+ * Draws what `work` returns into `slot` when it is ready, or the API's error there: one part of a page failing
+ * (an endpoint this deployment does not have yet, say) leaves the rest of the page working.
+ */
+export function fillWhenReady(slot: Element, signal: AbortSignal, work: () => Promise<Child>): Promise<void> {
+	fill(slot, loading());
+	return work()
+		.then((node) => fill(slot, node))
+		.catch((error: unknown) => {
+			if (!signal.aborted) fill(slot, errorBox(error));
+		});
+}

@@ -28,7 +28,7 @@ export const docsPage = `<!doctype html>
 <link rel="icon" href="data:,">
 </head>
 <body>
-<div id="api-reference" data-url="/v1/openapi.json"></div>
+<div id="reference"></div>
 <script src="/docs/scalar.js"></script>
 <script src="/docs/init.js"></script>
 <noscript>The reference needs JavaScript. The raw document is at <a href="/v1/openapi.json">/v1/openapi.json</a>.</noscript>

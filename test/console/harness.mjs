@@ -11,9 +11,9 @@ export const SCREENSHOTS = new URL("./screenshots/", import.meta.url).pathname;
 export const DOC_SCREENSHOTS = new URL("../../docs/screenshots/", import.meta.url).pathname;
 
 /** Saves the whole page into docs/screenshots/<name>.png. */
-export async function saveScreenshot(page, name) {
+export async function saveScreenshot(page, name, { fullPage = true } = {}) {
 	mkdirSync(DOC_SCREENSHOTS, { recursive: true });
-	await page.screenshot({ path: join(DOC_SCREENSHOTS, `${name}.png`), fullPage: true });
+	await page.screenshot({ path: join(DOC_SCREENSHOTS, `${name}.png`), fullPage });
 }
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [

@@ -22,7 +22,7 @@ let receiver;
 let browser;
 let page;
 /** The README's screenshots (docs/screenshots), kept in the repository, as the page is in the window. */
-const saveScreenshot = (name) => screenshotTo(page, name);
+const saveScreenshot = (name, options) => screenshotTo(page, name, options);
 let api;
 let data;
 const secrets = {};
@@ -120,6 +120,7 @@ describe("the console", { timeout: 300_000 }, () => {
 		assert.match(await problem.locator(".request-id").textContent(), /\S{6,}/);
 		assert.match(await problem.locator(".error-meta").textContent(), /HTTP 401 · unauthorized/);
 		await browser.screenshot("01-sign-in-bad-key");
+		await saveScreenshot("console-sign-in-bad-key");
 
 		// An SDK key is refused before it is sent anywhere, with what to do instead.
 		await signIn("sk_live_abcdefghijklmnopqrstuvwxyz");
@@ -146,6 +147,7 @@ describe("the console", { timeout: 300_000 }, () => {
 		// The key is still kept.
 		assert.equal(await page.evaluate(() => sessionStorage.getItem("amb.console.key")), worker.adminKey);
 		await browser.screenshot("01b-api-unreachable");
+		await saveScreenshot("console-api-unreachable");
 		await page.unroute("**/v1/**");
 		// The refused requests were this step's doing, not the console's.
 		const own = browser.problems.filter((p) => !/ERR_CONNECTION_REFUSED|ERR_FAILED/.test(p));
@@ -197,6 +199,7 @@ describe("the console", { timeout: 300_000 }, () => {
 			await page.waitForSelector(".secret-once [role=status]:has-text('Copied.')");
 			assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secrets.readOnly);
 			await browser.screenshot("02-api-key-created");
+			await saveScreenshot("console-api-key-created");
 			await page.click("button:has-text('I have stored it')");
 			assert.equal(await page.locator(".secret-once").count(), 0);
 
@@ -316,6 +319,7 @@ describe("the console", { timeout: 300_000 }, () => {
 			await shown.waitFor();
 			assert.deepEqual(JSON.parse(await shown.textContent()), JSON.parse(paid.raw));
 			await browser.screenshot("09-webhook-deliveries");
+			await saveScreenshot("console-webhook-deliveries");
 
 			// The status filter asks the API for one state only.
 			await page.selectOption("select[name=delivery_status]", "failed");
@@ -592,6 +596,19 @@ describe("the console", { timeout: 300_000 }, () => {
 		await page.reload();
 		await page.waitForSelector("input[name=key]");
 		await browser.screenshot("17-signed-out");
+		// The sign-in page at both widths, checked like the others.
+		const findings = [];
+		for (const [width, height, label] of [
+			[390, 844, "phone"],
+			[1440, 900, "desktop"],
+		]) {
+			await page.setViewportSize({ width, height });
+			assert.equal(await pageOverflow(), 0, `sign-in at ${width} px scrolls sideways`);
+			assert.ok(await inView("button:has-text('Sign in')"));
+			await saveScreenshot(`console-sign-in-${label}`);
+			findings.push(...(await axeFindings(`sign-in at ${width} px`)));
+		}
+		assert.deepEqual(findings, []);
 	});
 
 	step("/docs renders the API reference from this host alone, under a strict CSP", async () => {
@@ -614,12 +631,12 @@ describe("the console", { timeout: 300_000 }, () => {
 				.getByText("Agent Metering & Billing API", { exact: false })
 				.first()
 				.waitFor({ timeout: 30_000 });
-			await page.getByText("Create an API key", { exact: false }).first().waitFor({ timeout: 30_000 });
+			await page.getByText("Create an API or SDK key", { exact: false }).first().waitFor({ timeout: 30_000 });
 			await page.waitForLoadState("networkidle");
 			await page.setViewportSize({ width: 390, height: 844 });
-			await saveScreenshot("docs-phone");
+			await saveScreenshot("docs-phone", { fullPage: false });
 			await page.setViewportSize({ width: 1440, height: 900 });
-			await saveScreenshot("docs-desktop");
+			await saveScreenshot("docs-desktop", { fullPage: false });
 		} finally {
 			browser.context.off("request", record);
 		}

@@ -149,14 +149,15 @@ async function revenueBy(
 }
 
 /** What the "unattributed" row holds: revenue that the API cannot give to one agent (CONTRACT §12). */
-export function unattributedNote(group: "customer" | "product" | "agent"): HTMLElement {
+export function unattributedNote(group: "customer" | "product" | "agent", withCosts = false): HTMLElement {
 	return h(
 		"p",
 		{ class: "note muted", "data-note": "unattributed" },
 		h("strong", null, "unattributed"),
 		group === "agent"
 			? ": revenue that belongs to no single agent — the plans' base fees, and usage of instances that are not assigned to an agent. Usage lines are split across agents by their share of each metric."
-			: ": revenue, or costs, recorded without this key (for example manual cost records).",
+			: `: revenue${withCosts ? " or costs" : ""} recorded without a ${group === "customer" ? "customer" : "plan"}.`,
+		withCosts && " Costs recorded by hand without an agent, customer or plan are counted here too.",
 	);
 }
 
