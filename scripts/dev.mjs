@@ -5,9 +5,15 @@
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { stripVTControlCharacters } from "node:util";
 
-// Offline and quiet: no usage metrics, no update check against the registry (it only warns when it fails).
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", NO_UPDATE_NOTIFIER: "1" };
+// Offline and quiet: no usage metrics, and no fetch of Cloudflare's `Request.cf` sample (offline it fails with a
+// stack trace; the local placeholder serves this Worker, which does not read request.cf).
+const env = {
+	WRANGLER_SEND_METRICS: "false",
+	CLOUDFLARE_CF_FETCH_ENABLED: "false",
+	...process.env,
+};
 const wrangler = ["node_modules/wrangler/bin/wrangler.js"];
 const args = process.argv.slice(2);
 
@@ -32,11 +38,16 @@ export function keyBox(key, base, created) {
 		"",
 		`Console:        ${base}/console   (paste the key)`,
 		`API reference:  ${base}/docs`,
-		`Try:            curl -H "Authorization: Bearer $KEY" ${base}/v1/agents`,
 	];
 	const width = Math.max(...lines.map((line) => line.length));
 	const bar = "─".repeat(width + 2);
-	return [`┌${bar}┐`, ...lines.map((line) => `│ ${line.padEnd(width)} │`), `└${bar}┘`].join("\n");
+	const box = [`┌${bar}┐`, ...lines.map((line) => `│ ${line.padEnd(width)} │`), `└${bar}┘`];
+	return [
+		...box,
+		"",
+		`Try:            curl -H "Authorization: Bearer ${key}" ${base}/v1/agents`,
+		`Crons by hand:  curl "${base}/__scheduled?cron=*/5+*+*+*+*"   (they do not run by themselves locally)`,
+	].join("\n");
 }
 
 const { key, created } = operatorKey();
@@ -55,13 +66,20 @@ if (migrate.status !== 0) {
 const applied = /No migrations to apply/.test(migrate.stdout) ? "up to date" : "applied";
 console.log(`Local D1 migrations: ${applied}.`);
 
-const dev = spawn(process.execPath, [...wrangler, "dev", ...args], {
+// --test-scheduled: the crons can be run by hand at /__scheduled (wrangler would otherwise warn that they do not
+// run by themselves in local development).
+const devArgs = args.includes("--test-scheduled") ? args : [...args, "--test-scheduled"];
+const dev = spawn(process.execPath, [...wrangler, "dev", ...devArgs], {
 	stdio: ["inherit", "pipe", "pipe"],
 	env,
 });
+// wrangler prints "Ready on http://localhost:8787", then may print its bindings again: the box waits until its
+// output has been quiet for a moment, so that it ends up last, where it is seen.
+let base = null;
 let shown = false;
-const showKey = (base) => {
-	if (shown) return;
+let timer = null;
+const showKey = () => {
+	if (shown || !base) return;
 	shown = true;
 	process.stdout.write(`\n${keyBox(key, base, created)}\n\n`);
 };
@@ -69,10 +87,16 @@ let seen = "";
 const watch = (chunk, out) => {
 	out.write(chunk);
 	if (shown) return;
-	seen = (seen + chunk.toString()).slice(-4000);
-	// wrangler prints "Ready on http://localhost:8787" once it serves.
-	const ready = /Ready on (https?:\/\/[^\s\u001b]+)/.exec(seen.replace(/\u001b\[[0-9;]*m/g, ""));
-	if (ready) setTimeout(() => showKey(ready[1]), 300);
+	if (!base) {
+		seen = (seen + stripVTControlCharacters(chunk.toString())).slice(-4000);
+		base = /Ready on (https?:\/\/\S+)/.exec(seen)?.[1] ?? null;
+		// However busy wrangler stays, the box comes within 8 s of "Ready".
+		if (base) setTimeout(showKey, 8000);
+	}
+	if (base) {
+		clearTimeout(timer);
+		timer = setTimeout(showKey, 1500);
+	}
 };
 dev.stdout.on("data", (chunk) => watch(chunk, process.stdout));
 dev.stderr.on("data", (chunk) => watch(chunk, process.stderr));

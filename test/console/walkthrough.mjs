@@ -1,10 +1,16 @@
-// The README's "A walk through the API", run as a reader would paste it, twice in a row, against the Worker
-// under `wrangler dev` (fresh local state, loopback only). Every curl of the block fails the run on an HTTP error
-// (--fail-with-body) and bash stops at the first failure (set -euo pipefail). Run with `npm run test:walkthrough`.
+// The first minutes outside the console. `npm run dev` (scripts/dev.mjs) prints the operator key after wrangler's
+// start-up lines, with nothing alarming (this machine has no internet, so it is checked offline). Then the README's
+// "A walk through the API", run as a reader would paste it, twice in a row, against the Worker under `wrangler dev`
+// (fresh local state, loopback only): every curl of the block fails the run on an HTTP error (--fail-with-body) and
+// bash stops at the first failure (set -euo pipefail). Run with `npm run test:walkthrough`.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { stripVTControlCharacters } from "node:util";
 import { startWorker } from "../bench/worker.mjs";
 
 const hardStop = setTimeout(() => {
@@ -47,6 +53,67 @@ function runBlock() {
 	].join("\n");
 	return spawnSync("bash", ["-c", wrapped], { encoding: "utf8", timeout: 90_000 });
 }
+
+function freePort() {
+	return new Promise((resolve, reject) => {
+		const server = createServer();
+		server.on("error", reject);
+		server.listen(0, "127.0.0.1", () => {
+			const { port } = server.address();
+			server.close(() => resolve(port));
+		});
+	});
+}
+
+describe("npm run dev", { timeout: 100_000 }, () => {
+	it("prints the operator key in a box after wrangler's start-up lines, offline, with nothing alarming", async () => {
+		const state = mkdtempSync(join(tmpdir(), "amb-dev-"));
+		const port = await freePort();
+		const child = spawn(
+			process.execPath,
+			["scripts/dev.mjs", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", state],
+			{ stdio: ["ignore", "pipe", "pipe"], detached: true, env: { ...process.env, CI: "" } },
+		);
+		let output = "";
+		child.stdout.on("data", (d) => {
+			output += d;
+		});
+		child.stderr.on("data", (d) => {
+			output += d;
+		});
+		try {
+			const deadline = Date.now() + 80_000;
+			while (!/└─+┘[\s\S]*Crons by hand/.test(output) && Date.now() < deadline && child.exitCode === null) {
+				await new Promise((r) => setTimeout(r, 250));
+			}
+			const key = /^ADMIN_API_KEY\s*=\s*"?([^"\n]+)"?/m.exec(readFileSync(".dev.vars", "utf8"))?.[1];
+			assert.match(key ?? "", /^sk_api_[A-Za-z0-9]{40}$/);
+			const plain = stripVTControlCharacters(output);
+			const ready = plain.indexOf("Ready on");
+			const box = plain.indexOf(`│   ${key}`);
+			assert.ok(ready >= 0, `wrangler never said it was ready:\n${plain}`);
+			assert.ok(box > ready, `the key is not printed after "Ready on":\n${plain}`);
+			// The key box is the last thing on screen: nothing of wrangler's after it but blank lines.
+			assert.match(plain.slice(box), /^[\s\S]*└─+┘\n\nTry: [^\n]*\nCrons by hand: [^\n]*\n\s*$/);
+			for (const alarming of [/error/i, /✘/, /ENOTFOUND/, /WARNING/, /Unable to fetch/]) {
+				assert.doesNotMatch(plain, alarming, `npm run dev printed ${alarming}:\n${plain}`);
+			}
+			const base = `http://127.0.0.1:${port}`;
+			assert.equal((await fetch(`${base}/healthz`)).status, 200);
+			const agents = await fetch(`${base}/v1/agents`, { headers: { Authorization: `Bearer ${key}` } });
+			assert.equal(agents.status, 200);
+			// The crons run by hand, as the box says.
+			const cron = await fetch(`${base}/__scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
+			assert.equal(cron.status, 200);
+		} finally {
+			try {
+				process.kill(-child.pid, "SIGTERM");
+			} catch {}
+			await new Promise((r) => setTimeout(r, 500));
+			rmSync(state, { recursive: true, force: true });
+		}
+	});
+});
 
 describe("the README walk-through", { timeout: 220_000 }, () => {
 	const runs = [];
