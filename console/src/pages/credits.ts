@@ -32,8 +32,7 @@ async function balanceCards(ctx: PageContext, account: Account): Promise<Node> {
 			"div",
 			{ class: `metric${value < 0 ? " negative" : ""}`, "data-field": key, "data-value": value },
 			h("dt", null, label),
-			h("dd", null, money(value, balance.currency)),
-			h("small", { class: "muted" }, hint),
+			h("dd", null, money(value, balance.currency), h("small", { class: "muted" }, hint)),
 		);
 	return h(
 		"dl",
