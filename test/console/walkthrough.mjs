@@ -5,7 +5,7 @@
 // bash stops at the first failure (set -euo pipefail). Run with `npm run test:walkthrough`.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,6 +68,9 @@ function freePort() {
 describe("npm run dev", { timeout: 100_000 }, () => {
 	it("prints the operator key in a box after wrangler's start-up lines, offline, with nothing alarming", async () => {
 		const state = mkdtempSync(join(tmpdir(), "amb-dev-"));
+		// npm run dev makes .dev.vars when there is none; one made here is removed again afterwards, so that the
+		// suites after this one (whose Worker would read it) run as before.
+		const hadDevVars = existsSync(".dev.vars");
 		const port = await freePort();
 		const child = spawn(
 			process.execPath,
@@ -111,6 +114,7 @@ describe("npm run dev", { timeout: 100_000 }, () => {
 			} catch {}
 			await new Promise((r) => setTimeout(r, 500));
 			rmSync(state, { recursive: true, force: true });
+			if (!hadDevVars) rmSync(".dev.vars", { force: true });
 		}
 	});
 });

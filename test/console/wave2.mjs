@@ -214,6 +214,7 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 		await form.locator("select[name=rate_plan_id]").selectOption(data.starter.id);
 		await form.locator("button:has-text('Subscribe and adopt')").click();
 		await form.locator("xpath=..").locator("p.ok a").waitFor();
+		await browser.screenshot("wave2-unbilled-adopted");
 		const after = await api("GET", `/usage/unbilled?billing_period=${period}`);
 		assert.equal(
 			after.usage.some((line) => line.agent_key === "stray-bot-1"),

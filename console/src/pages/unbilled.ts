@@ -155,5 +155,5 @@ function adoptForm(
 			);
 		});
 	});
-	return form;
+	return h("div", { class: "adopt-box" }, form, result);
 }
