@@ -112,7 +112,10 @@ export async function agentPage(ctx: PageContext): Promise<void> {
 			table(
 				["key", "name", "registered"],
 				instances.instances.map((instance) => [
-					h("code", null, instance.key),
+					link(hashOf("/events", { agent_key: instance.key }), instance.key, {
+						class: "code",
+						title: `Events of ${instance.key}`,
+					}),
 					instance.name ?? "—",
 					day(instance.created_at),
 				]),

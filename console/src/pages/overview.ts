@@ -41,7 +41,19 @@ export async function overviewPage(ctx: PageContext): Promise<void> {
 		ctx.view,
 		h("h1", null, "Overview"),
 		form,
-		section("Profit and loss", pnlSlot),
+		section(
+			"Profit and loss",
+			pnlSlot,
+			h(
+				"p",
+				null,
+				h(
+					"a",
+					{ href: hashOf("/margins", { start: range.start, end: range.end, currency: range.currency }) },
+					"Margins by agent, customer and product, month by month →",
+				),
+			),
+		),
 		h(
 			"div",
 			{ class: "grid-3" },
