@@ -2,6 +2,7 @@
 // console/public/console/app.js, which Workers static assets serve at /console/app.js. The output is
 // git-ignored; `wrangler dev`/`wrangler deploy` run this through wrangler.toml's [build], `npm test` first thing.
 
+import { copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
 
@@ -28,7 +29,24 @@ export async function buildConsole({ quiet = false } = {}) {
 		console.log(
 			`console: built console/public/console/app.js (${bytes} bytes) in ${Date.now() - started} ms`,
 		);
+	buildDocs({ quiet });
 	return result;
+}
+
+/**
+ * The API reference at /docs: Scalar's browser build from the pinned @scalar/api-reference package, copied into
+ * the static assets as console/public/docs/scalar.js (git-ignored), so that /docs loads nothing from elsewhere.
+ */
+export function buildDocs({ quiet = false } = {}) {
+	const packageDir = `${root}node_modules/@scalar/api-reference/`;
+	const { version } = JSON.parse(readFileSync(`${packageDir}package.json`, "utf8"));
+	mkdirSync(`${root}console/public/docs`, { recursive: true });
+	const target = `${root}console/public/docs/scalar.js`;
+	copyFileSync(`${packageDir}dist/browser/standalone.js`, target);
+	if (!quiet)
+		console.log(
+			`docs: copied @scalar/api-reference ${version} to console/public/docs/scalar.js (${statSync(target).size} bytes)`,
+		);
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -3,7 +3,7 @@ import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { costRoutes } from "./costs/routes";
 import { jsonBody } from "./http/body";
-import { docsPage } from "./http/docs";
+import { docsHeaders, docsPage } from "./http/docs";
 import { ApiError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
@@ -29,7 +29,7 @@ export function createApp() {
 	});
 
 	app.get("/healthz", (c) => c.json({ status: "ok" }));
-	app.get("/docs", (c) => c.html(docsPage));
+	app.get("/docs", (c) => c.html(docsPage, 200, docsHeaders));
 	app.doc31("/v1/openapi.json", {
 		openapi: "3.1.0",
 		info: {

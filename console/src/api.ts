@@ -62,6 +62,41 @@ export class Api {
 		return this.request<void>("DELETE", path);
 	}
 
+	/** A binary answer (the invoice PDF): the body as a Blob, or the API's error as an ApiFailure. */
+	async blob(path: string, signal?: AbortSignal): Promise<Blob> {
+		let response: Response;
+		try {
+			response = await fetch(`/v1${path}`, {
+				headers: { Authorization: `Bearer ${this.key}` },
+				signal,
+				cache: "no-store",
+			});
+		} catch (error) {
+			if (signal?.aborted) throw error;
+			throw new ApiFailure(
+				`Could not reach the API (${(error as Error).message}).`,
+				0,
+				"network_error",
+				null,
+			);
+		}
+		if (response.ok) return response.blob();
+		const text = await response.text();
+		let error: ErrorBody["error"];
+		try {
+			error = (JSON.parse(text) as ErrorBody).error;
+		} catch {
+			error = undefined;
+		}
+		throw new ApiFailure(
+			error?.message ?? `The API answered ${response.status} ${response.statusText}.`,
+			response.status,
+			error?.code ?? "unknown",
+			error?.request_id ?? response.headers.get("X-Request-Id"),
+			error?.details ?? [],
+		);
+	}
+
 	private async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
 		const headers: Record<string, string> = { Authorization: `Bearer ${this.key}` };
 		if (body !== undefined) headers["Content-Type"] = "application/json";

@@ -56,3 +56,11 @@ export function rangeFrom(query: URLSearchParams): DateRange {
 		currency: /^[A-Z]{3}$/.test(currency) ? currency : "USD",
 	};
 }
+
+/** Why a range cannot be shown, or null. One message for the whole page, instead of one per report on it. */
+export function rangeProblem(range: { start: string; end: string }): string | null {
+	if (range.start > range.end) {
+		return `The range starts after it ends (${range.start} is later than ${range.end}): choose a "From" day on or before the "To" day.`;
+	}
+	return null;
+}

@@ -2,16 +2,22 @@
  * The console's shell: sign-in, the header with the key's environment and permission, the navigation, and a
  * hash router (#/invoices/inv_…) so that the server only ever serves one static page.
  */
+import { ApiFailure } from "./api";
 import { destroyCharts } from "./charts";
 import type { PageContext } from "./context";
 import { fill, h } from "./dom";
 import { agentPage, agentsPage } from "./pages/agents";
 import { apiKeysPage } from "./pages/api-keys";
 import { customerPage, customersPage } from "./pages/customers";
+import { eventsPage } from "./pages/events";
 import { invoicePage } from "./pages/invoice";
 import { invoicesPage } from "./pages/invoices";
+import { marginsPage } from "./pages/margins";
 import { overviewPage } from "./pages/overview";
+import { paymentsPage } from "./pages/payments";
 import { signInPage } from "./pages/sign-in";
+import { subscriptionPage } from "./pages/subscription";
+import { unbilledPage } from "./pages/unbilled";
 import { webhookPage } from "./pages/webhook";
 import { webhooksPage } from "./pages/webhooks";
 import { forgetKey, type Identity, identify, storedKey, storeKey } from "./session";
@@ -34,6 +40,16 @@ const routes: Route[] = [
 	{ pattern: new RegExp(`^/invoices/${ID}$`), title: "Invoice", nav: "invoices", page: invoicePage },
 	{ pattern: /^\/agents$/, title: "Agents", nav: "agents", page: agentsPage },
 	{ pattern: new RegExp(`^/agents/${ID}$`), title: "Agent", nav: "agents", page: agentPage },
+	{ pattern: /^\/margins$/, title: "Margins", nav: "margins", page: marginsPage },
+	{ pattern: /^\/events$/, title: "Events", nav: "events", page: eventsPage },
+	{ pattern: /^\/usage\/unbilled$/, title: "Unbilled usage", nav: "unbilled", page: unbilledPage },
+	{ pattern: /^\/payments$/, title: "Payments", nav: "payments", page: paymentsPage },
+	{
+		pattern: new RegExp(`^/subscriptions/${ID}$`),
+		title: "Subscription",
+		nav: "customers",
+		page: subscriptionPage,
+	},
 	{ pattern: /^\/settings\/api-keys$/, title: "API keys", nav: "api-keys", page: apiKeysPage },
 	{ pattern: /^\/settings\/webhooks$/, title: "Webhooks", nav: "webhooks", page: webhooksPage },
 	{ pattern: new RegExp(`^/settings/webhooks/${ID}$`), title: "Webhook", nav: "webhooks", page: webhookPage },
@@ -41,9 +57,13 @@ const routes: Route[] = [
 
 const NAV: [string, string, string][] = [
 	["overview", "#/overview", "Overview"],
+	["margins", "#/margins", "Margins"],
 	["customers", "#/customers", "Customers"],
 	["invoices", "#/invoices", "Invoices"],
+	["payments", "#/payments", "Payments"],
 	["agents", "#/agents", "Agents"],
+	["events", "#/events", "Events"],
+	["unbilled", "#/usage/unbilled", "Unbilled usage"],
 	["api-keys", "#/settings/api-keys", "Settings → API keys"],
 	["webhooks", "#/settings/webhooks", "Settings → Webhooks"],
 ];
@@ -63,6 +83,7 @@ function signedIn(who: Identity): void {
 }
 
 function signOut(): void {
+	leaving?.abort();
 	identity = null;
 	forgetKey();
 	destroyCharts();
@@ -70,11 +91,27 @@ function signOut(): void {
 	signInPage(root, signedIn);
 }
 
+/** On a narrow screen the navigation folds behind this button; on a wide one the button is hidden. */
+function menuButton(): HTMLButtonElement {
+	const button = h(
+		"button",
+		{ type: "button", class: "menu", "aria-expanded": "false", "aria-controls": "sections" },
+		"Menu",
+	);
+	button.addEventListener("click", () => {
+		const open = button.getAttribute("aria-expanded") !== "true";
+		button.setAttribute("aria-expanded", String(open));
+		document.getElementById("sections")?.classList.toggle("open", open);
+	});
+	return button;
+}
+
 function header(who: Identity): HTMLElement {
 	const environment = who.environment ?? "unknown";
 	return h(
 		"header",
 		{ class: "top" },
+		menuButton(),
 		h("a", { class: "brand", href: "#/overview" }, "Agent Metering & Billing"),
 		h(
 			"span",
@@ -118,7 +155,7 @@ function render(): void {
 			{ class: "layout" },
 			h(
 				"nav",
-				{ class: "side", "aria-label": "Sections" },
+				{ class: "side", id: "sections", "aria-label": "Sections" },
 				NAV.map(([key, href, label]) =>
 					h(
 						"a",
@@ -176,12 +213,47 @@ async function boot(): Promise<void> {
 		signInPage(root, signedIn);
 		return;
 	}
+	await checkStoredKey(key);
+}
+
+/**
+ * Checks the key kept in this tab. Only the API's 401 (the key is unknown or revoked) forgets it; anything else
+ * (the API unreachable, a 5xx, a rate limit) is shown with a retry, and the key stays.
+ */
+async function checkStoredKey(key: string): Promise<void> {
 	fill(root, loading("Checking your key…"));
 	try {
 		signedIn(await identify(key));
 	} catch (problem) {
-		forgetKey();
-		signInPage(root, signedIn, { problem });
+		if (problem instanceof ApiFailure && problem.status === 401) {
+			forgetKey();
+			signInPage(root, signedIn, { problem });
+			return;
+		}
+		const retry = h("button", { type: "button", class: "primary" }, "Retry");
+		retry.addEventListener("click", () => void checkStoredKey(key));
+		fill(
+			root,
+			h(
+				"div",
+				{ class: "sign-in-page boot-problem", role: "region", "aria-label": "The console could not start" },
+				h("h1", null, "Agent Metering & Billing"),
+				h("h2", null, "The API could not be reached to check your key."),
+				errorBox(problem),
+				h(
+					"p",
+					null,
+					"Your key is still kept in this tab. Retry when the service is back, or sign out to forget it.",
+				),
+				h(
+					"div",
+					{ class: "actions" },
+					retry,
+					h("button", { type: "button", class: "sign-out", onclick: signOut }, "Sign out"),
+				),
+			),
+		);
+		retry.focus();
 	}
 }
 

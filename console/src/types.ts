@@ -166,10 +166,118 @@ export interface WebhookDelivery {
 	delivered_at: string | null;
 }
 
+export interface WebhookDeliveryWithPayload extends WebhookDelivery {
+	payload: Record<string, unknown>;
+}
+
 export interface TestResult {
 	delivered: boolean;
 	status_code: number | null;
 	duration_ms: number;
 	error: string | null;
 	delivery_id: string;
+}
+
+// The second wave (CONTRACT §15–§21). The pages below read these shapes; where an endpoint is not deployed yet,
+// the API answers 404 and the page shows that answer in place.
+
+/** §20: what an invoice gains. Optional, so that a v1 invoice still reads. */
+export interface InvoiceDocumentFields {
+	due_at?: string | null;
+	bill_to?: { name: string; email: string; billing_address: Record<string, string> | null } | null;
+	credits_applied?: number;
+	amount_due?: number;
+	payments?: { id: string; amount: number; reference: string | null; paid_at: string }[];
+}
+
+export interface Payment {
+	id: string;
+	invoice_id: string;
+	account_id: string;
+	amount: number;
+	currency: string;
+	reference: string | null;
+	paid_at: string;
+}
+
+/** §21 */
+export interface MarginRow {
+	id: string | null;
+	name: string;
+	revenue: number;
+	costs: number;
+	margin: number;
+	margin_percent: number;
+}
+
+export interface PnlReport extends Pnl {
+	breakdown?: MarginRow[];
+	series?: ({ period: string } & Omit<MarginRow, "id" | "name">)[];
+}
+
+/** §15 */
+export interface MeteredEvent {
+	id: string;
+	kind: "action" | "outcome";
+	agent_key: string;
+	type: string;
+	value: number | null;
+	metadata: Record<string, unknown> | null;
+	timestamp: string;
+	received_at: string;
+	subscription_id: string | null;
+	billable: boolean;
+}
+
+export interface EventPage {
+	events: MeteredEvent[];
+	next_cursor: string | null;
+}
+
+/** §17 */
+export interface CreditGrant {
+	id: string;
+	account_id: string;
+	amount: number;
+	remaining: number;
+	currency: string;
+	expires_at: string | null;
+	description: string | null;
+	status: "active" | "depleted" | "expired" | "void";
+	created_at: string;
+}
+
+export interface Balance {
+	account_id: string;
+	currency: string;
+	available: number;
+	pending_usage: number;
+	projected: number;
+}
+
+/** §18 */
+export interface Alert {
+	id: string;
+	subscription_id: string;
+	account_id: string;
+	metric: string | null;
+	threshold: number;
+	name: string | null;
+	block: boolean;
+	status: "armed" | "triggered";
+	triggered_at: string | null;
+	billing_period: string;
+	created_at: string;
+}
+
+/** §19 */
+export interface UnbilledUsage {
+	billing_period: string;
+	usage: {
+		agent_key: string;
+		kind: "action" | "outcome";
+		type: string;
+		count: number;
+		value: number | null;
+	}[];
 }

@@ -58,11 +58,12 @@ function grid(headers: string[], rows: Child[][]): HTMLElement {
 		h(
 			"tbody",
 			null,
+			// data-label lets a narrow screen show each row as a card of "label: value" lines.
 			rows.map((cells) =>
 				h(
 					"tr",
 					null,
-					cells.map((cell) => h("td", null, cell)),
+					cells.map((cell, i) => h("td", { "data-label": headers[i] ?? "" }, cell)),
 				),
 			),
 		),
@@ -97,12 +98,20 @@ export function pager(page: Page, go: (offset: number) => void): HTMLElement | n
 	);
 }
 
-/** Asks before something that cannot be undone; resolves true only on the explicit confirm button. */
-export function confirmAction(message: string, confirmLabel: string): Promise<boolean> {
+/**
+ * Asks before something that cannot be undone; resolves true only on the explicit confirm button. The dialog
+ * belongs to the page that opened it: leaving the page (`signal` aborts: Back, a link, a new hash) closes it as a
+ * cancel, so that a confirmation can never act on what another page shows.
+ */
+export function confirmAction(message: string, confirmLabel: string, signal: AbortSignal): Promise<boolean> {
 	return new Promise((resolve) => {
+		if (signal.aborted) {
+			resolve(false);
+			return;
+		}
 		const dialog = h(
 			"dialog",
-			{ class: "confirm" },
+			{ class: "confirm", "aria-label": confirmLabel },
 			h(
 				"form",
 				{ method: "dialog" },
@@ -115,8 +124,16 @@ export function confirmAction(message: string, confirmLabel: string): Promise<bo
 				),
 			),
 		);
+		const leave = () => {
+			dialog.returnValue = "cancel";
+			dialog.close();
+			dialog.remove();
+			resolve(false);
+		};
+		signal.addEventListener("abort", leave, { once: true });
 		dialog.addEventListener("close", () => {
-			resolve(dialog.returnValue === "confirm");
+			signal.removeEventListener("abort", leave);
+			resolve(dialog.returnValue === "confirm" && !signal.aborted);
 			dialog.remove();
 		});
 		document.body.append(dialog);
@@ -187,4 +204,17 @@ export function link(hash: string, text: string, attrs: Record<string, string> =
 /** A UTC time that does not break across lines in a table cell. */
 export function when(iso: string | null): HTMLElement {
 	return h("span", { class: "when" }, dateTime(iso));
+}
+
+/**
+ * Draws what `work` returns into `slot` when it is ready, or the API's error there: one part of a page failing
+ * (an endpoint this deployment does not have yet, say) leaves the rest of the page working.
+ */
+export function fillWhenReady(slot: Element, signal: AbortSignal, work: () => Promise<Child>): Promise<void> {
+	fill(slot, loading());
+	return work()
+		.then((node) => fill(slot, node))
+		.catch((error: unknown) => {
+			if (!signal.aborted) fill(slot, errorBox(error));
+		});
 }

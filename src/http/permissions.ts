@@ -72,6 +72,7 @@ export const routeAccess = {
 	"PATCH /v1/webhooks/{webhook_id}": ADMIN,
 	"DELETE /v1/webhooks/{webhook_id}": ADMIN,
 	"GET /v1/webhooks/{webhook_id}/deliveries": ADMIN,
+	"GET /v1/webhooks/{webhook_id}/deliveries/{delivery_id}": ADMIN,
 	"POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": ADMIN,
 } as const satisfies Record<string, Access>;
 

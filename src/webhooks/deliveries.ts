@@ -1,11 +1,12 @@
 import { desc, eq, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { webhookDeliveries, webhookEndpoints } from "../db/schema";
+import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict, notFound } from "../http/errors";
 import { nowIso } from "../lib/time";
 import { enqueueAttempt } from "./schedule";
+import { envelopeBody } from "./send";
 
 export interface WebhookDeliveryView {
 	id: string;
@@ -42,14 +43,21 @@ export async function listDeliveries({
 	endpointId,
 	limit,
 	offset,
+	status,
 }: {
 	db: Db;
 	scope: Scope;
 	endpointId: string;
 	limit: number;
 	offset: number;
+	status?: WebhookDeliveryView["status"];
 }) {
-	const where = inScope(scope, webhookDeliveries, eq(webhookDeliveries.endpointId, endpointId));
+	const where = inScope(
+		scope,
+		webhookDeliveries,
+		eq(webhookDeliveries.endpointId, endpointId),
+		status ? eq(webhookDeliveries.status, status) : undefined,
+	);
 	const [endpoint, rows, [count]] = await db.batch([
 		db
 			.select({ id: webhookEndpoints.id })
@@ -66,6 +74,35 @@ export async function listDeliveries({
 	]);
 	if (endpoint.length === 0) throw notFound("webhook endpoint", endpointId);
 	return { items: rows.map(toDeliveryView), total: count?.n ?? 0 };
+}
+
+/** One delivery with the body its attempts send (built from the stored event, as every attempt builds it). */
+export async function getDelivery({
+	db,
+	scope,
+	endpointId,
+	deliveryId,
+}: {
+	db: Db;
+	scope: Scope;
+	endpointId: string;
+	deliveryId: string;
+}): Promise<WebhookDeliveryView & { payload: Record<string, unknown> }> {
+	const [row] = await db
+		.select({ delivery: webhookDeliveries, event: webhookEvents })
+		.from(webhookDeliveries)
+		.innerJoin(webhookEvents, eq(webhookEvents.id, webhookDeliveries.eventId))
+		.where(
+			inScope(
+				scope,
+				webhookDeliveries,
+				eq(webhookDeliveries.id, deliveryId),
+				eq(webhookDeliveries.endpointId, endpointId),
+			),
+		);
+	if (!row) throw notFound("delivery", deliveryId);
+	const payload = JSON.parse(envelopeBody(row.event)) as Record<string, unknown>;
+	return { ...toDeliveryView(row.delivery), payload };
 }
 
 /**

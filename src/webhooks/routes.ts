@@ -4,7 +4,7 @@ import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
-import { listDeliveries, retryDelivery } from "./deliveries";
+import { getDelivery, listDeliveries, retryDelivery } from "./deliveries";
 import {
 	createWebhookEndpoint,
 	deleteWebhookEndpoint,
@@ -16,10 +16,12 @@ import {
 	CreatedWebhookEndpoint,
 	CreateWebhookEndpoint,
 	DeliveryParams,
+	DeliveryQuery,
 	TestWebhook,
 	TestWebhookResult,
 	UpdateWebhookEndpoint,
 	WebhookDelivery,
+	WebhookDeliveryWithPayload,
 	WebhookEndpoint,
 	WebhookParams,
 } from "./schemas";
@@ -171,7 +173,7 @@ webhookRoutes.openapi(
 		path: "/webhooks/{webhook_id}/deliveries",
 		tags,
 		summary: "The delivery log of an endpoint",
-		request: { params: WebhookParams, query: PageQuery },
+		request: { params: WebhookParams, query: DeliveryQuery },
 		responses: {
 			200: { description: "Deliveries", ...json(pageSchema("deliveries", WebhookDelivery)) },
 			...errorResponses(400, 404),
@@ -186,6 +188,30 @@ webhookRoutes.openapi(
 			...query,
 		});
 		return c.json(pageOf("deliveries", items, total, query), 200);
+	},
+);
+
+webhookRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/webhooks/{webhook_id}/deliveries/{delivery_id}",
+		tags,
+		summary: "One delivery, with the payload its attempts send",
+		request: { params: DeliveryParams },
+		responses: {
+			200: { description: "The delivery and its payload", ...json(WebhookDeliveryWithPayload) },
+			...errorResponses(404),
+		},
+	}),
+	async (c) => {
+		const { webhook_id, delivery_id } = c.req.valid("param");
+		const delivery = await getDelivery({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			endpointId: webhook_id,
+			deliveryId: delivery_id,
+		});
+		return c.json(delivery, 200);
 	},
 );
 

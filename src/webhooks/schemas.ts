@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { pageQuery } from "../http/pagination";
 import { isAllowedWebhookUrl } from "./endpoints";
 import { WEBHOOK_EVENT_KINDS } from "./outbox";
 
@@ -84,3 +85,17 @@ export const TestWebhookResult = z
 
 export const WebhookParams = z.object({ webhook_id: z.string() });
 export const DeliveryParams = z.object({ webhook_id: z.string(), delivery_id: z.string() });
+export const DeliveryQuery = z
+	.strictObject({
+		...pageQuery,
+		status: z
+			.enum(["pending", "succeeded", "failed"])
+			.optional()
+			.openapi({ description: "Only deliveries in this state." }),
+	})
+	.openapi("DeliveryQuery");
+export const WebhookDeliveryWithPayload = WebhookDelivery.extend({
+	payload: z
+		.record(z.string(), z.unknown())
+		.openapi({ description: "The body every attempt of this delivery sends: {id, event, timestamp, data}." }),
+}).openapi("WebhookDeliveryWithPayload");

@@ -7,6 +7,14 @@ import { join } from "node:path";
 import { chromium } from "playwright-core";
 
 export const SCREENSHOTS = new URL("./screenshots/", import.meta.url).pathname;
+/** The screenshots the README shows, committed. */
+export const DOC_SCREENSHOTS = new URL("../../docs/screenshots/", import.meta.url).pathname;
+
+/** Saves the whole page into docs/screenshots/<name>.png. */
+export async function saveScreenshot(page, name, { fullPage = true } = {}) {
+	mkdirSync(DOC_SCREENSHOTS, { recursive: true });
+	await page.screenshot({ path: join(DOC_SCREENSHOTS, `${name}.png`), fullPage });
+}
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const CHROMIUM_FLAGS = [
 	"--headless",
@@ -34,12 +42,16 @@ export async function startReceiver() {
 				raw,
 				body: JSON.parse(raw),
 			});
-			response.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
+			// An endpoint whose path ends in /fail stands for a receiver that is down: 500, so the delivery retries.
+			if (request.url.endsWith("/fail"))
+				response.writeHead(500, { "Content-Type": "text/plain" }).end("down");
+			else response.writeHead(200, { "Content-Type": "text/plain" }).end("ok");
 		});
 	});
 	await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
 	return {
 		url: `http://127.0.0.1:${server.address().port}/hooks/billing`,
+		failingUrl: `http://127.0.0.1:${server.address().port}/hooks/fail`,
 		received,
 		/** Waits (bounded) until a request matching `predicate` has arrived, and returns it. */
 		async waitFor(predicate, what, timeoutMs = 30_000) {

@@ -66,3 +66,35 @@ describe("GET /console", () => {
 		expect((await fromWorker("/v1/agents")).status).toBe(401);
 	});
 });
+
+describe("GET /docs", () => {
+	it("is the bundled reference, served from this host with a strict CSP", async () => {
+		const page = await fromWorker("/docs");
+		expect(page.status).toBe(200);
+		const csp = page.headers.get("Content-Security-Policy") ?? "";
+		for (const rule of [
+			"default-src 'none'",
+			"script-src 'self'",
+			"connect-src 'self'",
+			"frame-ancestors 'none'",
+		]) {
+			expect(csp).toContain(rule);
+		}
+		expect(csp).not.toMatch(/https?:|unsafe-eval/);
+		const html = await page.text();
+		expect(html).toContain('<script src="/docs/scalar.js"></script>');
+		expect(html).toContain('<script src="/docs/init.js"></script>');
+		// Every script and link stays on this host.
+		expect(html).not.toMatch(/(src|href)="(https?:)?\/\//);
+
+		const viewer = await fromAssets("/docs/scalar.js");
+		expect(viewer.status, "the viewer is missing: run `npm run build:console`").toBe(200);
+		expect(viewer.headers.get("Content-Security-Policy")).toContain("script-src 'self'");
+		expect(await viewer.text()).toContain("createApiReference");
+		const init = await fromAssets("/docs/init.js");
+		expect(init.status).toBe(200);
+		const code = await init.text();
+		expect(code).toContain('url: "/v1/openapi.json"');
+		expect(code).toContain("withDefaultFonts: false");
+	});
+});

@@ -169,6 +169,76 @@ describe("GET /v1/webhooks/{webhook_id}/deliveries", () => {
 		const endpoint = await createEndpoint();
 		expectError(await get(`/v1/webhooks/${endpoint.id}/deliveries?limit=101`), 400, "validation_error");
 	});
+
+	it("filters by status, and refuses an unknown status", async () => {
+		const queue = captureQueue();
+		const receiver = stubReceiver();
+		const endpoint = await createEndpoint({ events: ["subscription.updated"] });
+		const delivered = await emitEvent("subscription.updated", { n: 1 });
+		const messages = await dispatchFor(queue, endpoint.id);
+		await deliverThroughWorker(messages);
+		expect(receiver.received).toHaveLength(1);
+		const waiting = await emitEvent("subscription.updated", { n: 2 });
+		await dispatchFor(queue, endpoint.id);
+
+		const ids = async (status: string) => {
+			const page = await get(`/v1/webhooks/${endpoint.id}/deliveries?status=${status}`);
+			expect(page.status).toBe(200);
+			return [page.body.total, page.body.deliveries.map((d: { event_id: string }) => d.event_id)];
+		};
+		expect(await ids("succeeded")).toEqual([1, [delivered]]);
+		expect(await ids("pending")).toEqual([1, [waiting]]);
+		expect(await ids("failed")).toEqual([0, []]);
+		expectError(await get(`/v1/webhooks/${endpoint.id}/deliveries?status=done`), 400, "validation_error");
+	});
+});
+
+describe("GET /v1/webhooks/{webhook_id}/deliveries/{delivery_id}", () => {
+	it("answers the delivery with the payload its attempts send", async () => {
+		const queue = captureQueue();
+		const receiver = stubReceiver();
+		const endpoint = await createEndpoint({ events: ["invoice.created"] });
+		const data = { invoice_id: "inv_07", amount: 12.5, currency: "USD" };
+		const eventId = await emitEvent("invoice.created", data);
+		const messages = await dispatchFor(queue, endpoint.id);
+		await deliverThroughWorker(messages);
+		const deliveryId = messages[0]?.deliveryId as string;
+
+		const one = await get(`/v1/webhooks/${endpoint.id}/deliveries/${deliveryId}`);
+		expect(one.status).toBe(200);
+		expect(one.body).toMatchObject({ id: deliveryId, event_id: eventId, status: "succeeded", attempts: 1 });
+		// Exactly what the receiver got.
+		expect(one.body.payload).toEqual(receiver.received[0]?.json);
+		expect(one.body.payload).toEqual({
+			id: eventId,
+			event: "invoice.created",
+			timestamp: expect.any(String),
+			data,
+		});
+	});
+
+	it("answers 404 for another endpoint's delivery, an unknown one, and another environment's", async () => {
+		const queue = captureQueue();
+		const endpoint = await createEndpoint({ events: ["invoice.created"] });
+		const other = await createEndpoint({ events: ["invoice.created"] });
+		await emitEvent("invoice.created", { invoice_id: "inv_08" });
+		const [message] = await dispatchFor(queue, endpoint.id);
+		const deliveryId = message?.deliveryId as string;
+		expectError(await get(`/v1/webhooks/${other.id}/deliveries/${deliveryId}`), 404, "not_found");
+		expectError(await get(`/v1/webhooks/${endpoint.id}/deliveries/dlv_unknown`), 404, "not_found");
+		const testAdmin = await createKey("admin", "test");
+		expectError(
+			await get(`/v1/webhooks/${endpoint.id}/deliveries/${deliveryId}`, { key: testAdmin }),
+			404,
+			"not_found",
+		);
+		const readOnly = await createKey("read-only");
+		expectError(
+			await get(`/v1/webhooks/${endpoint.id}/deliveries/${deliveryId}`, { key: readOnly }),
+			403,
+			"forbidden",
+		);
+	});
 });
 
 describe("the sweep (cron */5)", () => {

@@ -1,7 +1,7 @@
 /** Agents with their instances, and what each agent cost in a date range (GET /v1/costs?agent_id=). */
 import { mapLimited } from "../api";
 import { hashOf, type PageContext, pageOffset } from "../context";
-import { type DateRange, rangeFrom } from "../dates";
+import { type DateRange, rangeFrom, rangeProblem } from "../dates";
 import { fill, h } from "../dom";
 import { dateTime, day, money } from "../format";
 import { nameOr, namesOf } from "../lookups";
@@ -25,6 +25,10 @@ function costQuery(range: DateRange, agentId: string, limit: number, offset = 0)
 export async function agentsPage(ctx: PageContext): Promise<void> {
 	const range = rangeFrom(ctx.query);
 	const offset = pageOffset(ctx.query);
+	if (rangeProblem(range)) {
+		fill(ctx.view, h("h1", null, "Agents"), rangeForm(ctx, "/agents", range));
+		return;
+	}
 	const agents = await ctx.api.get<List<"agents", Agent>>("/agents", { limit: PAGE, offset }, ctx.signal);
 	// Per agent of this page (at most 20): its instances, and the sum of its cost records (limit 1: only the total).
 	const [instances, costs] = await Promise.all([
@@ -82,10 +86,11 @@ export async function agentPage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
 	const range = rangeFrom(ctx.query);
 	const offset = pageOffset(ctx.query);
+	const reversed = rangeProblem(range) !== null;
 	const [agent, instances, costs, accounts] = await Promise.all([
 		ctx.api.get<Agent>(`/agents/${id}`, undefined, ctx.signal),
 		ctx.api.get<List<"instances", AgentInstance>>(`/agents/${id}/instances`, { limit: 100 }, ctx.signal),
-		ctx.api.get<CostList>("/costs", costQuery(range, id, PAGE, offset), ctx.signal),
+		reversed ? null : ctx.api.get<CostList>("/costs", costQuery(range, id, PAGE, offset), ctx.signal),
 		namesOf(ctx.api, "/accounts", "accounts", ctx.signal),
 	]);
 	fill(
@@ -107,7 +112,10 @@ export async function agentPage(ctx: PageContext): Promise<void> {
 			table(
 				["key", "name", "registered"],
 				instances.instances.map((instance) => [
-					h("code", null, instance.key),
+					link(hashOf("/events", { agent_key: instance.key }), instance.key, {
+						class: "code",
+						title: `Events of ${instance.key}`,
+					}),
 					instance.name ?? "—",
 					day(instance.created_at),
 				]),
@@ -117,33 +125,45 @@ export async function agentPage(ctx: PageContext): Promise<void> {
 		section(
 			"Costs",
 			rangeForm(ctx, `/agents/${id}`, range),
-			h(
-				"p",
-				{ class: "total", "data-value": costs.total },
-				`Total ${money(costs.total, costs.currency)} in ${costs.count} record${costs.count === 1 ? "" : "s"} whose period overlaps ${range.start} to ${range.end}.`,
-			),
-			table(
-				["period", "cost type", "customer", "source", "amount"],
-				costs.costs.map((cost) => [
-					cost.period,
-					cost.cost_type,
-					cost.customer_id
-						? link(`#/customers/${cost.customer_id}`, nameOr(accounts, cost.customer_id))
-						: "—",
-					cost.source,
-					h("span", { class: "num" }, money(cost.amount, cost.currency)),
-				]),
-				"No cost records in this range.",
-			),
-			pager({ total: costs.count, limit: costs.limit, offset: costs.offset }, (next) =>
-				ctx.go(
-					hashOf(`/agents/${id}`, {
-						start: range.start,
-						end: range.end,
-						currency: range.currency,
-						offset: next,
-					}),
-				),
+			costs && costTable(ctx, id, range, costs, accounts),
+		),
+	);
+}
+
+function costTable(
+	ctx: PageContext,
+	id: string,
+	range: DateRange,
+	costs: CostList,
+	accounts: Map<string, string>,
+): HTMLElement {
+	return h(
+		"div",
+		null,
+		h(
+			"p",
+			{ class: "total", "data-value": costs.total },
+			`Total ${money(costs.total, costs.currency)} in ${costs.count} record${costs.count === 1 ? "" : "s"} whose period overlaps ${range.start} to ${range.end}.`,
+		),
+		table(
+			["period", "cost type", "customer", "source", "amount"],
+			costs.costs.map((cost) => [
+				cost.period,
+				cost.cost_type,
+				cost.customer_id ? link(`#/customers/${cost.customer_id}`, nameOr(accounts, cost.customer_id)) : "—",
+				cost.source,
+				h("span", { class: "num" }, money(cost.amount, cost.currency)),
+			]),
+			"No cost records in this range.",
+		),
+		pager({ total: costs.count, limit: costs.limit, offset: costs.offset }, (next) =>
+			ctx.go(
+				hashOf(`/agents/${id}`, {
+					start: range.start,
+					end: range.end,
+					currency: range.currency,
+					offset: next,
+				}),
 			),
 		),
 	);

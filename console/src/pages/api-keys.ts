@@ -119,6 +119,7 @@ function keyTable(
 		const sure = await confirmAction(
 			`Revoke ${key.name ?? key.prefix} (${key.environment}, ${key.permission ?? "SDK"})? It stops working at once and cannot be restored.${own ? " This is the key you are signed in with: you will be signed out." : ""}`,
 			"Revoke",
+			ctx.signal,
 		);
 		if (!sure) return;
 		await runInto(problem, button, async () => {
@@ -133,7 +134,7 @@ function keyTable(
 		null,
 		problem,
 		table(
-			["name", "type", "environment", "permission", "key", "created", "last used", ""],
+			["name", "type", "environment", "permission", "key", "created", "last used", "actions"],
 			keys.api_keys.map((key) => {
 				const button = h("button", { type: "button", class: "danger small" }, "Revoke");
 				button.addEventListener(

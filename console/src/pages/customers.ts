@@ -6,6 +6,7 @@ import { dateTime, day, money } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import type { Account, Invoice, List, Subscription } from "../types";
 import { badge, link, pager, section, table, when } from "../ui";
+import { creditSection } from "./credits";
 
 const PAGE = 20;
 
@@ -94,7 +95,7 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 			table(
 				["subscription", "status", "rate plan", "instances", "started", "cancelled"],
 				subscriptions.subscriptions.map((s) => [
-					h("code", null, s.id),
+					link(`#/subscriptions/${s.id}`, s.id, { class: "code" }),
 					badge(s.status),
 					[
 						nameOr(plans, s.rate_plan_id),
@@ -108,6 +109,7 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 				"No subscriptions.",
 			),
 		),
+		creditSection(ctx, account),
 		section(
 			"Latest invoices",
 			table(

@@ -2,12 +2,16 @@
 import type { PageContext } from "../context";
 import { fill, formValues, h } from "../dom";
 import { dateTime, money, quantity } from "../format";
-import type { Account, Invoice } from "../types";
+import type { Account, Invoice, InvoiceDocumentFields } from "../types";
 import { badge, confirmAction, field, link, runInto, section, table } from "../ui";
 
 export async function invoicePage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
-	const invoice = await ctx.api.get<Invoice>(`/invoices/${id}`, undefined, ctx.signal);
+	const invoice = await ctx.api.get<Invoice & InvoiceDocumentFields>(
+		`/invoices/${id}`,
+		undefined,
+		ctx.signal,
+	);
 	const account = await ctx.api
 		.get<Account>(`/accounts/${invoice.account_id}`, undefined, ctx.signal)
 		.catch(() => null);
@@ -33,7 +37,23 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 			h("dd", null, dateTime(invoice.paid_at)),
 			h("dt", null, "Voided"),
 			h("dd", null, dateTime(invoice.voided_at)),
+			invoice.due_at !== undefined && [h("dt", null, "Due"), h("dd", null, dateTime(invoice.due_at))],
+			invoice.bill_to && [
+				h("dt", null, "Bill to"),
+				h(
+					"dd",
+					{ class: "bill-to" },
+					invoice.bill_to.name,
+					h("br"),
+					invoice.bill_to.email,
+					invoice.bill_to.billing_address && [
+						h("br"),
+						Object.values(invoice.bill_to.billing_address).filter(Boolean).join(", "),
+					],
+				),
+			],
 		),
+		pdfActions(ctx, invoice),
 		section(
 			"Lines",
 			table(
@@ -47,7 +67,32 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 				"This invoice has no lines.",
 			),
 			h("p", { class: "total", "data-value": invoice.amount }, `Total ${format(invoice.amount)}`),
+			invoice.credits_applied !== undefined &&
+				h(
+					"p",
+					{ class: "credits", "data-value": invoice.credits_applied },
+					`Credits applied ${format(invoice.credits_applied)}`,
+				),
+			invoice.amount_due !== undefined &&
+				h(
+					"p",
+					{ class: "total amount-due", "data-value": invoice.amount_due },
+					`Amount due ${format(invoice.amount_due)}`,
+				),
 		),
+		invoice.payments !== undefined &&
+			section(
+				"Payments",
+				table(
+					["paid", "reference", "amount"],
+					invoice.payments.map((payment) => [
+						dateTime(payment.paid_at),
+						payment.reference ?? "—",
+						h("span", { class: "num" }, format(payment.amount)),
+					]),
+					"No payment recorded.",
+				),
+			),
 		invoice.status === "open" ? actions(ctx, invoice) : null,
 	);
 }
@@ -78,8 +123,9 @@ function actions(ctx: PageContext, invoice: Invoice): HTMLElement {
 		const sure = await confirmAction(
 			`Void invoice ${invoice.number} of ${money(invoice.amount, invoice.currency)}? A void invoice cannot be paid or reopened.`,
 			"Void it",
+			ctx.signal,
 		);
-		if (!sure) return;
+		if (!sure || ctx.signal.aborted) return;
 		await runInto(result, voidButton, async () => {
 			await ctx.api.post(`/invoices/${invoice.id}/void`);
 			ctx.refresh();
@@ -87,4 +133,36 @@ function actions(ctx: PageContext, invoice: Invoice): HTMLElement {
 		});
 	});
 	return section("Settle", payForm, h("div", { class: "actions" }, voidButton), result);
+}
+
+/**
+ * The printable invoice (GET /v1/invoices/{id}/pdf, CONTRACT §20). The API wants the key as a header, so the PDF
+ * is fetched here and handed to the browser as a blob: opened in a new tab, or saved under the invoice's number.
+ */
+function pdfActions(ctx: PageContext, invoice: Invoice): HTMLElement {
+	const result = h("div", { "aria-live": "polite" });
+	const fetchPdf = async () =>
+		URL.createObjectURL(await ctx.api.blob(`/invoices/${invoice.id}/pdf`, ctx.signal));
+	const open = h("button", { type: "button" }, "Open PDF");
+	open.addEventListener("click", () =>
+		runInto(result, open, async () => {
+			const url = await fetchPdf();
+			window.open(url, "_blank", "noopener");
+			setTimeout(() => URL.revokeObjectURL(url), 60_000);
+			return null;
+		}),
+	);
+	const download = h("button", { type: "button" }, "Download PDF");
+	download.addEventListener("click", () =>
+		runInto(result, download, async () => {
+			const url = await fetchPdf();
+			const anchor = h("a", { href: url, download: `${invoice.number}.pdf`, class: "hidden" });
+			document.body.append(anchor);
+			anchor.click();
+			anchor.remove();
+			setTimeout(() => URL.revokeObjectURL(url), 60_000);
+			return h("p", { class: "ok" }, `Saved ${invoice.number}.pdf.`);
+		}),
+	);
+	return h("div", { class: "pdf" }, h("div", { class: "actions" }, open, download), result);
 }

@@ -6,7 +6,7 @@
 import { mapLimited } from "../api";
 import { barChart, lineChart } from "../charts";
 import { hashOf, type PageContext } from "../context";
-import { addDays, type DateRange, daysBetween, rangeFrom, today } from "../dates";
+import { addDays, type DateRange, daysBetween, rangeFrom, rangeProblem, today } from "../dates";
 import { fill, h } from "../dom";
 import { money, percent, quantity } from "../format";
 import { nameOr, namesOf } from "../lookups";
@@ -26,11 +26,34 @@ export async function overviewPage(ctx: PageContext): Promise<void> {
 		agent: h("div", { "data-group": "agent" }, loading()),
 	};
 	const usageSlot = h("div", null, loading());
+	const form = rangeForm(
+		ctx,
+		"/overview",
+		range,
+		ctx.query.get("sub") ? { sub: ctx.query.get("sub") as string } : {},
+	);
+	// A reversed range is said once, by the form; no report is asked for.
+	if (rangeProblem(range)) {
+		fill(ctx.view, h("h1", null, "Overview"), form);
+		return;
+	}
 	fill(
 		ctx.view,
 		h("h1", null, "Overview"),
-		rangeForm(ctx, "/overview", range, ctx.query.get("sub") ? { sub: ctx.query.get("sub") as string } : {}),
-		section("Profit and loss", pnlSlot),
+		form,
+		section(
+			"Profit and loss",
+			pnlSlot,
+			h(
+				"p",
+				null,
+				h(
+					"a",
+					{ href: hashOf("/margins", { start: range.start, end: range.end, currency: range.currency }) },
+					"Margins by agent, customer and product, month by month →",
+				),
+			),
+		),
 		h(
 			"div",
 			{ class: "grid-3" },
@@ -123,12 +146,30 @@ async function revenueBy(
 			rows.map((row) => {
 				const href = target(row.id);
 				return [
-					href ? h("a", { href }, row.name) : row.name,
+					href
+						? h("a", { href }, row.name)
+						: row.id === null
+							? h("em", { "data-unattributed": "true" }, row.name)
+							: row.name,
 					h("span", { class: "num", "data-value": row.revenue }, format(row.revenue)),
 				];
 			}),
 			"No revenue in this range.",
 		),
+		rows.some((row) => row.id === null) && unattributedNote(group),
+	);
+}
+
+/** What the "unattributed" row holds: revenue that the API cannot give to one agent (CONTRACT §12). */
+export function unattributedNote(group: "customer" | "product" | "agent", withCosts = false): HTMLElement {
+	return h(
+		"p",
+		{ class: "note muted", "data-note": "unattributed" },
+		h("strong", null, "unattributed"),
+		group === "agent"
+			? ": revenue that belongs to no single agent — the plans' base fees, and usage of instances that are not assigned to an agent. Usage lines are split across agents by their share of each metric."
+			: `: revenue${withCosts ? " or costs" : ""} recorded without a ${group === "customer" ? "customer" : "plan"}.`,
+		withCosts && " Costs recorded by hand without an agent, customer or plan are counted here too.",
 	);
 }
 

@@ -7,24 +7,41 @@ import {
 	type TestResult,
 	WEBHOOK_EVENTS,
 	type WebhookDelivery,
+	type WebhookDeliveryWithPayload,
 	type WebhookEndpoint,
 } from "../types";
 import { badge, field, link, pager, runInto, section, table, when } from "../ui";
 import { deleteEndpoint, setStatus } from "./webhooks";
 
 const PAGE = 20;
+const STATUSES = ["pending", "succeeded", "failed"] as const;
+
+/** Shows only deliveries in one state (GET …/deliveries?status=). */
+function statusFilter(ctx: PageContext, endpoint: WebhookEndpoint, status: string): HTMLElement {
+	const select = h(
+		"select",
+		{ name: "delivery_status" },
+		h("option", { value: "", selected: status === "" }, "any"),
+		STATUSES.map((s) => h("option", { value: s, selected: status === s }, s)),
+	);
+	select.addEventListener("change", () =>
+		ctx.go(hashOf(`/settings/webhooks/${endpoint.id}`, { status: select.value })),
+	);
+	return h("div", { class: "log-filter" }, field("Status", select));
+}
 
 export async function webhookPage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
 	const endpoint = await ctx.api.get<WebhookEndpoint>(`/webhooks/${id}`, undefined, ctx.signal);
 	const logSlot = h("div");
+	const status = STATUSES.find((s) => s === ctx.query.get("status")) ?? "";
 	const showLog = async () => {
 		const deliveries = await ctx.api.get<List<"deliveries", WebhookDelivery>>(
 			`/webhooks/${id}/deliveries`,
-			{ limit: PAGE, offset: pageOffset(ctx.query) },
+			{ limit: PAGE, offset: pageOffset(ctx.query), status },
 			ctx.signal,
 		);
-		fill(logSlot, deliveryTable(ctx, endpoint, deliveries, showLog));
+		fill(logSlot, deliveryTable(ctx, endpoint, deliveries, showLog, status));
 	};
 	await showLog();
 
@@ -69,7 +86,11 @@ export async function webhookPage(ctx: PageContext): Promise<void> {
 		h("div", { class: "actions" }, toggle, remove),
 		problem,
 		section("Send a test event", testForm(ctx, endpoint, showLog)),
-		section("Delivery log", refresh, logSlot),
+		section(
+			"Delivery log",
+			h("div", { class: "log-tools" }, statusFilter(ctx, endpoint, status), refresh),
+			logSlot,
+		),
 	);
 }
 
@@ -123,17 +144,27 @@ function deliveryTable(
 	endpoint: WebhookEndpoint,
 	deliveries: List<"deliveries", WebhookDelivery>,
 	showLog: () => Promise<void>,
+	status: string,
 ): HTMLElement {
 	const problem = h("div");
 	const rows = deliveries.deliveries.map((delivery) => {
-		const retry = h("button", { type: "button", class: "small" }, "Retry now");
-		retry.addEventListener("click", () =>
-			runInto(problem, retry, async () => {
-				await ctx.api.post(`/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`);
-				await showLog();
-				return null;
-			}),
-		);
+		// A delivery that succeeded is done: sending it again is a test send's job, not a retry.
+		let retry: HTMLButtonElement | null = null;
+		if (delivery.status !== "succeeded") {
+			const button = h(
+				"button",
+				{ type: "button", class: "small", "aria-label": `Retry delivery ${delivery.id} now` },
+				"Retry now",
+			);
+			button.addEventListener("click", () =>
+				runInto(problem, button, async () => {
+					await ctx.api.post(`/webhooks/${endpoint.id}/deliveries/${delivery.id}/retry`);
+					await showLog();
+					return null;
+				}),
+			);
+			retry = button;
+		}
 		return [
 			h("div", null, delivery.event, h("div", null, h("small", null, h("code", null, delivery.id)))),
 			badge(delivery.status),
@@ -142,7 +173,7 @@ function deliveryTable(
 			delivery.last_error ?? "—",
 			when(delivery.created_at),
 			delivery.status === "pending" ? when(delivery.next_attempt_at) : when(delivery.delivered_at),
-			retry,
+			h("div", { class: "row-actions" }, payloadView(ctx, endpoint, delivery), retry),
 		];
 	});
 	return h(
@@ -150,10 +181,37 @@ function deliveryTable(
 		null,
 		problem,
 		table(
-			["event", "status", "attempts", "last answer", "last error", "created", "next / delivered", ""],
+			["event", "status", "attempts", "last answer", "last error", "created", "next / delivered", "actions"],
 			rows,
-			"No deliveries yet.",
+			status ? `No ${status} deliveries.` : "No deliveries yet.",
 		),
-		pager(deliveries, (next) => ctx.go(hashOf(`/settings/webhooks/${endpoint.id}`, { offset: next }))),
+		pager(deliveries, (next) =>
+			ctx.go(hashOf(`/settings/webhooks/${endpoint.id}`, { status, offset: next })),
+		),
 	);
+}
+
+/** The body the delivery's attempts send, fetched when it is opened (GET …/deliveries/{id}). */
+function payloadView(ctx: PageContext, endpoint: WebhookEndpoint, delivery: WebhookDelivery): HTMLElement {
+	const body = h("div", { class: "payload-body" });
+	const details = h(
+		"details",
+		{ class: "payload", "data-delivery": delivery.id },
+		h("summary", null, "Payload"),
+		body,
+	);
+	let loaded = false;
+	details.addEventListener("toggle", () => {
+		if (!details.open || loaded) return;
+		loaded = true;
+		void runInto(body, null, async () => {
+			const one = await ctx.api.get<WebhookDeliveryWithPayload>(
+				`/webhooks/${endpoint.id}/deliveries/${delivery.id}`,
+				undefined,
+				ctx.signal,
+			);
+			return h("pre", { class: "json", tabindex: "0" }, JSON.stringify(one.payload, null, 2));
+		});
+	});
+	return details;
 }

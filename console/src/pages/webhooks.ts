@@ -52,6 +52,7 @@ export async function deleteEndpoint(ctx: PageContext, endpoint: WebhookEndpoint
 	const sure = await confirmAction(
 		`Delete the endpoint ${endpoint.url} and its delivery log? It receives nothing more.`,
 		"Delete",
+		ctx.signal,
 	);
 	if (sure) await ctx.api.delete(`/webhooks/${endpoint.id}`);
 	return sure;
@@ -151,7 +152,7 @@ function endpointTable(
 		"div",
 		null,
 		problem,
-		table(["url", "events", "status", "created", ""], rows, "No endpoints yet."),
+		table(["url", "events", "status", "created", "actions"], rows, "No endpoints yet."),
 		pager(endpoints, (next) => ctx.go(hashOf("/settings/webhooks", { offset: next }))),
 	);
 }

@@ -1,0 +1,271 @@
+// The console's pages for the second wave (CONTRACT §15–§21), in headless Chromium against `wrangler dev`.
+// NOT run by .ci/run yet: the endpoints these pages read are built on other branches (events, pricing, lifecycle,
+// documents). Once they are merged, run `npm run test:console:wave2` and add it to .ci/run (see the README).
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { after, before, describe, it } from "node:test";
+import { startWorker } from "../bench/worker.mjs";
+import { apiClient, saveScreenshot, startBrowser } from "./harness.mjs";
+import { seed } from "./seed.mjs";
+
+const STEP_MS = 60_000;
+const hardStop = setTimeout(() => {
+	console.error("console wave-2 tests: over 6 minutes, giving up");
+	process.exit(1);
+}, 360_000);
+hardStop.unref();
+
+let worker;
+let browser;
+let page;
+let api;
+let data;
+const period = new Date().toISOString().slice(0, 7);
+
+before(async () => {
+	worker = await startWorker();
+	api = apiClient(worker.base, worker.adminKey);
+	data = await seed(api);
+	// A manual cost record without a customer or plan: the margins' "unattributed" row by customer and product.
+	await api("POST", "/costs", { agent_id: data.qualifier.id, cost_type: "hosting", amount: 3, period });
+	browser = await startBrowser();
+	page = browser.page;
+	await page.goto(`${worker.base}/console`);
+	await page.fill("input[name=key]", worker.adminKey);
+	await page.click("button:has-text('Sign in')");
+	await page.waitForSelector("header.top");
+});
+
+after(async () => {
+	await browser?.stop();
+	await worker?.stop();
+	clearTimeout(hardStop);
+});
+
+async function open(hash) {
+	await page.goto(`${worker.base}/console${hash}`);
+	const path = hash.slice(1).split("?")[0];
+	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
+}
+
+function step(name, fn) {
+	it(name, { timeout: STEP_MS }, async () => {
+		try {
+			await fn();
+		} catch (error) {
+			await browser
+				?.screenshot(`FAILED-wave2-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 50)}`)
+				.catch(() => {});
+			throw error;
+		}
+	});
+}
+
+const numbers = (locator) =>
+	locator.evaluateAll((nodes) => nodes.map((node) => Number(node.getAttribute("data-value"))));
+
+async function until(what, check, timeoutMs = 20_000) {
+	const deadline = Date.now() + timeoutMs;
+	while (Date.now() < deadline) {
+		if (await check()) return;
+		await new Promise((r) => setTimeout(r, 500));
+	}
+	throw new Error(`${what}: not within ${timeoutMs} ms`);
+}
+
+const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
+
+describe("the console's second-wave pages", { timeout: 330_000 }, () => {
+	step(
+		"margins by agent, customer and product equal GET /v1/reports/pnl, with the monthly series",
+		async () => {
+			for (const group of ["agent", "customer", "product"]) {
+				await open(`#/margins?group_by=${group}`);
+				await page.waitForSelector(`[data-margins=${group}] .metric[data-field=margin]`);
+				const start = await page.inputValue("input[name=start]");
+				const end = await page.inputValue("input[name=end]");
+				const report = await api(
+					"GET",
+					`/reports/pnl?start_date=${start}&end_date=${end}&currency=USD&group_by=${group}&interval=month`,
+				);
+				assert.equal(
+					Number(await page.getAttribute(".metric[data-field=margin]", "data-value")),
+					report.margin,
+					group,
+				);
+				const byGroup = page.locator("section", { hasText: `By ${group}` });
+				assert.deepEqual(
+					await numbers(byGroup.locator("[data-kind=margin]")),
+					report.breakdown.map((row) => row.margin),
+					group,
+				);
+				const byMonth = page.locator("section", { hasText: "By month" });
+				assert.deepEqual(
+					await numbers(byMonth.locator("[data-kind=revenue]")),
+					report.series.map((row) => row.revenue),
+				);
+				await byMonth.locator("canvas").waitFor();
+				if (report.breakdown.some((row) => row.id === null)) {
+					await byGroup.locator("[data-note=unattributed]").waitFor();
+				}
+			}
+		},
+	);
+
+	step("the event explorer lists a subscription's events and tails new ones live", async () => {
+		await open(`#/events?subscription_id=${data.acmeSub.id}`);
+		await page.waitForSelector("[data-events] tbody tr");
+		const listed = await api("GET", `/events?subscription_id=${data.acmeSub.id}&limit=50`);
+		assert.equal(await page.locator("[data-events] tbody tr").count(), listed.events.length);
+		assert.deepEqual(
+			await page.locator("[data-events] code.event-id").allTextContents(),
+			listed.events.map((e) => e.id),
+		);
+		await page.check("input[name=live_tail]");
+		const sent = await api("POST", "/actions", {
+			agent_key: "lead-qualifier-eu-1",
+			action_type: "llm_call",
+			metadata: { tokens: 77, marker: "live-tail" },
+		});
+		await page.waitForSelector(`[data-events] code.event-id:has-text('${sent.id}')`, { timeout: 20_000 });
+		await page.uncheck("input[name=live_tail]");
+	});
+
+	step("a customer's credit: grant, balance equal to the API, void after a confirmation", async () => {
+		await open(`#/customers/${data.acme.id}`);
+		await page.fill("form[aria-label='Grant credit'] input[name=amount]", "25");
+		await page.fill("form[aria-label='Grant credit'] input[name=description]", "Prepaid pilot");
+		await page.click("button:has-text('Grant credit')");
+		await page.waitForSelector("tr:has-text('Prepaid pilot')");
+		const balance = await api("GET", `/accounts/${data.acme.id}/balance`);
+		assert.equal(balance.available, 25);
+		for (const field of ["available", "pending_usage", "projected"]) {
+			assert.equal(
+				Number(await page.getAttribute(`[data-balance] [data-field=${field}]`, "data-value")),
+				balance[field],
+				field,
+			);
+		}
+		await page.locator("tr", { hasText: "Prepaid pilot" }).locator("button:has-text('Void')").click();
+		await page.click("dialog.confirm button:has-text('Void grant')");
+		await page.waitForSelector("tr:has-text('Prepaid pilot') .badge:has-text('void')");
+	});
+
+	step("alerts and budgets per subscription: add one, see it trigger, delete it", async () => {
+		await open(`#/subscriptions/${data.acmeSub.id}`);
+		await page.fill("form[aria-label='Add an alert'] input[name=name]", "LLM budget");
+		await page.selectOption("form[aria-label='Add an alert'] select[name=metric]", "llm_calls");
+		await page.fill("form[aria-label='Add an alert'] input[name=threshold]", "5");
+		await page.check("form[aria-label='Add an alert'] input[name=block]");
+		await page.click("button:has-text('Add alert')");
+		const row = page.locator("tr", { hasText: "LLM budget" });
+		await row.waitFor();
+		await api("POST", "/actions", { agent_key: "lead-qualifier-eu-1", action_type: "llm_call" });
+		await until("the alert triggers", async () => {
+			await open(`#/subscriptions/${data.acmeSub.id}`);
+			return (await row.locator(".badge:has-text('triggered')").count()) === 1;
+		});
+		await row.locator("button:has-text('Delete')").click();
+		await page.click("dialog.confirm button:has-text('Delete alert')");
+		await row.waitFor({ state: "detached" });
+	});
+
+	step("an invoice's PDF opens and downloads; its payment is listed", async () => {
+		const { invoices } = await api("POST", "/invoices/generate", {
+			billing_period: period,
+			account_id: data.globex.id,
+		});
+		const invoice = invoices[0];
+		await open(`#/invoices/${invoice.id}`);
+		const [download] = await Promise.all([
+			page.waitForEvent("download"),
+			page.click("button:has-text('Download PDF')"),
+		]);
+		assert.equal(download.suggestedFilename(), `${invoice.number}.pdf`);
+		const file = readFileSync(await download.path());
+		assert.equal(file.subarray(0, 5).toString(), "%PDF-");
+		const [tab] = await Promise.all([
+			browser.context.waitForEvent("page"),
+			page.click("button:has-text('Open PDF')"),
+		]);
+		assert.match(tab.url(), /^blob:/);
+		await tab.close();
+
+		await page.fill("input[name=reference]", "wire-wave2");
+		await page.click("button:has-text('Mark as paid')");
+		await page.waitForSelector("section:has-text('Payments') td:has-text('wire-wave2')");
+		await open(`#/payments?invoice_id=${invoice.id}`);
+		const listed = await api("GET", `/payments?invoice_id=${invoice.id}`);
+		assert.equal(listed.payments.length, 1);
+		await page.waitForSelector(`[data-payment=${listed.payments[0].id}]`);
+	});
+
+	step("unbilled usage is listed, and one click subscribes the instance and adopts it", async () => {
+		await api("POST", `/agents/${data.support.id}/instances`, { key: "stray-bot-1" });
+		await api("POST", "/actions/batch", {
+			events: Array.from({ length: 3 }, () => ({ agent_key: "stray-bot-1", action_type: "tool_call" })),
+		});
+		await open(`#/usage/unbilled?billing_period=${period}`);
+		const count = page.locator("[data-unbilled-count='stray-bot-1:tool_call']");
+		await count.waitFor();
+		assert.equal(await count.textContent(), "3");
+		const form = page.locator("form[data-adopt='stray-bot-1']");
+		await form.locator("select[name=account_id]").selectOption(data.globex.id);
+		await form.locator("select[name=rate_plan_id]").selectOption(data.starter.id);
+		await form.locator("button:has-text('Subscribe and adopt')").click();
+		await form.locator("xpath=..").locator("p.ok a").waitFor();
+		await browser.screenshot("wave2-unbilled-adopted");
+		const after = await api("GET", `/usage/unbilled?billing_period=${period}`);
+		assert.equal(
+			after.usage.some((line) => line.agent_key === "stray-bot-1"),
+			false,
+		);
+	});
+
+	step(
+		"every new page at 390 × 844 and 1440 × 900: no sideways scrolling, axe finds nothing serious",
+		async () => {
+			const pages = [
+				["margins", "#/margins"],
+				["events", `#/events?subscription_id=${data.acmeSub.id}`],
+				["subscription", `#/subscriptions/${data.acmeSub.id}`],
+				["customer-credit", `#/customers/${data.acme.id}`],
+				["payments", "#/payments"],
+				["unbilled", "#/usage/unbilled"],
+			];
+			const findings = [];
+			for (const [width, height, label] of [
+				[390, 844, "phone"],
+				[1440, 900, "desktop"],
+			]) {
+				await page.setViewportSize({ width, height });
+				for (const [name, hash] of pages) {
+					await open(hash);
+					await page.waitForLoadState("networkidle");
+					const overflow = await page.evaluate(() =>
+						Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
+					);
+					assert.equal(overflow, 0, `${name} at ${width} px scrolls sideways`);
+					await saveScreenshot(page, `console-${name}-${label}`);
+					if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(AXE);
+					const found = await page.evaluate(async () =>
+						(
+							await window.axe.run(document, {
+								runOnly: { type: "tag", values: ["wcag2a", "wcag2aa", "wcag21aa"] },
+							})
+						).violations
+							.filter((v) => v.impact === "serious" || v.impact === "critical")
+							.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`),
+					);
+					findings.push(...found.map((f) => `${name} at ${width} px: ${f}`));
+				}
+			}
+			await page.setViewportSize({ width: 1440, height: 900 });
+			assert.deepEqual(findings, []);
+		},
+	);
+
+	it("logged no page errors and no CSP violations", () => {
+		assert.deepEqual(browser.problems, []);
+	});
+});
