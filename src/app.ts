@@ -7,6 +7,7 @@ import { docsPage } from "./http/docs";
 import { ApiError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
+import { finishDocument } from "./http/openapi-document";
 import { newRouter } from "./http/router";
 import { invoiceRoutes } from "./invoicing/routes";
 import { apiKeyRoutes } from "./keys/routes";
@@ -16,6 +17,7 @@ import { usageRoutes } from "./metering/usage-routes";
 import { pricingRoutes } from "./pricing/routes";
 import { reportRoutes } from "./reports/routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
+import { registerWebhookPayloads } from "./webhooks/openapi";
 import { webhookRoutes } from "./webhooks/routes";
 
 export function createApp() {
@@ -30,18 +32,30 @@ export function createApp() {
 
 	app.get("/healthz", (c) => c.json({ status: "ok" }));
 	app.get("/docs", (c) => c.html(docsPage));
-	app.doc31("/v1/openapi.json", {
-		openapi: "3.1.0",
-		info: {
-			title: "Agent Metering & Billing API",
-			version: "1.0.0",
-			description:
-				"Meter what AI agents do and achieve, price it with rate plans, invoice it, and report margins.",
-		},
-		servers: [{ url: "/" }],
-		security: [{ bearer: [] }],
+	// Generated once per isolate, then finished with what the middlewares make true of every operation.
+	let document: unknown;
+	app.get("/v1/openapi.json", (c) => {
+		document ??= finishDocument(
+			JSON.parse(
+				JSON.stringify(
+					app.getOpenAPI31Document({
+						openapi: "3.1.0",
+						info: {
+							title: "Agent Metering & Billing API",
+							version: "1.0.0",
+							description:
+								"Meter what AI agents do and achieve, price it with rate plans, invoice it, and report margins.",
+						},
+						servers: [{ url: "/" }],
+						security: [{ bearer: [] }],
+					}),
+				),
+			),
+		);
+		return c.json(document as object);
 	});
 	app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+	registerWebhookPayloads(app.openAPIRegistry);
 
 	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : gate(c, next)));
 	app.use("/v1/*", jsonBody);

@@ -34,6 +34,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/webhooks/test",
+		operationId: "testWebhook",
 		tags,
 		summary: 'Send a sample event of a kind to an endpoint now (with "test": true; not retried)',
 		request: { body: { required: true, ...json(TestWebhook) } },
@@ -59,6 +60,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/webhooks",
+		operationId: "createWebhook",
 		tags,
 		summary: "Create a webhook endpoint",
 		request: { body: { required: true, ...json(CreateWebhookEndpoint) } },
@@ -85,6 +87,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/webhooks",
+		operationId: "listWebhooks",
 		tags,
 		summary: "List webhook endpoints (never their secrets)",
 		request: { query: PageQuery },
@@ -108,6 +111,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/webhooks/{webhook_id}",
+		operationId: "getWebhook",
 		tags,
 		summary: "Get a webhook endpoint (without its secret)",
 		request: { params: WebhookParams },
@@ -127,6 +131,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "patch",
 		path: "/webhooks/{webhook_id}",
+		operationId: "updateWebhook",
 		tags,
 		summary: "Change an endpoint's url, events, description or status",
 		request: { params: WebhookParams, body: { required: true, ...json(UpdateWebhookEndpoint) } },
@@ -150,6 +155,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "delete",
 		path: "/webhooks/{webhook_id}",
+		operationId: "deleteWebhook",
 		tags,
 		summary: "Delete an endpoint and its delivery log",
 		request: { params: WebhookParams },
@@ -169,6 +175,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/webhooks/{webhook_id}/deliveries",
+		operationId: "listWebhookDeliveries",
 		tags,
 		summary: "The delivery log of an endpoint",
 		request: { params: WebhookParams, query: PageQuery },
@@ -193,6 +200,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
+		operationId: "retryWebhookDelivery",
 		tags,
 		summary: "Queue a delivery again now (a failed one becomes pending)",
 		request: { params: DeliveryParams },
