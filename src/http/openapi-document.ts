@@ -212,11 +212,48 @@ function exampleId(hint: string): string {
 	return `${prefix}_01jd0000000000000000000000`;
 }
 
+/** Examples by field name, for fields whose schema gives none (used only where they fit the schema's type). */
+const BY_NAME: Record<string, unknown> = {
+	agent_key: "lead-qualifier-eu-1",
+	agent_instance_ids: "lead-qualifier-eu-1",
+	action_type: "llm_call",
+	outcome_type: "converted_lead",
+	cost_type: "llm_tokens",
+	type: "llm_call",
+	metric: "llm_calls",
+	field: "tokens",
+	period: "2026-11",
+	start_date: "2026-11-01",
+	end_date: "2026-11-30",
+	prefix: "sk_live_7Hq2",
+	reference: "wire-2026-001",
+	external_id: "crm-4711",
+	limit: 20,
+	offset: 0,
+	total: 1,
+	count: 1,
+	status_code: 200,
+	duration_ms: 84,
+	attempts: 1,
+	value: 1200,
+	amount: 313.77,
+};
+
+const NAMES: [RegExp, string][] = [
+	[/agent/i, "Lead qualifier"],
+	[/account|customer/i, "Acme"],
+	[/plan/i, "Growth"],
+	[/key/i, "agents in production"],
+];
+
 function exampleString(s: J, property: string, owner: string): string {
 	if (s.format === "date-time") return "2026-11-21T10:00:00.000Z";
 	if (s.format === "date") return "2026-11-21";
 	if (s.format === "email" || property === "email") return "ap@acme.example";
 	if (s.format === "uri" || property === "url") return "https://example.com/webhooks/billing";
+	if (property === "key" && /apikey/i.test(owner)) return "sk_live_7Hq2xXb9dL0aPz4Kc1mN8rT5vW3yE6uQ";
+	if (property === "key") return "lead-qualifier-eu-1";
+	if (property === "name") return NAMES.find(([pattern]) => pattern.test(owner))?.[1] ?? "Lead qualifier";
 	if (property === "id") return exampleId(owner);
 	if (property.endsWith("_id")) return exampleId(property);
 	if (CURRENCY.test(property)) return "USD";
@@ -261,6 +298,8 @@ export function exampleOf(doc: J, schema: J, property = "", owner = "", depth = 
 	if (schema.default !== undefined) return schema.default;
 	const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
 	const type = types.find((t) => t !== "null") ?? types[0];
+	const named = BY_NAME[property];
+	if (named !== undefined && fits(schema, type, named)) return named;
 	switch (type) {
 		case "object": {
 			const out: Record<string, unknown> = {};
@@ -288,6 +327,18 @@ export function exampleOf(doc: J, schema: J, property = "", owner = "", depth = 
 		default:
 			return null;
 	}
+}
+
+function fits(schema: J, type: string | undefined, value: unknown): boolean {
+	if (typeof value === "string") {
+		return type === "string" && (!schema.pattern || new RegExp(schema.pattern).test(value)) && !schema.format;
+	}
+	if (typeof value !== "number") return false;
+	const inRange =
+		(schema.minimum === undefined || value >= schema.minimum) &&
+		(schema.exclusiveMinimum === undefined || value > schema.exclusiveMinimum) &&
+		(schema.maximum === undefined || value <= schema.maximum);
+	return inRange && (type === "number" || (type === "integer" && Number.isInteger(value)));
 }
 
 function withExample(doc: J, content: J) {
