@@ -375,10 +375,13 @@ export function finishDocument(doc: J): J {
 		if (method === "post") {
 			operation.parameters ??= [];
 			const parameters: J[] = operation.parameters;
-			const declared = parameters.some(
+			// A route that reads the header itself declares it in lower case (Hono's header validator sees it so):
+			// the document spells it like every other operation, for generated clients.
+			const own = parameters.find(
 				(p) => p.in === "header" && String(p.name).toLowerCase() === "idempotency-key",
 			);
-			if (!declared) parameters.push(ref("parameters", "IdempotencyKey"));
+			if (own) own.name = "Idempotency-Key";
+			else parameters.push(ref("parameters", "IdempotencyKey"));
 		}
 		if (operation.requestBody?.content) {
 			for (const media of Object.values(operation.requestBody.content)) {

@@ -114,7 +114,7 @@ export async function readmeFlow(
 	const replayed: string | undefined = action.response.headers.get("Idempotent-Replayed") ?? undefined;
 	await sdk.POST("/v1/outcomes", {
 		body: { agent_key: "lead-qualifier-eu-1", outcome_type: "converted_lead", value: 1200 },
-		params: { header: { "idempotency-key": "outcome-1" } },
+		params: { header: { "Idempotency-Key": "outcome-1" } },
 	});
 	await sdk.POST("/v1/actions/batch", {
 		body: {
