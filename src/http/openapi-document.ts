@@ -341,8 +341,12 @@ function fits(schema: J, type: string | undefined, value: unknown): boolean {
 	return inRange && (type === "number" || (type === "integer" && Number.isInteger(value)));
 }
 
+/** JSON bodies get a composed example; a PDF or CSV body has no meaningful one to compose. */
+const isJson = (mediaType: string) => /^application\/([a-z.+-]+\+)?json\b/.test(mediaType);
+
 function withExample(doc: J, content: J) {
-	for (const media of Object.values(content ?? {})) {
+	for (const [type, media] of Object.entries(content ?? {})) {
+		if (!isJson(type)) continue;
 		const m = media as J;
 		if (m.schema && m.example === undefined && m.examples === undefined) m.example = exampleOf(doc, m.schema);
 	}
