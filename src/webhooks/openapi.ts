@@ -70,10 +70,16 @@ const SubscriptionData = subscription("active").openapi("SubscriptionData");
 const SubscriptionCancelled = subscription("cancelled").openapi("SubscriptionCancelledData");
 const AlertTriggered = z
 	.object({
-		alert_id: z.string().openapi({ example: "alrt_01jd0000000000000000000000" }),
+		alert_id: id("alr"),
 		account_id: id("acct"),
 		subscription_id: id("sub"),
-		metric: z.string().openapi({ example: "llm_calls" }),
+		metric: z
+			.string()
+			.nullable()
+			.openapi({
+				description: "The metric watched; null when the alert watches the amount so far.",
+				example: "llm_calls",
+			}),
 		threshold: z.number().openapi({ example: 1000 }),
 		value: z.number().openapi({ example: 1002 }),
 		billing_period: Period,
