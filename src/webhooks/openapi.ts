@@ -73,13 +73,10 @@ const AlertTriggered = z
 		alert_id: id("alr"),
 		account_id: id("acct"),
 		subscription_id: id("sub"),
-		metric: z
-			.string()
-			.nullable()
-			.openapi({
-				description: "The metric watched; null when the alert watches the amount so far.",
-				example: "llm_calls",
-			}),
+		metric: z.string().nullable().openapi({
+			description: "The metric watched; null when the alert watches the amount so far.",
+			example: "llm_calls",
+		}),
 		threshold: z.number().openapi({ example: 1000 }),
 		value: z.number().openapi({ example: 1002 }),
 		billing_period: Period,
