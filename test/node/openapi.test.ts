@@ -88,17 +88,21 @@ describe("what generated clients need (each failure names the operation)", () =>
 		const doc = (await openApiDocument()) as J;
 		const declaredTags = new Set((doc.tags as { name: string }[]).map((t) => t.name));
 		const ids = new Map<string, string>();
+		const problems: string[] = [];
 		for (const { name, op } of operations(doc)) {
-			expect(op.operationId, `${name}: operationId (verbNoun, e.g. listInvoices)`).toMatch(
-				/^[a-z]+[A-Z][A-Za-z0-9]*$/,
-			);
-			expect(ids.get(op.operationId), `${name}: operationId ${op.operationId} is taken`).toBeUndefined();
-			ids.set(op.operationId, name);
-			expect(op.tags?.length, `${name}: tags`).toBeGreaterThan(0);
-			for (const tag of op.tags) expect(declaredTags.has(tag), `${name}: tag ${tag}`).toBe(true);
-			expect(op.summary, `${name}: summary`).toBeTruthy();
-			expect(op.description, `${name}: description says who may call it`).toMatch(/Who may call it: /);
+			const id = op.operationId;
+			if (typeof id !== "string" || !/^[a-z]+[A-Z][A-Za-z0-9]*$/.test(id)) {
+				problems.push(`${name}: operationId ${id} (verbNoun in camelCase, e.g. listInvoices)`);
+			} else if (ids.has(id)) problems.push(`${name}: operationId ${id} is also ${ids.get(id)}'s`);
+			ids.set(id, name);
+			if (!op.tags?.length) problems.push(`${name}: no tag`);
+			for (const tag of op.tags ?? []) if (!declaredTags.has(tag)) problems.push(`${name}: tag ${tag}`);
+			if (!op.summary) problems.push(`${name}: no summary`);
+			if (!/Who may call it: /.test(op.description ?? "")) {
+				problems.push(`${name}: not in the permission table (src/http/permissions.ts)`);
+			}
 		}
+		expect(problems).toEqual([]);
 	});
 
 	it("declares the headers every response carries, and those of 401, 429 and replays", async () => {
