@@ -17,6 +17,7 @@
  * What a route must still say itself: `operationId` (verbNoun in camelCase, e.g. `listInvoices`,
  * `createRatePlan`, `payInvoice`), `tags`, `summary`; test/node/openapi.test.ts fails naming any operation without.
  */
+import type { MiddlewareHandler } from "hono";
 import { EVENT_PATHS } from "./idempotency";
 import { type Access, routeAccess } from "./permissions";
 
@@ -411,4 +412,17 @@ export function finishDocument(doc: J): J {
 	}
 	doc.tags = [...tags].sort().map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? name }));
 	return doc;
+}
+
+/** Middleware for the document's route: the generated document, finished (once per isolate, then kept). */
+export function finishedDocument(): MiddlewareHandler {
+	let finished: string | undefined;
+	return async (c, next) => {
+		if (finished === undefined) {
+			await next();
+			if (c.res.status !== 200) return;
+			finished = JSON.stringify(finishDocument(await c.res.json()));
+		}
+		c.res = c.body(finished, 200, { "Content-Type": "application/json" });
+	};
 }

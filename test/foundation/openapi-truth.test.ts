@@ -118,3 +118,19 @@ describe("the OpenAPI document tells the truth about headers", () => {
 		});
 	});
 });
+
+describe("the document's own response", () => {
+	it("is served finished, the same each time, with X-Request-Id", async () => {
+		const first = await get("/v1/openapi.json", { key: null });
+		const second = await get("/v1/openapi.json", { key: null });
+		for (const response of [first, second]) {
+			expect(response.status).toBe(200);
+			expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+			expect(response.headers.get("X-Request-Id")).toMatch(/^req_/);
+			expect(response.body.components.headers).toHaveProperty("X-Request-Id");
+			expect(response.body.paths["/v1/agents"].get.operationId).toBe("listAgents");
+		}
+		expect(second.body).toEqual(first.body);
+		expect(first.headers.get("X-Request-Id")).not.toBe(second.headers.get("X-Request-Id"));
+	});
+});
