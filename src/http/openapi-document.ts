@@ -156,7 +156,23 @@ const isString = (s: J) => s.type === "string" || (Array.isArray(s.type) && s.ty
 const TIMESTAMP = /(^|_)at$|^timestamp$|^period_(start|end)$/;
 const CURRENCY = /(^|_)currency$/;
 
+/**
+ * zod writes both `minimum` and `exclusiveMinimum` when a number has two lower bounds (positive() and a range
+ * check, say); linters want one. The stricter of the two says the same thing alone.
+ */
+function tightenBounds(s: J) {
+	if (typeof s.minimum === "number" && typeof s.exclusiveMinimum === "number") {
+		if (s.exclusiveMinimum >= s.minimum) delete s.minimum;
+		else delete s.exclusiveMinimum;
+	}
+	if (typeof s.maximum === "number" && typeof s.exclusiveMaximum === "number") {
+		if (s.exclusiveMaximum <= s.maximum) delete s.maximum;
+		else delete s.exclusiveMaximum;
+	}
+}
+
 function fieldConventions(s: J, property: string | null) {
+	tightenBounds(s);
 	if (!property || !isString(s) || s.enum || s.const !== undefined) return;
 	if (TIMESTAMP.test(property) && !s.format) s.format = "date-time";
 	if (CURRENCY.test(property) && !s.pattern) {

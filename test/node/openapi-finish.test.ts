@@ -86,6 +86,25 @@ describe("finishing the document covers routes added later", () => {
 		expect(headers.map((p: { name: string }) => p.name)).toEqual(["Idempotency-Key"]);
 	});
 
+	it("keeps the stricter of two lower (or upper) bounds, as linters want one", () => {
+		const Body = z.strictObject({
+			size: z.number().positive().min(-1e15).max(1e15),
+			ratio: z.number().min(0).lt(1).max(5),
+		});
+		const doc = documentOf({
+			method: "post",
+			path: "/v1/things",
+			operationId: "createThing",
+			tags: ["Things"],
+			summary: "Create a thing",
+			request: { body: { required: true, content: { "application/json": { schema: Body } } } },
+			responses: { 201: { description: "Created", content: { "application/json": { schema: Body } } } },
+		});
+		const properties = doc.paths["/v1/things"].post.requestBody.content["application/json"].schema.properties;
+		expect(properties.size).toEqual({ type: "number", exclusiveMinimum: 0, maximum: 1e15 });
+		expect(properties.ratio).toEqual({ type: "number", minimum: 0, exclusiveMaximum: 1 });
+	});
+
 	it("composes examples that respect enums, bounds, patterns and nullability", () => {
 		const doc = { components: { schemas: {} } };
 		expect(
