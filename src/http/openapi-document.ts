@@ -35,6 +35,10 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Costs: "What running the agents cost: recorded from events or entered by hand.",
 	Reports: "Revenue and profit and loss.",
 	Webhooks: "Signed notifications of what happened, their delivery log and tests.",
+	Alerts:
+		"Thresholds on usage or spend that notify, or block further events, and the entitlements they leave.",
+	Credits: "Prepaid credit grants of an account, their ledger and balance.",
+	Events: "The raw metering events: explore and export them.",
 };
 
 const HEADERS: Record<string, J> = {
