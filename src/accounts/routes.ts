@@ -67,6 +67,7 @@ accountRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/accounts",
+		operationId: "listAccounts",
 		tags: ["Accounts"],
 		summary: "List customer accounts",
 		request: { query: PageQuery },
@@ -86,6 +87,7 @@ accountRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/accounts",
+		operationId: "createAccount",
 		tags: ["Accounts"],
 		summary: "Create a customer account",
 		request: { body: { required: true, ...json(CreateAccount) } },
@@ -102,6 +104,7 @@ accountRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/accounts/{account_id}",
+		operationId: "getAccount",
 		tags: ["Accounts"],
 		summary: "Get an account",
 		request: { params: AccountParams },
@@ -122,6 +125,7 @@ accountRoutes.openapi(
 	createRoute({
 		method: "patch",
 		path: "/accounts/{account_id}",
+		operationId: "updateAccount",
 		tags: ["Accounts"],
 		summary: "Update an account (its currency is fixed)",
 		request: { params: AccountParams, body: { required: true, ...json(UpdateAccount) } },

@@ -62,6 +62,7 @@ agentRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/agents",
+		operationId: "listAgents",
 		tags: ["Agents"],
 		summary: "List agents",
 		request: { query: PageQuery },
@@ -81,6 +82,7 @@ agentRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/agents",
+		operationId: "createAgent",
 		tags: ["Agents"],
 		summary: "Create an agent",
 		request: { body: { required: true, ...json(CreateAgent) } },
@@ -97,6 +99,7 @@ agentRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/agents/{agent_id}",
+		operationId: "getAgent",
 		tags: ["Agents"],
 		summary: "Get an agent",
 		request: { params: AgentParams },
@@ -113,6 +116,7 @@ agentRoutes.openapi(
 	createRoute({
 		method: "patch",
 		path: "/agents/{agent_id}",
+		operationId: "updateAgent",
 		tags: ["Agents"],
 		summary: "Rename an agent or change its description",
 		request: { params: AgentParams, body: { required: true, ...json(UpdateAgent) } },
@@ -133,6 +137,7 @@ agentRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/agents/{agent_id}/instances",
+		operationId: "listAgentInstances",
 		tags: ["Agents"],
 		summary: "List an agent's instances",
 		request: { params: AgentParams, query: PageQuery },
@@ -157,6 +162,7 @@ agentRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/agents/{agent_id}/instances",
+		operationId: "registerAgentInstance",
 		tags: ["Agents"],
 		summary: "Register an instance key under an agent",
 		request: { params: AgentParams, body: { required: true, ...json(RegisterInstance) } },

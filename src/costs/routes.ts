@@ -68,6 +68,7 @@ costRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/costs",
+		operationId: "createCost",
 		tags: ["Costs"],
 		summary: "Record a cost by hand (source manual)",
 		request: { body: { required: true, ...json(CreateCost) } },
@@ -90,6 +91,7 @@ costRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/costs",
+		operationId: "listCosts",
 		tags: ["Costs"],
 		summary: "Cost records whose period overlaps the date range, in one currency",
 		request: { query: CostQuery },

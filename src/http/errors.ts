@@ -1,20 +1,23 @@
 import { z } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-export type ErrorCode =
-	| "invalid_json"
-	| "validation_error"
-	| "unauthorized"
-	| "forbidden"
-	| "not_found"
-	| "method_not_allowed"
-	| "conflict"
-	| "idempotency_key_reused"
-	| "idempotency_key_in_use"
-	| "payload_too_large"
-	| "unsupported_media_type"
-	| "rate_limited"
-	| "internal_error";
+export const ERROR_CODES = [
+	"invalid_json",
+	"validation_error",
+	"unauthorized",
+	"forbidden",
+	"not_found",
+	"method_not_allowed",
+	"conflict",
+	"idempotency_key_reused",
+	"idempotency_key_in_use",
+	"payload_too_large",
+	"unsupported_media_type",
+	"rate_limited",
+	"internal_error",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
 
 export function statusOf(code: ErrorCode): ContentfulStatusCode {
 	switch (code) {
@@ -81,10 +84,13 @@ export const validationError = (path: string, message: string) =>
 export const ErrorBody = z
 	.object({
 		error: z.object({
-			code: z.string().openapi({ example: "validation_error" }),
-			message: z.string(),
-			details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-			request_id: z.string(),
+			code: z.enum(ERROR_CODES).openapi({ example: "validation_error" }),
+			message: z.string().openapi({ example: "Invalid request body: name — Required." }),
+			details: z
+				.array(z.object({ path: z.string(), message: z.string() }))
+				.optional()
+				.openapi({ example: [{ path: "name", message: "Required." }] }),
+			request_id: z.string().openapi({ example: "req_01jd0000000000000000000000" }),
 		}),
 	})
 	.openapi("Error");

@@ -9,7 +9,12 @@ import { ApiError, validationError } from "./errors";
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 // Metering events carry their own deduplication (the accumulator's), for 35 days instead of 24 hours.
-const EVENT_PATHS = new Set(["/v1/actions", "/v1/actions/batch", "/v1/outcomes", "/v1/outcomes/batch"]);
+export const EVENT_PATHS = new Set([
+	"/v1/actions",
+	"/v1/actions/batch",
+	"/v1/outcomes",
+	"/v1/outcomes/batch",
+]);
 
 /**
  * `Idempotency-Key` on any POST: the first request claims the key, its completed response is stored and

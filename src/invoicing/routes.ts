@@ -24,6 +24,7 @@ invoiceRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/invoices/generate",
+		operationId: "generateInvoices",
 		tags: ["Invoices"],
 		summary: "Generate the invoices of a billing period",
 		description:
@@ -55,6 +56,7 @@ invoiceRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/invoices",
+		operationId: "listInvoices",
 		tags: ["Invoices"],
 		summary: "List invoices",
 		request: { query: ListInvoicesQuery },
@@ -80,6 +82,7 @@ invoiceRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/invoices/{invoice_id}",
+		operationId: "getInvoice",
 		tags: ["Invoices"],
 		summary: "Get an invoice",
 		request: { params: InvoiceParams },
@@ -100,6 +103,7 @@ invoiceRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/invoices/{invoice_id}/pay",
+		operationId: "payInvoice",
 		tags: ["Invoices"],
 		summary: "Record the payment of an invoice",
 		description:
@@ -126,6 +130,7 @@ invoiceRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/invoices/{invoice_id}/void",
+		operationId: "voidInvoice",
 		tags: ["Invoices"],
 		summary: "Void an invoice",
 		description:

@@ -39,6 +39,7 @@ apiKeyRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/api-keys",
+		operationId: "createApiKey",
 		tags: ["API keys"],
 		summary: "Create an API or SDK key",
 		request: { body: { required: true, content: { "application/json": { schema: CreateApiKey } } } },
@@ -64,6 +65,7 @@ apiKeyRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/api-keys",
+		operationId: "listApiKeys",
 		tags: ["API keys"],
 		summary: "List keys of this environment (never their secrets)",
 		request: { query: PageQuery },
@@ -86,6 +88,7 @@ apiKeyRoutes.openapi(
 	createRoute({
 		method: "delete",
 		path: "/api-keys/{id}",
+		operationId: "revokeApiKey",
 		tags: ["API keys"],
 		summary: "Revoke a key; it answers 401 from then on",
 		request: { params: z.object({ id: z.string() }) },

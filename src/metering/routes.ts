@@ -117,6 +117,7 @@ meteringRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/actions",
+		operationId: "sendAction",
 		tags: ["Metering"],
 		summary: "Send an action",
 		middleware: [plainEventFastPath("action")] as const,
@@ -145,6 +146,7 @@ meteringRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/outcomes",
+		operationId: "sendOutcome",
 		tags: ["Metering"],
 		summary: "Send an outcome",
 		description: "Emits outcome.completed.",
@@ -177,6 +179,7 @@ meteringRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/actions/batch",
+		operationId: "sendActionBatch",
 		tags: ["Metering"],
 		summary: "Send up to 1,000 actions",
 		description: "All events are validated first; if any is invalid, nothing is stored.",
@@ -199,6 +202,7 @@ meteringRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/outcomes/batch",
+		operationId: "sendOutcomeBatch",
 		tags: ["Metering"],
 		summary: "Send up to 1,000 outcomes",
 		description:

@@ -45,7 +45,7 @@ const UsageLine = z
 
 const RatedCharge = z.object({
 	metric: z.string(),
-	model: z.string(),
+	model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
 	quantity: z.number(),
 	billable_quantity: z.number(),
 	amount: z.number(),
@@ -56,8 +56,8 @@ const RatedCharge = z.object({
 
 const UsageReport = z
 	.object({
-		start_date: z.string().openapi({ example: "2026-11-01" }),
-		end_date: z.string().openapi({ example: "2026-11-30" }),
+		start_date: z.string().openapi({ format: "date", example: "2026-11-01" }),
+		end_date: z.string().openapi({ format: "date", example: "2026-11-30" }),
 		usage: z.array(UsageLine),
 		subscription_id: z.string().optional(),
 		rate_plan_id: z
@@ -79,6 +79,7 @@ usageRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/usage",
+		operationId: "getUsage",
 		tags: ["Metering"],
 		summary: "Read usage of an instance or a subscription, in real time",
 		request: { query: UsageQuery },

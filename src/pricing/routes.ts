@@ -155,6 +155,7 @@ pricingRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/pricing/rate-plans",
+		operationId: "createRatePlan",
 		tags: ["Pricing"],
 		summary: "Create a rate plan",
 		request: { body: { required: true, ...json(CreateRatePlan) } },
@@ -174,6 +175,7 @@ pricingRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/pricing/rate-plans",
+		operationId: "listRatePlans",
 		tags: ["Pricing"],
 		summary: "List rate plans, archived ones included",
 		request: { query: PageQuery },
@@ -193,6 +195,7 @@ pricingRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/pricing/rate-plans/{rate_plan_id}",
+		operationId: "getRatePlan",
 		tags: ["Pricing"],
 		summary: "Get a rate plan",
 		request: { params: RatePlanParams },
@@ -208,6 +211,7 @@ pricingRoutes.openapi(
 	createRoute({
 		method: "delete",
 		path: "/pricing/rate-plans/{rate_plan_id}",
+		operationId: "deleteRatePlan",
 		tags: ["Pricing"],
 		summary: "Archive a rate plan",
 		description:
@@ -226,6 +230,7 @@ pricingRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/pricing/simulate",
+		operationId: "simulatePricing",
 		tags: ["Pricing"],
 		summary: "Price sample usage with a rate plan",
 		description:

@@ -57,6 +57,7 @@ reportRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/reports/revenue",
+		operationId: "getRevenueReport",
 		tags: ["Reports"],
 		summary: "Invoiced revenue of billing periods starting in the range, optionally broken down",
 		request: {
@@ -90,6 +91,7 @@ reportRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/reports/pnl",
+		operationId: "getPnlReport",
 		tags: ["Reports"],
 		summary: "Revenue, costs and margin of billing periods starting in the range",
 		request: { query: z.strictObject(RangeQuery) },

@@ -67,6 +67,7 @@ subscriptionRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/subscriptions",
+		operationId: "listSubscriptions",
 		tags: ["Subscriptions"],
 		summary: "List subscriptions",
 		request: { query: ListQuery },
@@ -91,6 +92,7 @@ subscriptionRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/subscriptions",
+		operationId: "createSubscription",
 		tags: ["Subscriptions"],
 		summary: "Subscribe an account to a rate plan for some agent instances",
 		description:
@@ -119,6 +121,7 @@ subscriptionRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/subscriptions/{subscription_id}",
+		operationId: "getSubscription",
 		tags: ["Subscriptions"],
 		summary: "Get a subscription",
 		request: { params: SubscriptionParams },
@@ -134,6 +137,7 @@ subscriptionRoutes.openapi(
 	createRoute({
 		method: "patch",
 		path: "/subscriptions/{subscription_id}",
+		operationId: "updateSubscription",
 		tags: ["Subscriptions"],
 		summary: "Change a subscription's instances, or its plan from the next billing period",
 		description:
@@ -162,6 +166,7 @@ subscriptionRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/subscriptions/{subscription_id}/cancel",
+		operationId: "cancelSubscription",
 		tags: ["Subscriptions"],
 		summary: "Cancel a subscription",
 		description: "Emits subscription.cancelled. Cancelling twice → 409.",

@@ -36,6 +36,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/webhooks/test",
+		operationId: "testWebhook",
 		tags,
 		summary: 'Send a sample event of a kind to an endpoint now (with "test": true; not retried)',
 		request: { body: { required: true, ...json(TestWebhook) } },
@@ -61,6 +62,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/webhooks",
+		operationId: "createWebhook",
 		tags,
 		summary: "Create a webhook endpoint",
 		request: { body: { required: true, ...json(CreateWebhookEndpoint) } },
@@ -87,6 +89,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/webhooks",
+		operationId: "listWebhooks",
 		tags,
 		summary: "List webhook endpoints (never their secrets)",
 		request: { query: PageQuery },
@@ -110,6 +113,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/webhooks/{webhook_id}",
+		operationId: "getWebhook",
 		tags,
 		summary: "Get a webhook endpoint (without its secret)",
 		request: { params: WebhookParams },
@@ -129,6 +133,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "patch",
 		path: "/webhooks/{webhook_id}",
+		operationId: "updateWebhook",
 		tags,
 		summary: "Change an endpoint's url, events, description or status",
 		request: { params: WebhookParams, body: { required: true, ...json(UpdateWebhookEndpoint) } },
@@ -152,6 +157,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "delete",
 		path: "/webhooks/{webhook_id}",
+		operationId: "deleteWebhook",
 		tags,
 		summary: "Delete an endpoint and its delivery log",
 		request: { params: WebhookParams },
@@ -171,6 +177,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/webhooks/{webhook_id}/deliveries",
+		operationId: "listWebhookDeliveries",
 		tags,
 		summary: "The delivery log of an endpoint",
 		request: { params: WebhookParams, query: DeliveryQuery },
@@ -219,6 +226,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
+		operationId: "retryWebhookDelivery",
 		tags,
 		summary: "Queue a delivery again now (a failed one becomes pending)",
 		request: { params: DeliveryParams },

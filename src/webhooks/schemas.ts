@@ -53,7 +53,7 @@ export const WebhookDelivery = z
 	.object({
 		id: z.string().openapi({ example: "dlv_01jd0000000000000000000000" }),
 		event_id: z.string().openapi({ example: "evt_01jd0000000000000000000000" }),
-		event: z.string().openapi({ example: "invoice.created" }),
+		event: z.string().openapi({ enum: [...WEBHOOK_EVENT_KINDS], example: "invoice.created" }),
 		status: z.enum(["pending", "succeeded", "failed"]),
 		attempts: z.number().int(),
 		last_status_code: z.number().int().nullable(),

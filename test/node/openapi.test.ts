@@ -1,7 +1,9 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
+import { ERROR_CODES } from "../../src/http/errors";
 import { routeAccess } from "../../src/http/permissions";
+import { WEBHOOK_EVENT_KINDS } from "../../src/webhooks/outbox";
 
 async function openApiDocument() {
 	const response = await createApp().request("/v1/openapi.json");
@@ -36,6 +38,196 @@ describe("OpenAPI document", () => {
 					expect(responses, `${method} ${path}`).toHaveProperty(status);
 				}
 			}
+		}
+	});
+});
+
+type J = any;
+
+function operations(doc: J): { name: string; method: string; path: string; op: J }[] {
+	return Object.entries(doc.paths as Record<string, J>).flatMap(([path, item]) =>
+		Object.entries(item as Record<string, J>).map(([method, op]) => ({
+			name: `${method.toUpperCase()} ${path}`,
+			method,
+			path,
+			op,
+		})),
+	);
+}
+
+function headerNames(response: J): string[] {
+	return Object.keys(response.headers ?? {});
+}
+
+/** Every schema object reachable from `schema`, following $refs once each, with its property name. */
+function* schemas(
+	doc: J,
+	schema: J,
+	property: string | null = null,
+	seen = new Set<string>(),
+): Generator<[J, string | null]> {
+	if (!schema || typeof schema !== "object") return;
+	if (typeof schema.$ref === "string") {
+		if (seen.has(schema.$ref)) return;
+		seen.add(schema.$ref);
+		yield* schemas(doc, doc.components.schemas[schema.$ref.split("/").pop()], property, seen);
+		return;
+	}
+	yield [schema, property];
+	for (const [name, child] of Object.entries(schema.properties ?? {})) yield* schemas(doc, child, name, seen);
+	if (schema.items) yield* schemas(doc, schema.items, null, seen);
+	if (schema.additionalProperties && typeof schema.additionalProperties === "object") {
+		yield* schemas(doc, schema.additionalProperties, null, seen);
+	}
+	for (const key of ["oneOf", "anyOf", "allOf"])
+		for (const part of schema[key] ?? []) yield* schemas(doc, part, property, seen);
+}
+
+describe("what generated clients need (each failure names the operation)", () => {
+	it("gives every operation a unique camelCase operationId, a declared tag, a summary and a description", async () => {
+		const doc = (await openApiDocument()) as J;
+		const declaredTags = new Set((doc.tags as { name: string }[]).map((t) => t.name));
+		const ids = new Map<string, string>();
+		const problems: string[] = [];
+		for (const { name, op } of operations(doc)) {
+			const id = op.operationId;
+			if (typeof id !== "string" || !/^[a-z]+[A-Z][A-Za-z0-9]*$/.test(id)) {
+				problems.push(`${name}: operationId ${id} (verbNoun in camelCase, e.g. listInvoices)`);
+			} else if (ids.has(id)) problems.push(`${name}: operationId ${id} is also ${ids.get(id)}'s`);
+			ids.set(id, name);
+			if (!op.tags?.length) problems.push(`${name}: no tag`);
+			for (const tag of op.tags ?? []) if (!declaredTags.has(tag)) problems.push(`${name}: tag ${tag}`);
+			if (!op.summary) problems.push(`${name}: no summary`);
+			if (!/Who may call it: /.test(op.description ?? "")) {
+				problems.push(`${name}: not in the permission table (src/http/permissions.ts)`);
+			}
+		}
+		expect(problems).toEqual([]);
+	});
+
+	it("declares the headers every response carries, and those of 401, 429 and replays", async () => {
+		const doc = (await openApiDocument()) as J;
+		for (const { name, method, op } of operations(doc)) {
+			for (const [status, response] of Object.entries(op.responses as Record<string, J>)) {
+				const headers = headerNames(response);
+				const where = `${name} → ${status}`;
+				expect(headers, where).toContain("X-Request-Id");
+				if (status === "401") expect(headers, where).toContain("WWW-Authenticate");
+				else
+					expect(headers, where).toEqual(
+						expect.arrayContaining(["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
+					);
+				if (status === "429") expect(headers, where).toContain("Retry-After");
+				if (method === "post" && status.startsWith("2") && status !== "201")
+					expect(headers, where).toContain("Idempotent-Replayed");
+			}
+			if (method === "post") {
+				const params = (op.parameters ?? []).map((p: J) =>
+					p.$ref ? doc.components.parameters[p.$ref.split("/").pop()] : p,
+				);
+				const key = params.find((p: J) => p.in === "header" && p.name.toLowerCase() === "idempotency-key");
+				expect(key, `${name}: Idempotency-Key header`).toBeDefined();
+				expect(key.schema, `${name}: Idempotency-Key is 1–255 characters`).toMatchObject({
+					minLength: 1,
+					maxLength: 255,
+				});
+			}
+		}
+	});
+
+	it("has an example on every JSON request and response body", async () => {
+		const doc = (await openApiDocument()) as J;
+		for (const { name, op } of operations(doc)) {
+			for (const [type, media] of Object.entries((op.requestBody?.content ?? {}) as Record<string, J>)) {
+				if (!type.includes("json")) continue;
+				expect(media.example, `${name} request ${type}`).toBeDefined();
+			}
+			for (const [status, response] of Object.entries(op.responses as Record<string, J>)) {
+				for (const [type, media] of Object.entries((response.content ?? {}) as Record<string, J>)) {
+					if (!type.includes("json")) continue;
+					expect(media.example, `${name} → ${status} ${type}`).toBeDefined();
+				}
+			}
+		}
+	});
+
+	it("types query parameters as validation reads them: integers are never null, limit and offset bounded", async () => {
+		const doc = (await openApiDocument()) as J;
+		for (const { name, op } of operations(doc)) {
+			for (const p of (op.parameters ?? []) as J[]) {
+				if (p.in !== "query") continue;
+				const types = [p.schema?.type].flat();
+				expect(types, `${name} ?${p.name}`).not.toContain("null");
+				if (p.name === "limit")
+					expect(p.schema, name).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
+				if (p.name === "offset") expect(p.schema, name).toMatchObject({ type: "integer", minimum: 0 });
+			}
+		}
+	});
+
+	it("gives timestamps format date-time, currencies their pattern, and request-body defaults no `default` (optional in generated types)", async () => {
+		const doc = (await openApiDocument()) as J;
+		for (const { name, op } of operations(doc)) {
+			const bodies: [string, J][] = [
+				...Object.values((op.requestBody?.content ?? {}) as Record<string, J>).map((m): [string, J] => [
+					"request",
+					m.schema,
+				]),
+				...Object.entries(op.responses as Record<string, J>).flatMap(([status, r]) =>
+					Object.values((r.content ?? {}) as Record<string, J>).map((m): [string, J] => [status, m.schema]),
+				),
+			];
+			for (const [where, body] of bodies) {
+				for (const [schema, property] of schemas(doc, body)) {
+					if (!property || ![schema.type].flat().includes("string") || schema.enum) continue;
+					if (/(^|_)at$|^timestamp$/.test(property))
+						expect(schema.format, `${name} ${where} ${property}`).toBe("date-time");
+					if (/(^|_)currency$/.test(property))
+						expect(schema.pattern, `${name} ${where} ${property}`).toBe("^[A-Z]{3}$");
+				}
+				if (where === "request") {
+					for (const [schema, property] of schemas(doc, body)) {
+						if (property) expect(schema.default, `${name} request ${property}`).toBeUndefined();
+					}
+				}
+			}
+		}
+	});
+
+	it("lists the error codes of CONTRACT §2 as an enum", async () => {
+		const doc = (await openApiDocument()) as J;
+		expect(doc.components.schemas.Error.properties.error.properties.code.enum.sort()).toEqual(
+			[...ERROR_CODES].sort(),
+		);
+	});
+
+	it("documents the payload and signature headers of every webhook event kind", async () => {
+		const doc = (await openApiDocument()) as J;
+		expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_KINDS].sort());
+		for (const [kind, item] of Object.entries(doc.webhooks as Record<string, J>)) {
+			const op = item.post;
+			expect(op.operationId, kind).toMatch(/^on[A-Z]/);
+			const headers = (op.parameters as J[]).filter((p) => p.in === "header").map((p) => p.name);
+			expect(headers, kind).toEqual(
+				expect.arrayContaining([
+					"X-Webhook-Signature",
+					"X-Webhook-Event",
+					"X-Webhook-Id",
+					"webhook-id",
+					"webhook-timestamp",
+					"webhook-signature",
+				]),
+			);
+			const body = op.requestBody.content["application/json"];
+			expect(body.schema.properties.event.enum, kind).toEqual([kind]);
+			expect(Object.keys(body.schema.properties).sort(), kind).toEqual([
+				"data",
+				"event",
+				"id",
+				"test",
+				"timestamp",
+			]);
+			expect(body.example.event, kind).toBe(kind);
 		}
 	});
 });
