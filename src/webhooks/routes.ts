@@ -202,6 +202,7 @@ webhookRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/webhooks/{webhook_id}/deliveries/{delivery_id}",
+		operationId: "getWebhookDelivery",
 		tags,
 		summary: "One delivery, with the payload its attempts send",
 		request: { params: DeliveryParams },
