@@ -41,6 +41,8 @@ apiKeyRoutes.openapi(
 		path: "/api-keys",
 		tags: ["API keys"],
 		summary: "Create an API or SDK key",
+		description:
+			"Keys are created in the caller's environment; naming the other environment answers 403 (only the operator key may create keys in either).",
 		request: { body: { required: true, content: { "application/json": { schema: CreateApiKey } } } },
 		responses: {
 			201: {
@@ -55,6 +57,7 @@ apiKeyRoutes.openapi(
 			db: database(c.env.DB),
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
+			operator: c.get("principal").keyId === OPERATOR_KEY_ID,
 		});
 		return c.json(key, 201);
 	},
