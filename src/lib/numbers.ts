@@ -22,10 +22,16 @@ export function isBoundedNumber(value: unknown): value is number {
 export const boundedNumber = (message: string = OUT_OF_RANGE) =>
 	z.number(message).min(-MAX_ABS_NUMBER, message).max(MAX_ABS_NUMBER, message);
 
-/** A money input (a price or an amount): a bounded number with at most 12 decimal places, ≥ 0 by default. */
-export const moneyInput = ({ min = 0 }: { min?: number } = {}) =>
+/**
+ * A number with at most 12 decimal places on top of the bounds, ≥ `min` (0 by default): every money input (prices,
+ * amounts), and sizes that divide (a package size of 5e-324 would multiply a quantity past any bound).
+ */
+export const decimalInput = ({ min = 0 }: { min?: number } = {}) =>
 	boundedNumber()
 		.min(min, min === 0 ? "must be ≥ 0" : `must be ≥ ${min}`)
 		.refine((n) => decimalPlaces(n) <= MAX_MONEY_DECIMALS, {
 			message: `must have at most ${MAX_MONEY_DECIMALS} decimal places`,
 		});
+
+/** A money input (a price or an amount). */
+export const moneyInput = decimalInput;

@@ -5,7 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Decimal } from "../lib/decimal";
 import { DEFAULT_CURRENCY, isCurrencyCode } from "../lib/money";
-import { boundedNumber, moneyInput } from "../lib/numbers";
+import { boundedNumber, decimalInput, moneyInput } from "../lib/numbers";
 
 const Price = moneyInput();
 
@@ -68,7 +68,7 @@ export const PerUnitCharge = z.strictObject({
 export const PackageCharge = z.strictObject({
 	...chargeFields,
 	model: z.literal("package"),
-	package_size: boundedNumber().positive(),
+	package_size: decimalInput().positive(),
 	package_price: Price,
 });
 export const TieredCharge = z.strictObject({ ...chargeFields, model: z.literal("tiered"), tiers: Tiers });

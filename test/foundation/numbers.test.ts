@@ -58,6 +58,17 @@ const cases: Case[] = [
 		"charges[0].package_size",
 	],
 	[
+		"a package size of 5e-324 (it divides: 13+ decimals would multiply a quantity past any bound)",
+		"/v1/pricing/rate-plans",
+		() =>
+			plan({
+				charges: [
+					charge({ model: "package", unit_price: undefined, package_size: 5e-324, package_price: 1 }),
+				],
+			}),
+		"charges[0].package_size",
+	],
+	[
 		"a tier bound of 1e16",
 		"/v1/pricing/rate-plans",
 		() =>
