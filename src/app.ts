@@ -3,10 +3,12 @@ import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { costRoutes } from "./costs/routes";
 import { jsonBody } from "./http/body";
+import { refuseUnexpectedBody } from "./http/bodyless";
 import { docsPage } from "./http/docs";
 import { ApiError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
+import { singleQueryValues } from "./http/query";
 import { newRouter } from "./http/router";
 import { invoiceRoutes } from "./invoicing/routes";
 import { apiKeyRoutes } from "./keys/routes";
@@ -44,7 +46,9 @@ export function createApp() {
 	app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
 
 	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : gate(c, next)));
+	app.use("/v1/*", singleQueryValues);
 	app.use("/v1/*", jsonBody);
+	app.use("/v1/*", refuseUnexpectedBody(app));
 	app.use("/v1/*", idempotency);
 
 	app.route("/v1", apiKeyRoutes);
