@@ -120,8 +120,9 @@ const NUMERIC_FIELDS = new Set([
 
 function expectFiniteNumbers(value: unknown, path = "") {
 	if (typeof value === "number") expect(Number.isFinite(value), path).toBe(true);
-	else if (Array.isArray(value)) value.forEach((v, i) => expectFiniteNumbers(v, `${path}[${i}]`));
-	else if (typeof value === "object" && value !== null) {
+	else if (Array.isArray(value)) {
+		for (const [i, v] of value.entries()) expectFiniteNumbers(v, `${path}[${i}]`);
+	} else if (typeof value === "object" && value !== null) {
 		const record = value as Record<string, unknown>;
 		for (const [k, v] of Object.entries(record)) {
 			// a usage line of actions has no value: it is documented null ("sum of outcome values")
