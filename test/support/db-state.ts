@@ -13,15 +13,17 @@ export async function userTables(): Promise<string[]> {
  * mean nothing was written (rate-limit and accumulator state live in Durable Objects, not here).
  */
 export async function dbFingerprint(except: string[] = []): Promise<Record<string, string>> {
+	const tables = (await userTables()).filter((table) => !except.includes(table));
+	const results = await env.DB.batch(tables.map((table) => env.DB.prepare(`SELECT * FROM "${table}"`)));
 	const out: Record<string, string> = {};
-	for (const table of await userTables()) {
-		if (except.includes(table)) continue;
-		const { results } = await env.DB.prepare(`SELECT * FROM "${table}"`).all();
+	for (const [i, table] of tables.entries()) {
 		// A key's last use is touched by any request it makes, refused or not.
-		const rows = results.map(({ last_used_at: _, ...row }) => JSON.stringify(row));
+		const rows = ((results[i]?.results ?? []) as Record<string, unknown>[]).map(
+			({ last_used_at: _, ...row }) => JSON.stringify(row),
+		);
 		const text = JSON.stringify(rows.sort());
 		const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-		out[table] = `${results.length}:${btoa(String.fromCharCode(...new Uint8Array(digest))).slice(0, 16)}`;
+		out[table] = `${rows.length}:${btoa(String.fromCharCode(...new Uint8Array(digest))).slice(0, 16)}`;
 	}
 	return out;
 }
