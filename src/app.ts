@@ -3,11 +3,13 @@ import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { costRoutes } from "./costs/routes";
 import { jsonBody } from "./http/body";
+import { refuseUnexpectedBody } from "./http/bodyless";
 import { docsHeaders, docsPage } from "./http/docs";
 import { ApiError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
 import { finishedDocument } from "./http/openapi-document";
+import { singleQueryValues } from "./http/query";
 import { newRouter } from "./http/router";
 import { invoiceRoutes } from "./invoicing/routes";
 import { apiKeyRoutes } from "./keys/routes";
@@ -50,7 +52,9 @@ export function createApp() {
 	registerWebhookPayloads(app.openAPIRegistry);
 
 	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : gate(c, next)));
+	app.use("/v1/*", singleQueryValues);
 	app.use("/v1/*", jsonBody);
+	app.use("/v1/*", refuseUnexpectedBody(app));
 	app.use("/v1/*", idempotency);
 
 	app.route("/v1", apiKeyRoutes);

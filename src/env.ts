@@ -10,6 +10,8 @@ export interface Env {
 	WEBHOOK_QUEUE: Queue<WebhookMessage>;
 	INVOICE_QUEUE: Queue<InvoiceJob>;
 	ADMIN_API_KEY?: string;
+	/** Base64 of 32 random bytes: encrypts webhook signing secrets at rest (webhooks/secret-box.ts). */
+	WEBHOOK_SECRETS_KEY?: string;
 	RATE_LIMIT_SDK_PER_MINUTE?: string;
 	RATE_LIMIT_API_PER_MINUTE?: string;
 }

@@ -1,9 +1,11 @@
 import { createApp } from "./app";
+import { database } from "./db/client";
 import type { Env } from "./env";
 import type { InvoiceJob } from "./invoicing/jobs";
 import { handleInvoiceBatch, runMonthlyInvoicing } from "./invoicing/monthly";
 import { handleWebhookBatch } from "./webhooks/consumer";
 import type { WebhookMessage } from "./webhooks/messages";
+import { resealWebhookSecrets } from "./webhooks/secret-box";
 import { sweepWebhooks } from "./webhooks/sweep";
 
 export { RateLimiter } from "./durable-objects/rate-limiter/object";
@@ -32,6 +34,7 @@ export default {
 		switch (controller.cron) {
 			case "*/5 * * * *":
 				await sweepWebhooks(env);
+				await resealWebhookSecrets(database(env.DB), env);
 				break;
 			case "5 0 1 * *":
 				await runMonthlyInvoicing(env, new Date(controller.scheduledTime));

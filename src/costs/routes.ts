@@ -6,6 +6,7 @@ import { newRouter } from "../http/router";
 import { DateParam, instantRange, periodsOverlapping } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
 import { decimalPlaces, isCurrencyCode, minorUnits } from "../lib/money";
+import { moneyInput } from "../lib/numbers";
 import { costRecordJson, createManualCost, findCostRecords } from "./costs";
 
 const Currency = z
@@ -34,7 +35,7 @@ const CreateCost = z
 	.strictObject({
 		agent_id: z.string().min(1),
 		cost_type: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, "1–100 characters of A-Z a-z 0-9 . _ : -"),
-		amount: z.number().min(0).finite(),
+		amount: moneyInput(),
 		currency: Currency.optional(),
 		period: Period,
 		customer_id: z.string().min(1).optional(),

@@ -29,10 +29,12 @@ export const idempotencyRecords = sqliteTable(
 	"idempotency_records",
 	{
 		environment: text("environment").notNull(),
+		keyId: text("key_id").notNull(),
 		method: text("method").notNull(),
 		path: text("path").notNull(),
 		key: text("key").notNull(),
 		requestHash: text("request_hash").notNull(),
+		claimId: text("claim_id").notNull(),
 		state: text("state", { enum: ["in_progress", "completed"] }).notNull(),
 		statusCode: integer("status_code"),
 		responseBody: text("response_body"),
@@ -40,7 +42,7 @@ export const idempotencyRecords = sqliteTable(
 		expiresAt: text("expires_at").notNull(),
 	},
 	(t) => [
-		primaryKey({ columns: [t.environment, t.method, t.path, t.key] }),
+		primaryKey({ columns: [t.environment, t.keyId, t.method, t.path, t.key] }),
 		index("idempotency_expires").on(t.expiresAt),
 	],
 );

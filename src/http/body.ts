@@ -4,6 +4,7 @@ import { ApiError } from "./errors";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
+const UTF8 = /^utf-?8$/i;
 
 /**
  * JSON-only bodies: 413 over 1 MiB, 415 without a JSON content type, 400 invalid_json when unparsable.
@@ -23,6 +24,13 @@ export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 			"Send the body as JSON with 'Content-Type: application/json'.",
 		);
 	}
+	const charset = charsetOf(contentType);
+	if (charset !== undefined && !UTF8.test(charset)) {
+		throw new ApiError(
+			"unsupported_media_type",
+			`Send the JSON body in UTF-8 (charset=utf-8, or no charset), not ${charset.slice(0, 40)}.`,
+		);
+	}
 	if (text.length > 0) {
 		try {
 			JSON.parse(text);
@@ -32,6 +40,19 @@ export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 	}
 	await next();
 };
+
+/** The charset parameter of a Content-Type (unquoted), if any. The body is read as UTF-8, so no other may be named. */
+function charsetOf(contentType: string): string | undefined {
+	for (const parameter of contentType.split(";").slice(1)) {
+		const [name, ...rest] = parameter.split("=");
+		if (name?.trim().toLowerCase() === "charset")
+			return rest
+				.join("=")
+				.trim()
+				.replace(/^"(.*)"$/, "$1");
+	}
+	return undefined;
+}
 
 function tooLarge(): ApiError {
 	return new ApiError("payload_too_large", "The request body is larger than 1 MiB.");

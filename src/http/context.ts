@@ -10,6 +10,8 @@ export interface AppEnv {
 		requestId: string;
 		principal: Principal;
 		scope: Scope;
+		/** Response fields that hold a secret, never stored with an idempotency record (see idempotency.ts). */
+		secretFields?: string[];
 	};
 }
 

@@ -1,14 +1,13 @@
 import { z } from "@hono/zod-openapi";
+import { integerQuery } from "./query";
 
 export const pageQuery = {
-	limit: z.coerce
-		.number()
-		.int()
-		.min(1)
-		.max(100)
+	limit: integerQuery({ min: 1, max: 100 })
 		.default(20)
-		.openapi({ description: "Page size, 1–100.", example: 20 }),
-	offset: z.coerce.number().int().min(0).default(0).openapi({ description: "Items to skip.", example: 0 }),
+		.openapi({ type: "integer", minimum: 1, maximum: 100, description: "Page size, 1–100.", example: 20 }),
+	offset: integerQuery({ min: 0 })
+		.default(0)
+		.openapi({ type: "integer", minimum: 0, description: "Items to skip.", example: 0 }),
 };
 
 export const PageQuery = z.strictObject(pageQuery);

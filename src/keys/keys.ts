@@ -4,7 +4,7 @@ import { newestFirst } from "../db/pages";
 import { apiKeys } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
-import { notFound, validationError } from "../http/errors";
+import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso, sha256Hex } from "../lib/time";
 
@@ -64,14 +64,21 @@ export interface CreateApiKeyInput {
 	name?: string;
 }
 
+/**
+ * §3: a key creates keys only in its own environment, so that a test-environment admin cannot mint a live key
+ * and reach live data. Only the operator key (the Worker's ADMIN_API_KEY) may create keys in either.
+ */
 export async function createApiKey({
 	db,
 	scope,
 	input,
+	operator = false,
 }: {
 	db: Db;
 	scope: Scope;
 	input: CreateApiKeyInput;
+	/** The caller is the operator key. */
+	operator?: boolean;
 }): Promise<ApiKeyView & { key: string }> {
 	if (input.type === "api" && !input.permission) {
 		throw validationError("permission", "An API key needs a permission: read-only, read-write or admin.");
@@ -80,6 +87,12 @@ export async function createApiKey({
 		throw validationError("permission", "SDK keys have fixed permissions; leave permission out.");
 	}
 	const environment = input.environment ?? scope.environment;
+	if (environment !== scope.environment && !operator) {
+		throw new ApiError(
+			"forbidden",
+			`A key of the ${scope.environment} environment may create keys only in the ${scope.environment} environment, not in ${environment}.`,
+		);
+	}
 	const secret = `${secretPrefix(input.type, environment)}${randomToken(40)}`;
 	const row = {
 		id: newId("key"),

@@ -3,6 +3,7 @@ import { database } from "../db/client";
 import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
 import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
 import { bodyErrors, errorResponses, validationError } from "../http/errors";
+import { responseCarriesSecret } from "../http/idempotency";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { createApiKey, listApiKeys, revokeApiKey } from "./keys";
@@ -21,7 +22,10 @@ const ApiKey = z
 	.openapi("ApiKey");
 
 const CreatedApiKey = ApiKey.extend({
-	key: z.string().openapi({ description: "The full secret. Shown only in this response." }),
+	key: z.string().nullable().openapi({
+		description:
+			"The full secret. Shown only in this response; `null` when the response is an idempotent replay (§14).",
+	}),
 }).openapi("CreatedApiKey");
 
 const CreateApiKey = z
@@ -42,6 +46,8 @@ apiKeyRoutes.openapi(
 		operationId: "createApiKey",
 		tags: ["API keys"],
 		summary: "Create an API or SDK key",
+		description:
+			"Keys are created in the caller's environment; naming the other environment answers 403 (only the operator key may create keys in either).",
 		request: { body: { required: true, content: { "application/json": { schema: CreateApiKey } } } },
 		responses: {
 			201: {
@@ -52,10 +58,12 @@ apiKeyRoutes.openapi(
 		},
 	}),
 	async (c) => {
+		responseCarriesSecret(c, "key");
 		const key = await createApiKey({
 			db: database(c.env.DB),
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
+			operator: c.get("principal").keyId === OPERATOR_KEY_ID,
 		});
 		return c.json(key, 201);
 	},

@@ -8,6 +8,7 @@ import type { EventKind, MeteringEvent, StoredEvent } from "../durable-objects/u
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { isCurrencyCode } from "../lib/money";
+import { boundedNumber, isBoundedNumber } from "../lib/numbers";
 
 export const EVENT_TYPE = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_FUTURE_MS = 5 * 60 * 1000;
@@ -38,6 +39,15 @@ const MetadataValue = z.union([z.string(), z.number(), z.boolean(), z.null()], {
 });
 
 const Metadata = z.record(z.string().min(1).max(100), MetadataValue).superRefine((metadata, ctx) => {
+	for (const [key, value] of Object.entries(metadata)) {
+		if (typeof value === "number" && !isBoundedNumber(value)) {
+			ctx.addIssue({
+				code: "custom",
+				path: [key],
+				message: "must be a finite number between -1e15 and 1e15",
+			});
+		}
+	}
 	const keys = Object.keys(metadata).length;
 	if (keys > MAX_METADATA_KEYS) {
 		ctx.addIssue({ code: "custom", message: `must have at most ${MAX_METADATA_KEYS} keys (has ${keys})` });
@@ -92,7 +102,9 @@ export const OutcomeInput = z
 	.strictObject({
 		agent_key: AgentKey,
 		outcome_type: EventType,
-		value: z.number().min(0).openapi({ description: "A count or an amount; finite, ≥ 0.", example: 1 }),
+		value: boundedNumber()
+			.min(0)
+			.openapi({ description: "A count or an amount; finite, 0 to 1e15.", example: 1 }),
 		metadata: Metadata.nullable().optional(),
 		timestamp: Timestamp.optional(),
 		idempotency_key: IdempotencyKey.optional(),

@@ -11,6 +11,7 @@
 import { INSTANCE_KEY } from "../agents/routes";
 import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import { isCurrencyCode } from "../lib/money";
+import { isBoundedNumber } from "../lib/numbers";
 import {
 	type ActionInput,
 	EVENT_TYPE,
@@ -49,7 +50,7 @@ function isMetadata(value: unknown, kind: EventKind): boolean {
 		// A record of zod assigns each key to a fresh object, where "__proto__" would not become a key.
 		if (key.length < 1 || key.length > 100 || key === "__proto__") return false;
 		const item = value[key];
-		if (typeof item === "number" ? !Number.isFinite(item) : !isMetadataScalar(item)) return false;
+		if (typeof item === "number" ? !isBoundedNumber(item) : !isMetadataScalar(item)) return false;
 		keys++;
 	}
 	if (keys > MAX_METADATA_KEYS) return false;
@@ -93,10 +94,7 @@ function isPlainEvent(event: unknown, kind: EventKind): event is Json {
 	const type = kind === "action" ? event.action_type : event.outcome_type;
 	if (typeof event.agent_key !== "string" || !INSTANCE_KEY.test(event.agent_key)) return false;
 	if (typeof type !== "string" || !EVENT_TYPE.test(type)) return false;
-	if (
-		kind === "outcome" &&
-		!(typeof event.value === "number" && Number.isFinite(event.value) && event.value >= 0)
-	) {
+	if (kind === "outcome" && !(isBoundedNumber(event.value) && event.value >= 0)) {
 		return false;
 	}
 	if (event.idempotency_key !== undefined && !isIdempotencyKey(event.idempotency_key)) return false;

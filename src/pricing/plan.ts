@@ -4,19 +4,12 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { Decimal } from "../lib/decimal";
-import { DEFAULT_CURRENCY, decimalPlaces, isCurrencyCode } from "../lib/money";
+import { DEFAULT_CURRENCY, isCurrencyCode } from "../lib/money";
+import { boundedNumber, decimalInput, moneyInput } from "../lib/numbers";
 
-const MAX_PRICE_DECIMALS = 12;
+const Price = moneyInput();
 
-const Price = z
-	.number()
-	.min(0)
-	.refine(
-		(n) => decimalPlaces(n) <= MAX_PRICE_DECIMALS,
-		`must have at most ${MAX_PRICE_DECIMALS} decimal places`,
-	);
-
-const Quantity = z.number().min(0);
+const Quantity = boundedNumber().min(0);
 
 export const ChargeSource = z.strictObject({
 	kind: z.enum(["action", "outcome"]),
@@ -27,7 +20,7 @@ export const ChargeSource = z.strictObject({
 export type ChargeSource = z.infer<typeof ChargeSource>;
 
 export const Tier = z.strictObject({
-	up_to: z.number().positive().nullable(),
+	up_to: boundedNumber().positive().nullable(),
 	unit_price: Price,
 	flat_fee: Price.optional(),
 });
@@ -75,7 +68,7 @@ export const PerUnitCharge = z.strictObject({
 export const PackageCharge = z.strictObject({
 	...chargeFields,
 	model: z.literal("package"),
-	package_size: z.number().positive(),
+	package_size: decimalInput().positive(),
 	package_price: Price,
 });
 export const TieredCharge = z.strictObject({ ...chargeFields, model: z.literal("tiered"), tiers: Tiers });

@@ -4,6 +4,7 @@ import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
+import { boundedNumber } from "../lib/numbers";
 import { Charge, RatePlanInput } from "./plan";
 import { archiveRatePlan, createRatePlan, getRatePlan, listRatePlans, simulateRatePlan } from "./plans";
 
@@ -72,10 +73,7 @@ const SimulatePricing = z
 	.strictObject({
 		rate_plan_id: z.string().min(1),
 		usage: z
-			.preprocess(
-				refuseProtoKey,
-				z.record(z.string(), z.number("must be a finite number").min(0, "must be ≥ 0")),
-			)
+			.preprocess(refuseProtoKey, z.record(z.string(), boundedNumber().min(0, "must be ≥ 0")))
 			.openapi({ description: "Quantity per metric of the plan; metrics left out count as 0." }),
 	})
 	.openapi("SimulatePricing", {

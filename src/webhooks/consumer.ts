@@ -3,6 +3,7 @@ import type { Env } from "../env";
 import { claimAttempt, failForDisabledEndpoint, loadDeliveryToAttempt, recordAttempt } from "./attempt";
 import type { WebhookMessage } from "./messages";
 import { enqueueAttempt } from "./schedule";
+import { openWebhookSecret } from "./secret-box";
 import { ATTEMPT_TIMEOUT_MS, postWebhook } from "./send";
 
 // The consumer of "webhook-deliveries". Each message is one attempt of one delivery. A message is always acked
@@ -71,7 +72,8 @@ export async function processWebhookMessage(
 
 	const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
 	if (!(await claimAttempt(db, delivery.id, message.attempt, timeoutMs))) return "stale";
-	const outcome = await postWebhook(delivery.endpoint, delivery.event, timeoutMs);
+	const secret = await openWebhookSecret(env, delivery.endpoint.id, delivery.endpoint.secret);
+	const outcome = await postWebhook({ url: delivery.endpoint.url, secret }, delivery.event, timeoutMs);
 	await recordAttempt(
 		db,
 		env,

@@ -3,10 +3,12 @@ import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
+import type { Env } from "../env";
 import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { WebhookEventKind } from "./outbox";
+import { sealWebhookSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
 
 export type WebhookStatus = "enabled" | "disabled";
@@ -51,29 +53,34 @@ function toView(row: typeof webhookEndpoints.$inferSelect): WebhookEndpointView 
 	};
 }
 
+/** The secret is returned here once and stored only encrypted (secret-box.ts). */
 export async function createWebhookEndpoint({
 	db,
+	env,
 	scope,
 	input,
 }: {
 	db: Db;
+	env: Pick<Env, "WEBHOOK_SECRETS_KEY" | "ADMIN_API_KEY">;
 	scope: Scope;
 	input: WebhookEndpointInput;
 }): Promise<WebhookEndpointView & { secret: string }> {
 	const now = nowIso();
+	const id = newId("whk");
+	const secret = newWebhookSecret();
 	const row = {
-		id: newId("whk"),
+		id,
 		environment: scope.environment,
 		url: input.url,
 		events: input.events,
 		description: input.description ?? null,
 		status: "enabled" as const,
-		secret: newWebhookSecret(),
+		secret: await sealWebhookSecret(env, id, secret),
 		createdAt: now,
 		updatedAt: now,
 	};
 	await db.insert(webhookEndpoints).values(row);
-	return { ...toView(row), secret: row.secret };
+	return { ...toView(row), secret };
 }
 
 export async function listWebhookEndpoints({
@@ -100,7 +107,7 @@ export async function getWebhookEndpoint({ db, scope, id }: { db: Db; scope: Sco
 		.from(webhookEndpoints)
 		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
 	if (!row) throw notFound("webhook endpoint", id);
-	return { view: toView(row), secret: row.secret };
+	return { view: toView(row) };
 }
 
 export async function updateWebhookEndpoint({

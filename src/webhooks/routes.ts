@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { responseCarriesSecret } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
@@ -74,15 +75,16 @@ webhookRoutes.openapi(
 			...errorResponses(...bodyErrors),
 		},
 	}),
-	async (c) =>
-		c.json(
-			await createWebhookEndpoint({
-				db: database(c.env.DB),
-				scope: c.get("scope"),
-				input: c.req.valid("json"),
-			}),
-			201,
-		),
+	async (c) => {
+		responseCarriesSecret(c, "secret");
+		const endpoint = await createWebhookEndpoint({
+			db: database(c.env.DB),
+			env: c.env,
+			scope: c.get("scope"),
+			input: c.req.valid("json"),
+		});
+		return c.json(endpoint, 201);
+	},
 );
 
 webhookRoutes.openapi(

@@ -30,8 +30,9 @@ export const WebhookEndpoint = z
 	.openapi("WebhookEndpoint");
 
 export const CreatedWebhookEndpoint = WebhookEndpoint.extend({
-	secret: z.string().openapi({
-		description: "The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this response.",
+	secret: z.string().nullable().openapi({
+		description:
+			"The signing secret, `whsec_` + base64 of 32 random bytes. Shown only in this response; `null` when the response is an idempotent replay.",
 		example: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
 	}),
 }).openapi("CreatedWebhookEndpoint");

@@ -8,6 +8,7 @@ import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { recordAttempt } from "./attempt";
 import type { WebhookEventKind } from "./outbox";
+import { openWebhookSecret } from "./secret-box";
 import { ATTEMPT_TIMEOUT_MS, postWebhook } from "./send";
 
 /** Made-up `data` shaped exactly like that of a real event of the kind (CONTRACT §13). */
@@ -110,7 +111,8 @@ export async function sendTestEvent({
 			createdAt: now,
 		}),
 	]);
-	const outcome = await postWebhook(endpoint, stored, timeoutMs);
+	const secret = await openWebhookSecret(env, endpoint.id, endpoint.secret);
+	const outcome = await postWebhook({ url: endpoint.url, secret }, stored, timeoutMs);
 	await recordAttempt(
 		db,
 		env,

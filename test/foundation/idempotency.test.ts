@@ -31,8 +31,8 @@ describe("Idempotency-Key (§14)", () => {
 		const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(body));
 		const hash = Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
 		await env.DB.prepare(
-			`INSERT INTO idempotency_records (environment, method, path, key, request_hash, state, created_at, expires_at)
-			 VALUES ('live', 'POST', '/v1/agents', 'in-flight', ?, 'in_progress', ?, ?)`,
+			`INSERT INTO idempotency_records (environment, key_id, method, path, key, request_hash, claim_id, state, created_at, expires_at)
+			 VALUES ('live', 'key_operator', 'POST', '/v1/agents', 'in-flight', ?, 'first', 'in_progress', ?, ?)`,
 		)
 			.bind(hash, new Date().toISOString(), new Date(Date.now() + 60_000).toISOString())
 			.run();

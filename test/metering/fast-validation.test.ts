@@ -64,7 +64,11 @@ const metadata = mostly(
 		Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])),
 	),
 );
-const outcomeValue = mostly(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.constantFrom(-1, "5"));
+const outcomeValue = mostly(
+	fc.oneof(fc.double({ min: 0, max: 1e9, noNaN: true }), fc.constantFrom(1e15, 999999999999999.9)),
+	// §1: past the 1e15 bound, both paths must refuse
+	fc.constantFrom(-1, "5", 1e15 + 1, 1e16, 1e308, -0.5),
+);
 
 function eventOf(kind: EventKind) {
 	const typeField = kind === "action" ? "action_type" : "outcome_type";

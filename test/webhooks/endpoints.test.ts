@@ -30,7 +30,10 @@ describe("POST /v1/webhooks", () => {
 		)
 			.bind(response.body.id)
 			.first();
-		expect(stored).toEqual({ environment: "live", secret: response.body.secret, status: "enabled" });
+		// Stored encrypted (§14: no secret in plain text), never as the secret or its base64 part.
+		expect(stored).toMatchObject({ environment: "live", status: "enabled" });
+		expect(stored?.secret).toMatch(/^enc1:/);
+		expect(stored?.secret).not.toContain(response.body.secret.slice("whsec_".length));
 	});
 
 	it("gives every endpoint its own secret and a null description by default", async () => {
