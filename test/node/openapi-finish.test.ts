@@ -24,7 +24,7 @@ describe("finishing the document covers routes added later", () => {
 			method: "post",
 			path: "/v1/alerts",
 			operationId: "createAlert",
-			tags: ["Alerts"],
+			tags: ["Budgets"],
 			summary: "Create an alert",
 			request: { body: { required: true, content: { "application/json": { schema: Body } } } },
 			responses: {
@@ -57,7 +57,7 @@ describe("finishing the document covers routes added later", () => {
 			threshold: 1,
 			window_ends_at: "2026-11-21T10:00:00.000Z",
 		});
-		expect(doc.tags).toEqual([{ name: "Alerts", description: "Alerts" }]);
+		expect(doc.tags).toEqual([{ name: "Budgets", description: "Budgets" }]);
 	});
 
 	it("declares Idempotent-Replayed on a metering path's 200 only, where the accumulator replays", () => {
