@@ -13,6 +13,7 @@ import type { Env } from "../../env";
 import type { UsageAggregate } from "../../pricing/quantities";
 import { dispatchOutbox } from "../../webhooks/dispatch";
 import { parseAccumulatorName } from "./client";
+import type { DedupeRow } from "./dedupe";
 import {
 	type ChunkLimits,
 	chunkStatements,
@@ -22,6 +23,7 @@ import {
 	markFlushed,
 	readUnflushed,
 } from "./flush";
+import { HANDOVER_PAGE_SIZE, type Handover, type HandoverHooks, takeOver } from "./handover";
 import { AccumulatorStore } from "./store";
 import type {
 	FlushReport,
@@ -32,6 +34,9 @@ import type {
 	RecordResponse,
 	UsageQuery,
 } from "./types";
+
+// Rounds of handover per record call: more means the instance moves again and again while its events arrive.
+const MAX_HANDOVER_ROUNDS = 3;
 
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */
@@ -59,6 +64,8 @@ export interface FlushHooks {
 export class UsageAccumulator extends DurableObject<Env> {
 	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
 	hooks: FlushHooks = {};
+	handoverHooks: HandoverHooks = {};
+	private readonly handovers = new Map<string, Promise<void>>();
 	private readonly store: AccumulatorStore;
 	// Flushes run one at a time, so an older absolute value never lands in D1 after a newer one.
 	private flushing: Promise<unknown> = Promise.resolve();
@@ -73,15 +80,70 @@ export class UsageAccumulator extends DurableObject<Env> {
 
 	async record(call: RecordCall): Promise<RecordResponse> {
 		const request: RecordRequest = { ...call, events: JSON.parse(call.events) as MeteringEvent[] };
-		const response = this.store.record(request, Date.now(), this.settings.chunk);
+		let { response, handovers, awaiting } = this.store.record(request, Date.now(), this.settings.chunk);
+		// Only after an instance moved here: its dedupe keys are fetched before its events count.
+		for (let round = 0; awaiting.length > 0; round++) {
+			if (round === MAX_HANDOVER_ROUNDS) {
+				// It keeps moving: the caller re-routes these events from a fresh route.
+				for (const index of awaiting)
+					response.refused.push((request.events[index] as MeteringEvent).agentKey);
+				response.refused = [...new Set(response.refused)];
+				break;
+			}
+			await Promise.all(handovers.map((handover) => this.takeOverOnce(request.name, handover)));
+			const retried = this.store.record(
+				{ ...request, events: awaiting.map((index) => request.events[index] as MeteringEvent) },
+				Date.now(),
+				this.settings.chunk,
+			);
+			retried.response.results.forEach((result, i) => {
+				response.results[awaiting[i] as number] = result;
+			});
+			response.refused = [...new Set([...response.refused, ...retried.response.refused])];
+			handovers = retried.handovers;
+			awaiting = retried.awaiting.map((i) => awaiting[i] as number);
+		}
 		if (response.results.includes("processed")) await this.scheduleFlush();
 		return response;
 	}
 
-	updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): void {
+	async updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): Promise<void> {
 		parseAccumulatorName(name);
 		this.store.remember(name, accountId);
 		this.store.applyHoldings(changes);
+		// The new holder fetches the instance's dedupe keys now, so its first event need not wait. If that fails,
+		// the first event does it.
+		const taken = changes.filter((change) => change.held && change.generation > 0);
+		const failed = (
+			await Promise.allSettled(
+				taken.map((change) =>
+					this.takeOverOnce(name, { agentKey: change.agentKey, generation: change.generation }),
+				),
+			)
+		).flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
+		if (failed.length > 0) console.error(JSON.stringify({ at: "usage-accumulator.handover", name, failed }));
+	}
+
+	/** Releases an instance to a newer holder and hands it a page of the instance's dedupe keys (handover.ts). */
+	releaseInstance(agentKey: string, generation: number, after: string | null, limit: number): DedupeRow[] {
+		return this.store.release(agentKey, generation, after, Math.min(limit, HANDOVER_PAGE_SIZE), Date.now());
+	}
+
+	/** One handover at a time per instance and generation; concurrent calls wait for the same one. */
+	private takeOverOnce(name: string, handover: Handover): Promise<void> {
+		const key = `${handover.agentKey}\u0000${handover.generation}`;
+		let running = this.handovers.get(key);
+		if (running === undefined) {
+			running = takeOver(
+				this.env,
+				{ ...parseAccumulatorName(name), name },
+				this.store,
+				handover,
+				this.handoverHooks,
+			).finally(() => this.handovers.delete(key));
+			this.handovers.set(key, running);
+		}
+		return running;
 	}
 
 	holdings(): HoldingChange[] {
