@@ -2,8 +2,7 @@
  * The accumulator's own SQLite storage. Every write is synchronous and runs in one transaction per call, so an
  * event, its dedupe key, its aggregates (aggregates.ts) and its outbox row are stored together or not at all.
  *
- * - pending_events: events counted but not yet in D1, in small groups (flush.ts: eventRow, eventGroups), joined
- *   into the flush's INSERT statements and deleted once flushed.
+ * - raw_events: every event counted, in small groups, kept until archived and for 36 days (raw-events.ts).
  * - dedupe_keys: per agent key, idempotency key → the original event, for 36 days (dedupe.ts).
  * - holdings: per agent key, the newest membership generation told, whether this accumulator holds the key, and
  *   the generation at which it took the key's dedupe keys over from earlier holders (handover.ts).
@@ -28,16 +27,9 @@ import {
 	storedEventRow,
 	upgradeDedupeStorage,
 } from "./dedupe";
-import {
-	type ChunkLimits,
-	DEFAULT_CHUNK_LIMITS,
-	type EventGroup,
-	type EventRow,
-	eventGroups,
-	eventRow,
-	eventRowFromLegacy,
-} from "./flush";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "./flush";
 import type { Handover } from "./handover";
+import { insertRawEvents, RAW_EVENTS_SCHEMA, upgradeRawEventStorage } from "./raw-events";
 import type {
 	EventResult,
 	HoldingChange,
@@ -51,8 +43,7 @@ const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS holdings (
 	agent_key TEXT PRIMARY KEY, generation INTEGER NOT NULL, held INTEGER NOT NULL, imported INTEGER NOT NULL DEFAULT -1);
-CREATE TABLE IF NOT EXISTS pending_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL);
-${DEDUPE_SCHEMA}CREATE TABLE IF NOT EXISTS daily (
+${RAW_EVENTS_SCHEMA}${DEDUPE_SCHEMA}CREATE TABLE IF NOT EXISTS daily (
 	day TEXT NOT NULL, agent_key TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
 	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (day, agent_key, kind, type, field));
@@ -99,38 +90,14 @@ export class AccumulatorStore {
 				.map((row) => row.name),
 		);
 		this.hasTables = tables.has("meta");
-		// Tables added by a later version are created at once where the others exist.
 		if (this.hasTables) {
-			this.sql.exec(SCHEMA);
-			upgradeDedupeStorage(this.sql, tables);
+			// Tables added by a later version are created, and storage of an earlier one converted, at once.
+			storage.transactionSync(() => {
+				this.sql.exec(SCHEMA);
+				upgradeDedupeStorage(this.sql, tables);
+				upgradeRawEventStorage(this.sql, tables);
+			});
 		}
-		if (tables.has("events") || tables.has("event_groups")) this.convertLegacyEvents(tables);
-	}
-
-	/**
-	 * Events left by earlier versions, as usage_events objects: one row each in `events` (regrouped by ten), then
-	 * JSON arrays of them in `event_groups`. They are rewritten as the rows of today and flushed like the rest;
-	 * rewritten, a group is smaller than it was.
-	 */
-	private convertLegacyEvents(tables: Set<string>): void {
-		this.storage.transactionSync(() => {
-			if (tables.has("event_groups")) {
-				this.sql.exec(
-					`INSERT INTO pending_events (size, json)
-					SELECT g.size, (SELECT json_group_array(${eventRowFromLegacy("e.value")}) FROM json_each(g.json) AS e)
-					FROM event_groups AS g ORDER BY g.seq`,
-				);
-				this.sql.exec("DROP TABLE event_groups");
-			}
-			if (tables.has("events")) {
-				this.sql.exec(
-					`INSERT INTO pending_events (size, json)
-					SELECT count(*), json_group_array(${eventRowFromLegacy("row")}) FROM events
-					GROUP BY (seq - 1) / 10 ORDER BY min(seq)`,
-				);
-				this.sql.exec("DROP TABLE events");
-			}
-		});
 	}
 
 	/** Whether anything was ever written here; reads of an accumulator without tables answer "nothing". */
@@ -350,7 +317,7 @@ export class AccumulatorStore {
 				}
 				results.push(PROCESSED);
 			}
-			this.insertEvents(eventGroups(newEvents, limits));
+			insertRawEvents(this.sql, newEvents, limits);
 			insertDedupeRows(this.sql, newDedupe, true);
 			deltas.applyTo(this.sql);
 			this.queueOutcomesCompleted(outcomes, request.accountId);
@@ -365,13 +332,6 @@ export class AccumulatorStore {
 			return key === null ? [] : [[event.agentKey, key]];
 		});
 		return readOriginals(this.sql, pairs, now);
-	}
-
-	private insertEvents(groups: EventGroup[]): void {
-		// One statement per group: cheaper than one json_each over them all, which SQLite must parse again.
-		for (const group of groups) {
-			this.sql.exec("INSERT INTO pending_events (size, json) VALUES (?, ?)", group.size, group.json);
-		}
 	}
 
 	/** outcome.completed, with the data of §13; ids are fixed now so a repeated flush writes each once. */

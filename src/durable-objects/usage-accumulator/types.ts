@@ -75,6 +75,7 @@ export interface UsageQuery {
 }
 
 export interface FlushReport {
+	/** Raw events archived to R2. */
 	events: number;
 	aggregates: number;
 	costs: number;
@@ -83,4 +84,6 @@ export interface FlushReport {
 	chunks: number;
 	/** false when the call stopped at its chunk limit with data left; call again. */
 	complete: boolean;
+	/** The archive write failed (the alarm retries it); aggregates were flushed all the same. */
+	archiveFailed: boolean;
 }
