@@ -13,7 +13,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { UsageAggregate } from "../../pricing/quantities";
 import { dispatchOutbox } from "../../webhooks/dispatch";
-import { type ArchiveHooks, archiveEvents } from "./archive";
+import { type ArchiveHooks, archiveEvents, type EventView, eventViewOf } from "./archive";
 import { parseAccumulatorName } from "./client";
 import type { DedupeRow } from "./dedupe";
 import {
@@ -25,7 +25,13 @@ import {
 	readUnflushed,
 } from "./flush";
 import { HANDOVER_PAGE_SIZE, type Handover, type HandoverHooks, takeOver } from "./handover";
-import { hasUnarchived, purgeRawEvents, RAW_EVENTS_MAX_BYTES } from "./raw-events";
+import {
+	hasUnarchived,
+	newestRawEvents,
+	purgeRawEvents,
+	RAW_EVENTS_MAX_BYTES,
+	type RawEventQuery,
+} from "./raw-events";
 import { AccumulatorStore } from "./store";
 import type {
 	FlushReport,
@@ -159,6 +165,14 @@ export class UsageAccumulator extends DurableObject<Env> {
 	/** Real-time usage between two UTC days (YYYY-MM-DD, inclusive), optionally of one instance. */
 	usage(startDay: string, endDay: string, agentKey?: string): UsageAggregate[] {
 		return this.store.usage(startDay, endDay, agentKey);
+	}
+
+	/** A page of the raw events kept here, newest first, as the explorer shows them (GET /v1/events). */
+	events(query: RawEventQuery): EventView[] {
+		const identity = this.store.identity();
+		if (identity === null) return [];
+		const subscriptionId = identity.kind === "sub" ? identity.id : null;
+		return newestRawEvents(this.store.sql, query).map((row) => eventViewOf(row, subscriptionId, null));
 	}
 
 	/** Several usage reads in one call, answered in order. */

@@ -163,3 +163,63 @@ export function upgradeRawEventStorage(sql: SqlStorage, tables: ReadonlySet<stri
 	);
 	sql.exec("DROP TABLE pending_events");
 }
+
+/** A page of retained events for the explorer: newest `timestamp` first, then id, after `before` when given. */
+export interface RawEventQuery {
+	/** [from, to) on timestamps. */
+	from: string;
+	to: string;
+	/** The last event of the previous page: the page holds what sorts after it. */
+	before: { timestamp: string; id: string } | null;
+	agentKey?: string;
+	kind?: string;
+	type?: string;
+	limit: number;
+}
+
+/**
+ * Reads groups by their newest timestamp, newest first, and stops once `limit` matching events are newer than
+ * any group not yet read: groups are mostly in time order, so a page opens a few of them whatever the number
+ * stored (events sent with old timestamps only mean reading a few more).
+ */
+export function newestRawEvents(sql: SqlStorage, query: RawEventQuery): EventRow[] {
+	if (!hasRawEvents(sql)) return [];
+	const upper = query.before === null ? query.to : minString(query.to, `${query.before.timestamp}\u0000`);
+	const groups = sql.exec<{ json: string; max_ts: string }>(
+		`SELECT json, max_ts FROM raw_events WHERE max_ts >= ? AND min_ts < ? ORDER BY max_ts DESC`,
+		query.from,
+		upper,
+	);
+	const found: EventRow[] = [];
+	const sortsAfterCursor = (row: EventRow) =>
+		query.before === null ||
+		row[TIMESTAMP] < query.before.timestamp ||
+		(row[TIMESTAMP] === query.before.timestamp && row[0] < query.before.id);
+	for (const group of groups) {
+		// Every event of this group and the ones after is at or before its max_ts.
+		if (found.length >= query.limit) {
+			found.sort(newestFirst);
+			const last = found[query.limit - 1] as EventRow;
+			if (last[TIMESTAMP] > group.max_ts) break;
+		}
+		for (const row of JSON.parse(group.json) as EventRow[]) {
+			const at = row[TIMESTAMP];
+			if (at < query.from || at >= query.to || !sortsAfterCursor(row)) continue;
+			if (query.agentKey !== undefined && row[2] !== query.agentKey) continue;
+			if (query.kind !== undefined && row[1] !== query.kind) continue;
+			if (query.type !== undefined && row[3] !== query.type) continue;
+			found.push(row);
+		}
+	}
+	found.sort(newestFirst);
+	return found.slice(0, query.limit);
+}
+
+function minString(a: string, b: string): string {
+	return a < b ? a : b;
+}
+
+export function newestFirst(a: EventRow, b: EventRow): number {
+	if (a[TIMESTAMP] !== b[TIMESTAMP]) return a[TIMESTAMP] < b[TIMESTAMP] ? 1 : -1;
+	return a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
+}
