@@ -3,9 +3,18 @@
  * never before they are archived, v1 storage converted, and what each event costs in bytes.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { EventRow } from "../../src/durable-objects/usage-accumulator/flush";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { purgeRawEvents, readRawEvents } from "../../src/durable-objects/usage-accumulator/raw-events";
+import {
+	insertRawEvents,
+	newestFirst,
+	newestRawEvents,
+	purgeRawEvents,
+	RAW_EVENTS_SCHEMA,
+	readRawEvents,
+} from "../../src/durable-objects/usage-accumulator/raw-events";
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
 import { post } from "../helpers";
 import { instanceAccumulator, sendAction, uniqueKey } from "../subscriptions/fixtures";
@@ -178,5 +187,59 @@ describe("raw events in the accumulator", () => {
 		const perEvent = ((await size()) - before) / count;
 		console.log(JSON.stringify({ accumulatorBytesPerEvent: Math.round(perEvent) }));
 		expect(perEvent).toBeLessThan(250);
+	});
+
+	it("pages newest first through many groups exactly as a full sort would, with filters (property)", async () => {
+		await runInDurableObject(instanceAccumulator(uniqueKey("pages")), (_, state) => {
+			const sql = state.storage.sql;
+			sql.exec(RAW_EVENTS_SCHEMA);
+			let run = 0;
+			fc.assert(
+				fc.property(
+					fc.array(
+						fc.record({
+							minute: fc.integer({ min: 0, max: 40 }),
+							agent: fc.constantFrom("a", "b"),
+							kind: fc.constantFrom("action", "outcome"),
+						}),
+						{ minLength: 0, maxLength: 120 },
+					),
+					fc.integer({ min: 1, max: 15 }),
+					fc.constantFrom(undefined, "a"),
+					fc.constantFrom(undefined, "outcome"),
+					(specs, limit, agentKey, kind) => {
+						sql.exec("DELETE FROM raw_events");
+						run++;
+						const rows: EventRow[] = specs.map((spec, i) => {
+							const at = new Date(Date.UTC(2026, 0, 1, 0, spec.minute)).toISOString();
+							const id = `evt_${String(run).padStart(4, "0")}_${String(i).padStart(4, "0")}`;
+							return [id, spec.kind, spec.agent, "t", null, null, at, at, null];
+						});
+						// Small groups, so that a page spans several.
+						insertRawEvents(sql, rows, { events: 4, eventBytes: 100_000, rows: 100 });
+						const from = "2026-01-01T00:05:00.000Z";
+						const to = "2026-01-01T00:35:00.000Z";
+						const expected = rows
+							.filter((r) => r[6] >= from && r[6] < to)
+							.filter(
+								(r) => (agentKey === undefined || r[2] === agentKey) && (kind === undefined || r[1] === kind),
+							)
+							.sort(newestFirst)
+							.map((r) => r[0]);
+						const got: string[] = [];
+						let before: { timestamp: string; id: string } | null = null;
+						for (let page = 0; page < 200; page++) {
+							const found = newestRawEvents(sql, { from, to, before, agentKey, kind, limit });
+							got.push(...found.map((r) => r[0]));
+							const last = found.at(-1);
+							if (found.length < limit || last === undefined) break;
+							before = { timestamp: last[6], id: last[0] };
+						}
+						expect(got).toEqual(expected);
+					},
+				),
+				{ numRuns: 60 },
+			);
+		});
 	});
 });
