@@ -81,9 +81,10 @@ describe("GET /v1/events", () => {
 		const agentKey = uniqueKey();
 		const before = await sendAction({ agent_key: agentKey, timestamp: minutesAgo(30) });
 		const { subscription } = await subscribe([agentKey]);
-		const during = await sendAction({ agent_key: agentKey, timestamp: minutesAgo(20) });
+		// Billable: it reached the subscription, at a timestamp after its start (now, by default).
+		const during = await sendAction({ agent_key: agentKey });
 		await patch(`/v1/subscriptions/${subscription.id}`, { agent_instance_ids: [uniqueKey()] });
-		const after = await sendAction({ agent_key: agentKey, timestamp: minutesAgo(10) });
+		const after = await sendAction({ agent_key: agentKey });
 
 		const byInstance = (await get(`/v1/events?agent_key=${agentKey}`)).body.events;
 		expect(byInstance.map((e: Listed) => [e.id, e.subscription_id])).toEqual([

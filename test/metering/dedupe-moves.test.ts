@@ -204,6 +204,7 @@ describe("dedupe across instance moves", () => {
 			accumulator: `live:inst:${agentKey}`,
 			subscriptionId: null,
 			accountId: null,
+			startedAt: null,
 			generation: 0,
 		};
 		const subscriptionId = await (async () => {

@@ -172,7 +172,9 @@ export class UsageAccumulator extends DurableObject<Env> {
 		const identity = this.store.identity();
 		if (identity === null) return [];
 		const subscriptionId = identity.kind === "sub" ? identity.id : null;
-		return newestRawEvents(this.store.sql, query).map((row) => eventViewOf(row, subscriptionId, null));
+		return newestRawEvents(this.store.sql, query).map((row) =>
+			eventViewOf(row, subscriptionId, identity.billableFrom),
+		);
 	}
 
 	/** Several usage reads in one call, answered in order. */
@@ -224,7 +226,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 				this.env.EVENTS_ARCHIVE,
 				this.store.sql,
 				target,
-				null,
+				target.billableFrom,
 				this.archiveHooks,
 			);
 			return { events: report.events, complete: report.complete, failed: false };

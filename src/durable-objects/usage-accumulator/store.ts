@@ -64,9 +64,14 @@ export interface StoreRecordResult {
 	awaiting: number[];
 }
 
-export type StoredIdentity = AccumulatorIdentity & { name: string; accountId: string | null };
+export type StoredIdentity = AccumulatorIdentity & {
+	name: string;
+	accountId: string | null;
+	billableFrom: string | null;
+};
 
-type Meta = { name: string | null; accountId: string | null };
+/** billableFrom: a subscription's start (§19); its events with earlier timestamps are not billable. */
+type Meta = { name: string | null; accountId: string | null; billableFrom: string | null };
 
 /**
  * Statements work on sets, so a call costs a handful of them whatever the number of its events: rows travel as
@@ -112,35 +117,44 @@ export class AccumulatorStore {
 	}
 
 	private storedMeta(): Meta {
-		if (!this.hasTables) return { name: null, accountId: null };
+		if (!this.hasTables) return { name: null, accountId: null, billableFrom: null };
 		if (this.meta === undefined) {
 			const rows = this.sql
 				.exec<{ key: string; value: string | null }>("SELECT key, value FROM meta")
 				.toArray();
 			const meta = new Map(rows.map((r) => [r.key, r.value]));
-			this.meta = { name: meta.get("name") ?? null, accountId: meta.get("account_id") ?? null };
+			this.meta = {
+				name: meta.get("name") ?? null,
+				accountId: meta.get("account_id") ?? null,
+				billableFrom: meta.get("billable_from") ?? null,
+			};
 		}
 		return this.meta;
 	}
 
 	identity(): StoredIdentity | null {
-		const { name, accountId } = this.storedMeta();
+		const { name, accountId, billableFrom } = this.storedMeta();
 		if (!name) return null;
-		return { ...parseAccumulatorName(name), name, accountId };
+		return { ...parseAccumulatorName(name), name, accountId, billableFrom };
 	}
 
-	/** Writes the accumulator's name and account, only when they are not stored already. */
-	remember(name: string, accountId: string | null): void {
+	/**
+	 * Writes the accumulator's name, account and billable start, only when they are not stored already
+	 * (`billableFrom` undefined: keep what is stored).
+	 */
+	remember(name: string, accountId: string | null, billableFrom?: string | null): void {
 		const stored = this.storedMeta();
-		if (stored.name === name && stored.accountId === accountId) return;
+		const from = billableFrom === undefined ? stored.billableFrom : billableFrom;
+		if (stored.name === name && stored.accountId === accountId && stored.billableFrom === from) return;
 		this.createTables();
 		this.meta = undefined;
 		this.sql.exec(
-			"INSERT OR REPLACE INTO meta (key, value) VALUES ('name', ?), ('account_id', ?)",
+			"INSERT OR REPLACE INTO meta (key, value) VALUES ('name', ?), ('account_id', ?), ('billable_from', ?)",
 			name,
 			accountId,
+			from,
 		);
-		this.meta = { name, accountId };
+		this.meta = { name, accountId, billableFrom: from };
 	}
 
 	/** A transaction that, if it fails, leaves no cached knowledge of what it may have written. */
@@ -273,7 +287,7 @@ export class AccumulatorStore {
 		const subscriptionId = subscriptionOf(identity);
 		this.createTables();
 		return this.transaction(() => {
-			this.remember(request.name, request.accountId);
+			this.remember(request.name, request.accountId, request.billableFrom);
 			const events = request.events;
 			const agentKeys = [...new Set(events.map((e) => e.agentKey))];
 			const { held, handovers } = this.claimAndHold(agentKeys, request.claims, identity);

@@ -32,6 +32,8 @@ export interface RecordRequest {
 	name: string;
 	/** The subscription's account, for outcome.completed; null for an instance accumulator. */
 	accountId: string | null;
+	/** A subscription's started_at (§19): its events with earlier timestamps are not billable. */
+	billableFrom?: string | null;
 	/**
 	 * For each agent key of the events: the membership generation under which the router believes this
 	 * accumulator holds the key (see membershipGeneration). Newer than what the accumulator knows → it holds it.
