@@ -3,6 +3,7 @@
  * never before they are archived, v1 storage converted, and what each event costs in bytes.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { EventRow } from "../../src/durable-objects/usage-accumulator/flush";
@@ -185,8 +186,22 @@ describe("raw events in the accumulator", () => {
 			expect(response.status).toBe(201);
 		}
 		const perEvent = ((await size()) - before) / count;
-		console.log(JSON.stringify({ accumulatorBytesPerEvent: Math.round(perEvent) }));
 		expect(perEvent).toBeLessThan(250);
+		// And in the archive, gzip NDJSON in the shape of GET /v1/events.
+		expect(await instanceAccumulator(agentKey).flush()).toMatchObject({ events: count + 1 });
+		const listed = await env.EVENTS_ARCHIVE.list({ prefix: "events/live/" });
+		const archived = listed.objects
+			.filter((object) => object.key.includes(`/live:inst:${agentKey}/`))
+			.reduce((bytes, object) => bytes + object.size, 0);
+		const archivePerEvent = archived / (count + 1);
+		console.log(
+			JSON.stringify({
+				accumulatorBytesPerEvent: Math.round(perEvent),
+				archiveBytesPerEvent: archivePerEvent,
+			}),
+		);
+		expect(archivePerEvent).toBeGreaterThan(0);
+		expect(archivePerEvent).toBeLessThan(100);
 	});
 
 	it("pages newest first through many groups exactly as a full sort would, with filters (property)", async () => {
