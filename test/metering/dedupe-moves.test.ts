@@ -289,4 +289,22 @@ describe("dedupe across instance moves", () => {
 		expect(replay.status).toBe(200);
 		expect(replay.body).toMatchObject({ id: original.id, metadata: { tokens: 7 }, subscription_id: null });
 	});
+
+	it("hands over more keys than one page (1,001) when the instance moves", async () => {
+		const agentKey = uniqueKey();
+		const events = Array.from({ length: 1000 }, () => ({ agent_key: agentKey, action_type: "llm_call" }));
+		const headers = { "Idempotency-Key": `many-${agentKey}` };
+		const sentFirst = await post("/v1/actions/batch", { events }, { headers });
+		expect(sentFirst.status).toBe(201);
+		const extra = await first(agentKey, "one-more");
+		await newSubscription([agentKey]);
+		const retry = await post("/v1/actions/batch", { events }, { headers });
+		expect(retry.status).toBe(200);
+		expect(retry.body).toMatchObject({ processed: 0, duplicates: 1000 });
+		expect(retry.body.results.map((r: { id: string }) => r.id)).toEqual(
+			sentFirst.body.results.map((r: { id: string }) => r.id),
+		);
+		await expectReplay(agentKey, "one-more", extra);
+		expect(await countOf(agentKey)).toBe(1001);
+	});
 });
