@@ -2,6 +2,7 @@ import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { costRoutes } from "./costs/routes";
+import { eventRoutes } from "./events/routes";
 import { jsonBody } from "./http/body";
 import { refuseUnexpectedBody } from "./http/bodyless";
 import { docsHeaders, docsPage } from "./http/docs";
@@ -67,6 +68,7 @@ export function createApp() {
 	app.route("/v1", invoiceRoutes);
 	app.route("/v1", meteringRoutes);
 	app.route("/v1", usageRoutes);
+	app.route("/v1", eventRoutes);
 	app.route("/v1", webhookRoutes);
 
 	app.notFound((c) => {

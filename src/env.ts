@@ -9,6 +9,8 @@ export interface Env {
 	USAGE_ACCUMULATOR: DurableObjectNamespace<UsageAccumulator>;
 	WEBHOOK_QUEUE: Queue<WebhookMessage>;
 	INVOICE_QUEUE: Queue<InvoiceJob>;
+	/** The raw-event archive (§15): gzip NDJSON per accumulator flush. */
+	EVENTS_ARCHIVE: R2Bucket;
 	ADMIN_API_KEY?: string;
 	/** Base64 of 32 random bytes: encrypts webhook signing secrets at rest (webhooks/secret-box.ts). */
 	WEBHOOK_SECRETS_KEY?: string;

@@ -165,29 +165,22 @@ export const subscriptionInstances = sqliteTable(
 	],
 );
 
-// Raw events, flushed from the usage accumulators. `accumulator` names the Durable Object that counted it.
-export const usageEvents = sqliteTable(
-	"usage_events",
-	{
-		id: text("id").primaryKey(),
-		environment: text("environment").notNull(),
-		kind: text("kind", { enum: ["action", "outcome"] }).notNull(),
-		agentKey: text("agent_key").notNull(),
-		type: text("type").notNull(),
-		value: text("value"),
-		metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
-		timestamp: text("timestamp").notNull(),
-		receivedAt: text("received_at").notNull(),
-		subscriptionId: text("subscription_id"),
-		accumulator: text("accumulator").notNull(),
-		idempotencyKey: text("idempotency_key"),
-	},
-	(t) => [
-		index("usage_events_instance").on(t.environment, t.agentKey, t.timestamp),
-		index("usage_events_subscription").on(t.subscriptionId, t.timestamp),
-		index("usage_events_idempotency").on(t.environment, t.idempotencyKey),
-	],
-);
+// Raw events as v1 flushed them from the usage accumulators. No longer written (migration 0002, CONTRACT §15: the
+// accumulators keep raw events and archive them to R2); kept, without its indexes, for the rows v1 wrote.
+export const usageEvents = sqliteTable("usage_events", {
+	id: text("id").primaryKey(),
+	environment: text("environment").notNull(),
+	kind: text("kind", { enum: ["action", "outcome"] }).notNull(),
+	agentKey: text("agent_key").notNull(),
+	type: text("type").notNull(),
+	value: text("value"),
+	metadata: text("metadata", { mode: "json" }).$type<Record<string, unknown> | null>(),
+	timestamp: text("timestamp").notNull(),
+	receivedAt: text("received_at").notNull(),
+	subscriptionId: text("subscription_id"),
+	accumulator: text("accumulator").notNull(),
+	idempotencyKey: text("idempotency_key"),
+});
 
 // Daily rollups, written by each accumulator as absolute values (a retried flush rewrites the same numbers).
 // field "" is the events themselves: count, and for outcomes the sum of values. Other fields are numeric

@@ -47,6 +47,9 @@ export const routeAccess = {
 	"POST /v1/outcomes": SDK_WRITE,
 	"POST /v1/outcomes/batch": SDK_WRITE,
 	"GET /v1/usage": SDK_READ,
+	"GET /v1/usage/unbilled": READ,
+	"GET /v1/events": READ,
+	"GET /v1/events/export": ADMIN,
 
 	"GET /v1/subscriptions": READ,
 	"POST /v1/subscriptions": WRITE,

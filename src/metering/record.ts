@@ -52,10 +52,12 @@ export async function recordEvents({
 				const batch = indices.map((index) => events[index] as MeteringEvent);
 				const claims: Record<string, number> = {};
 				for (const event of batch) claims[event.agentKey] = routes.get(event.agentKey)?.generation ?? 0;
-				const accountId = routes.get(batch[0]?.agentKey ?? "")?.accountId ?? null;
+				const first = routes.get(batch[0]?.agentKey ?? "");
+				const accountId = first?.accountId ?? null;
 				const response = await accumulatorStub(env, name).record({
 					name,
 					accountId,
+					billableFrom: first?.startedAt ?? null,
 					claims,
 					events: JSON.stringify(batch),
 				});

@@ -18,6 +18,8 @@ export interface Route {
 	accumulator: string;
 	subscriptionId: string | null;
 	accountId: string | null;
+	/** The subscription's started_at (§19); null for an instance accumulator. */
+	startedAt: string | null;
 	/** The membership generation this route was read at; the accumulator compares it with what it was told. */
 	generation: number;
 }
@@ -74,6 +76,7 @@ interface LatestMembership {
 	subscription_id: string | null;
 	removed_at: string | null;
 	account_id: string | null;
+	started_at: string | null;
 }
 
 async function lookUpRoutes(d1: D1Database, scope: Scope, agentKeys: string[]): Promise<Map<string, Route>> {
@@ -83,7 +86,7 @@ async function lookUpRoutes(d1: D1Database, scope: Scope, agentKeys: string[]): 
 		// instance's own accumulator does.
 		statement(
 			d1,
-			`SELECT k.value AS agent_key, m.id AS membership_id, m.subscription_id, m.removed_at, s.account_id
+			`SELECT k.value AS agent_key, m.id AS membership_id, m.subscription_id, m.removed_at, s.account_id, s.started_at
 			FROM json_each(?2) AS k
 			LEFT JOIN subscription_instances AS m ON m.id =
 				(SELECT max(id) FROM subscription_instances WHERE environment = ?1 AND agent_key = k.value)
@@ -105,6 +108,7 @@ function routeOf(environment: Environment, row: LatestMembership): Route {
 			accumulator: accumulatorName(environment, { subscriptionId: row.subscription_id }),
 			subscriptionId: row.subscription_id,
 			accountId: row.account_id,
+			startedAt: row.started_at,
 			generation: membershipGeneration.opened(row.membership_id),
 		};
 	}
@@ -112,6 +116,7 @@ function routeOf(environment: Environment, row: LatestMembership): Route {
 		accumulator: accumulatorName(environment, { agentKey: row.agent_key }),
 		subscriptionId: null,
 		accountId: null,
+		startedAt: null,
 		generation: row.membership_id === null ? 0 : membershipGeneration.closed(row.membership_id),
 	};
 }

@@ -1,8 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/routes";
 import { database } from "../db/client";
+import { readUnbilledUsage } from "../events/unbilled";
 import { errorResponses, validationError } from "../http/errors";
 import { newRouter } from "../http/router";
+import { BILLING_PERIOD_PATTERN } from "../invoicing/period";
 import { dayOf, nowIso, periodOf } from "../lib/time";
 import { lastDayOf, readUsage } from "./usage";
 
@@ -104,6 +106,48 @@ usageRoutes.openapi(
 			endDay,
 		});
 		return c.json(report, 200);
+	},
+);
+
+const UnbilledQuery = z.strictObject({
+	billing_period: z
+		.string()
+		.regex(BILLING_PERIOD_PATTERN, "Must be a month written YYYY-MM, e.g. 2026-11.")
+		.optional()
+		.openapi({ description: "Default: the current month.", example: "2026-11" }),
+});
+
+const UnbilledUsage = z
+	.object({
+		billing_period: z.string().openapi({ example: "2026-11" }),
+		usage: z.array(
+			z.object({
+				agent_key: z.string(),
+				kind: z.enum(["action", "outcome"]),
+				type: z.string(),
+				count: z.number().int(),
+				value: z.number().nullable().openapi({ description: "Sum of outcome values; null for actions." }),
+			}),
+		),
+	})
+	.openapi("UnbilledUsage");
+
+usageRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/usage/unbilled",
+		tags: ["Metering"],
+		summary: "Usage outside every subscription: recorded, never billed",
+		description:
+			"Per instance, kind and type, for a billing period: events of instances that were in no active " +
+			"subscription when they were received (§19). Counted seconds after the events, once their accumulators flushed.",
+		request: { query: UnbilledQuery },
+		responses: { 200: { description: "Unbilled usage", ...json(UnbilledUsage) }, ...errorResponses(400) },
+	}),
+	async (c) => {
+		const period = c.req.valid("query").billing_period ?? periodOf(nowIso());
+		const usage = await readUnbilledUsage(c.env, c.get("scope"), period);
+		return c.json({ billing_period: period, usage }, 200);
 	},
 );
 

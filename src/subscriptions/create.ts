@@ -23,6 +23,8 @@ export interface CreateSubscriptionInput {
 	account_id: string;
 	rate_plan_id: string;
 	agent_instance_ids: string[];
+	/** §19: at most 35 days back, not in the future (checked by the route); default now. */
+	started_at?: string;
 }
 
 /**
@@ -51,6 +53,7 @@ export async function createSubscription({
 	assertNoneBusy(busy);
 
 	const now = nowIso();
+	const startedAt = input.started_at === undefined ? now : new Date(input.started_at).toISOString();
 	const view: SubscriptionView = {
 		id: newId("sub"),
 		account_id: account.id,
@@ -58,7 +61,7 @@ export async function createSubscription({
 		pending_rate_plan_id: null,
 		agent_instance_ids: keys,
 		status: "active",
-		started_at: now,
+		started_at: startedAt,
 		cancelled_at: null,
 		created_at: now,
 	};
@@ -76,7 +79,7 @@ export async function createSubscription({
 					ratePlanId: view.rate_plan_id,
 					pendingRatePlanId: null,
 					status: "active",
-					startedAt: now,
+					startedAt,
 					cancelledAt: null,
 					createdAt: now,
 					updatedAt: now,
@@ -84,9 +87,11 @@ export async function createSubscription({
 			),
 			fromDrizzle(
 				d1,
-				db
-					.insert(subscriptionPlans)
-					.values({ subscriptionId: view.id, effectivePeriod: periodOf(now), ratePlanId: view.rate_plan_id }),
+				db.insert(subscriptionPlans).values({
+					subscriptionId: view.id,
+					effectivePeriod: periodOf(startedAt),
+					ratePlanId: view.rate_plan_id,
+				}),
 			),
 			openMembershipsStatement(d1, scope, view.id, keys, now),
 			fromDrizzle(d1, outboxInsert(db, scope, "subscription.created", subscriptionEventData(view))),

@@ -37,11 +37,30 @@ const Subscription = z
 	})
 	.openapi("Subscription");
 
+const MAX_START_BACK_MS = 35 * 24 * 60 * 60 * 1000;
+
+// §19: a subscription may start up to 35 days back (events keep their timestamps that long), never in the future.
+const StartedAt = z.iso
+	.datetime({
+		offset: true,
+		error: "must be an ISO 8601 date-time with an offset, e.g. 2026-11-06T00:00:00Z",
+	})
+	.refine((s) => !(Date.parse(s) > Date.now()), "must not be in the future")
+	.refine(
+		(s) => !(Date.parse(s) < Date.now() - MAX_START_BACK_MS),
+		"must not be more than 35 days in the past",
+	)
+	.openapi({
+		description: "When the subscription starts (§19); default now.",
+		example: "2026-11-06T00:00:00Z",
+	});
+
 const CreateSubscription = z
 	.strictObject({
 		account_id: z.string().min(1),
 		rate_plan_id: z.string().min(1),
 		agent_instance_ids: InstanceKeys,
+		started_at: StartedAt.optional(),
 	})
 	.openapi("CreateSubscription");
 

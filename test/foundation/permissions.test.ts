@@ -31,7 +31,9 @@ describe("permission matrix (§3)", () => {
 			const [method, path] = route.split(" ") as [string, string];
 			const isEvent = /^\/v1\/(actions|outcomes)/.test(path) || path === "/v1/usage";
 			expect(access.sdk, route).toBe(isEvent);
-			if (/^\/v1\/(api-keys|webhooks)/.test(path)) expect(access.api, route).toBe("admin");
+			// §15: the export of a whole day's events is for admin keys.
+			if (/^\/v1\/(api-keys|webhooks)/.test(path) || path === "/v1/events/export")
+				expect(access.api, route).toBe("admin");
 			else if (method === "GET" || path === "/v1/pricing/simulate")
 				expect(access.api, route).toBe("read-only");
 			else expect(access.api, route).toBe("read-write");

@@ -2,8 +2,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
 import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
+import { archivedEvents } from "../events/fixtures";
 import { post } from "../helpers";
 import {
 	instanceAccumulator,
@@ -16,13 +16,11 @@ import {
 
 type Stub = ReturnType<typeof subscriptionAccumulator>;
 
-/** Everything this accumulator put in D1, in a stable order. */
+/** Everything this accumulator put in D1 — and its raw events, in the R2 archive — in a stable order. */
 async function d1Rows(accumulator: string) {
 	const all = async (sql: string) => (await env.DB.prepare(sql).bind(accumulator).all()).results;
 	return {
-		events: await all(
-			"SELECT id, kind, agent_key, type, value, metadata, timestamp, subscription_id FROM usage_events WHERE accumulator = ? ORDER BY id",
-		),
+		events: await archivedEvents(accumulator),
 		daily: await all(
 			"SELECT agent_key, day, kind, type, field, count, sum, subscription_id FROM usage_daily WHERE accumulator = ? ORDER BY kind, type, field",
 		),
@@ -127,15 +125,13 @@ describe("usage accumulator flush", () => {
 		expect(await d1Rows(name)).toEqual(flushed);
 	});
 
-	it("writes many events in one D1 batch, split over INSERT statements of bounded size", async () => {
+	it("writes aggregates in one D1 batch and raw events to the archive, not to D1", async () => {
 		const { subscription, keys } = await subscribe();
 		const agentKey = keys[0] as string;
 		const stub = subscriptionAccumulator(subscription.id);
 		const name = `live:sub:${subscription.id}`;
 		const batches: number[] = [];
-		// Each event row is a few hundred bytes of JSON, so 400 bytes per statement holds one or two of them.
 		await configure(stub, (instance) => {
-			instance.settings.chunk = { events: 1000, eventBytes: 400, rows: 100 };
 			const workerEnv = (instance as unknown as { env: typeof env }).env;
 			const batch = workerEnv.DB.batch.bind(workerEnv.DB);
 			(instance as unknown as { env: typeof env }).env = {
@@ -150,15 +146,18 @@ describe("usage accumulator flush", () => {
 		});
 		await sendMix(agentKey);
 
-		// 7 events, 5 daily rows, 2 cost rows and 2 outbox rows: all in the first chunk, one D1 batch of several
-		// event statements plus one each for the daily rows, the costs and the outbox.
+		// 7 events archived; 5 daily rows, 2 cost rows and 2 outbox rows in one D1 batch of three statements.
 		expect(await stub.flush()).toMatchObject({ events: 7, aggregates: 5, costs: 2, outbox: 2, chunks: 1 });
 		// (A later batch is the webhook dispatch of the two outcome.completed rows.)
-		expect(batches[0]).toBeGreaterThanOrEqual(3 + 4);
+		expect(batches[0]).toBe(3);
 		const flushed = await d1Rows(name);
 		expect(flushed.events).toHaveLength(7);
 		expect(flushed.daily).toEqual(expectedTotals(agentKey, subscription.id).daily);
 		expect(flushed.outcomes).toHaveLength(2);
+		const { n } = (await env.DB.prepare("SELECT count(*) AS n FROM usage_events WHERE accumulator = ?")
+			.bind(name)
+			.first<{ n: number }>()) as { n: number };
+		expect(n).toBe(0);
 	});
 
 	it("loses and doubles nothing when a flush fails half-way and is retried", async () => {
@@ -176,19 +175,21 @@ describe("usage accumulator flush", () => {
 
 		expect(String(await stub.flush().catch((error: unknown) => error))).toContain("D1 unavailable");
 		const halfWay = await d1Rows(name);
-		expect(halfWay.events).toHaveLength(2);
+		// The archive comes after D1 in a flush.
+		expect(halfWay.events).toHaveLength(0);
 		expect(halfWay.daily).toHaveLength(2);
 
 		await runInDurableObject(stub, (instance: UsageAccumulator) => {
 			instance.hooks = {};
 		});
-		// 7 events, 5 daily rows, 2 cost rows, 2 outbox rows in chunks of 2: four batches in all, one already done.
+		// 5 daily rows, 2 cost rows, 2 outbox rows in chunks of 2: three batches in all, one already done; then the
+		// 7 events archived.
 		expect(await stub.flush()).toMatchObject({
-			events: 5,
+			events: 7,
 			aggregates: 3,
 			costs: 0,
 			outbox: 0,
-			chunks: 3,
+			chunks: 2,
 			complete: true,
 		});
 		const done = await d1Rows(name);
@@ -213,11 +214,12 @@ describe("usage accumulator flush", () => {
 
 		expect(String(await stub.flush().catch((error: unknown) => error))).toContain("evicted");
 		const committed = await d1Rows(name);
-		expect(committed.events).toHaveLength(7);
+		expect(committed.events).toHaveLength(0);
 
 		const retry = await stub.flush();
 		expect(retry).toMatchObject({ events: 7, aggregates: 5, costs: 2, outbox: 2, chunks: 1 });
-		expect(await d1Rows(name)).toEqual(committed);
+		expect(await d1Rows(name)).toEqual({ ...committed, events: expect.any(Array) });
+		expect((await d1Rows(name)).events).toHaveLength(7);
 		expect(committed.daily).toEqual(expectedTotals(agentKey, subscription.id).daily);
 	});
 
@@ -278,88 +280,6 @@ describe("usage accumulator storage and alarm", () => {
 				[],
 			);
 		});
-	});
-
-	it("flushes events left by earlier versions of its storage, one row each or in groups of objects", async () => {
-		const { subscription, keys } = await subscribe();
-		const agentKey = keys[0] as string;
-		const stub = subscriptionAccumulator(subscription.id);
-		const name = `live:sub:${subscription.id}`;
-		await configure(stub, () => {});
-		await sendAction({ agent_key: agentKey, metadata: { tokens: 5 } });
-		const at = new Date().toISOString();
-		const legacyRow = (id: string, fields: Record<string, unknown> = {}) => ({
-			id,
-			kind: "action",
-			agent_key: agentKey,
-			type: "llm_call",
-			value: null,
-			metadata: null,
-			timestamp: at,
-			received_at: at,
-			subscription_id: subscription.id,
-			idempotency_key: null,
-			...fields,
-		});
-		// One row each, metadata as a string of JSON.
-		const single = Array.from({ length: 12 }, (_, i) =>
-			legacyRow(`act_legacy${String(i + 1).padStart(20, "0")}`, {
-				metadata: JSON.stringify({ tokens: i + 1 }),
-			}),
-		);
-		// In groups, metadata as an object.
-		const grouped = [
-			[
-				legacyRow("act_grouped0000000000000000001", { metadata: { model: "m", tokens: 1.5 } }),
-				legacyRow("act_grouped0000000000000000002", { idempotency_key: "k-2" }),
-			],
-			[legacyRow("out_grouped0000000000000000003", { kind: "outcome", type: "hire", value: "2.5" })],
-		];
-		await runInDurableObject(stub, (_, state) => {
-			const sql = state.storage.sql;
-			sql.exec(
-				"CREATE TABLE events (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL)",
-			);
-			for (const row of single)
-				sql.exec("INSERT INTO events (id, row) VALUES (?, ?)", row.id, JSON.stringify(row));
-			sql.exec(
-				"CREATE TABLE event_groups (seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL)",
-			);
-			for (const group of grouped) {
-				sql.exec("INSERT INTO event_groups (size, json) VALUES (?, ?)", group.length, JSON.stringify(group));
-			}
-			// What a restarted accumulator does when it opens its storage.
-			new AccumulatorStore(state.storage);
-			expect(
-				sql.exec("SELECT name FROM sqlite_master WHERE name IN ('events', 'event_groups')").toArray(),
-			).toEqual([]);
-			// The new event's group, the two old groups, then the twelve single rows in groups of ten and two.
-			expect(sql.exec("SELECT size FROM pending_events ORDER BY seq").toArray()).toEqual([
-				{ size: 1 },
-				{ size: 2 },
-				{ size: 1 },
-				{ size: 10 },
-				{ size: 2 },
-			]);
-		});
-
-		expect(await stub.flush()).toMatchObject({ events: 16, complete: true });
-		const { results } = await env.DB.prepare(
-			`SELECT id, kind, agent_key, type, value, metadata, timestamp, received_at, subscription_id, idempotency_key
-			FROM usage_events WHERE accumulator = ? AND (id LIKE '%legacy%' OR id LIKE '%grouped%') ORDER BY id`,
-		)
-			.bind(name)
-			.all();
-		const expected = [...grouped.flat(), ...single]
-			.map((row) => ({
-				...row,
-				metadata:
-					typeof row.metadata === "object" && row.metadata !== null
-						? JSON.stringify(row.metadata)
-						: row.metadata,
-			}))
-			.sort((a, b) => (a.id < b.id ? -1 : 1));
-		expect(results).toEqual(expected);
 	});
 
 	it("arms its alarm again for events recorded after an alarm flushed everything", async () => {

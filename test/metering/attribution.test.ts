@@ -48,6 +48,7 @@ describe("attribution of events to subscriptions", () => {
 			accumulator: `live:sub:${a.subscription.id}`,
 			subscriptionId: a.subscription.id,
 			accountId: a.account.id,
+			startedAt: a.subscription.started_at,
 			generation: (await subscriptionAccumulator(a.subscription.id).holdings())[0]?.generation ?? 0,
 		};
 		const b = await subscribe();

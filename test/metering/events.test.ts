@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { archivedEvents } from "../events/fixtures";
 import { createAgent, createKey, expectError, get } from "../helpers";
 import {
 	instanceAccumulator,
@@ -61,10 +62,10 @@ describe("POST /v1/actions", () => {
 			{ kind: "action", type: "llm_call", count: 1, value: null },
 		]);
 		expect(await runDurableObjectAlarm(instanceAccumulator(unknown))).toBe(true);
-		const stored = await env.DB.prepare("SELECT subscription_id, accumulator FROM usage_events WHERE id = ?")
-			.bind(response.body.id)
-			.first();
-		expect(stored).toEqual({ subscription_id: null, accumulator: `live:inst:${unknown}` });
+		const archived = await archivedEvents(`live:inst:${unknown}`);
+		expect(archived.map((event) => [event.id, event.subscription_id, event.billable])).toEqual([
+			[response.body.id, null, false],
+		]);
 	});
 
 	it("may be called with an SDK key of either environment, which keeps its events apart", async () => {

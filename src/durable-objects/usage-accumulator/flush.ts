@@ -1,26 +1,23 @@
 /**
- * Copying an accumulator to D1, one bounded chunk at a time: read what D1 lacks, write it as one atomic D1 batch,
- * then mark it flushed here. Events wait here in small groups (eventGroups below), joined at flush time into the
- * JSON parameters of a few INSERT statements, so a chunk of a thousand events is one D1 round trip. An event is
- * stored as a JSON array of its columns (eventRow), without their names: what is written here, read back and
- * sent to D1 is little more than half the bytes.
+ * Copying an accumulator's aggregates to D1, one bounded chunk at a time: read what D1 lacks, write it as one
+ * atomic D1 batch, then mark it flushed here. Raw events do not go to D1 (§15): they stay in the accumulator
+ * (raw-events.ts) and go to the R2 archive (archive.ts). An event is stored as a JSON array of its columns
+ * (eventRow), without their names, in small groups (eventGroups).
  *
- * Every statement can be replayed without changing the result — events by id with ON CONFLICT DO NOTHING,
- * aggregates as absolute values (upsert), outbox rows by their fixed id — so a flush that
- * failed after D1 committed, before the chunk was marked, is simply repeated. An aggregate is marked clean only
- * at the version that was written: one that changed while D1 was being written stays dirty.
+ * Every statement can be replayed without changing the result — aggregates as absolute values (upsert), outbox
+ * rows by their fixed id — so a flush that failed after D1 committed, before the chunk was marked, is simply
+ * repeated. An aggregate is marked clean only at the version that was written: one that changed while D1 was
+ * being written stays dirty.
  */
 
 import { nowIso } from "../../lib/time";
-import { chunkJsonRows, type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
+import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
 import type { MeteringEvent } from "./types";
 
-/** A slice of what D1 does not have yet. `events`: groups of event rows (eventRow), one JSON array each. */
+/** A slice of what D1 does not have yet. */
 export interface UnflushedChunk {
-	lastEventSeq: number | null;
-	events: EventGroup[];
 	daily: DailyRow[];
 	costs: CostRow[];
 	lastOutboxSeq: number | null;
@@ -28,17 +25,14 @@ export interface UnflushedChunk {
 }
 
 export interface ChunkLimits {
-	/** Events per chunk (one D1 batch); a group is never split, and at least one is always taken. */
+	/** Events per stored group at most. */
 	events: number;
-	/** Bytes of event JSON per INSERT statement (one D1 parameter); at least one event is always taken. */
+	/** Bytes of a stored group at most (it also stays within STORED_GROUP_BYTES). */
 	eventBytes: number;
-	/** Rows of each other kind (daily, costs, outbox) per chunk. */
+	/** Rows of each kind (daily, costs, outbox) per chunk. */
 	rows: number;
 }
 
-// One JSON parameter per statement, kept under 100 KB, D1's statement size, in case parameters count toward it;
-// a chunk of 1,000 events takes a few such statements. (The accumulator's 20 chunks per call keep it far below
-// D1's 1,000 queries per invocation.)
 export const DEFAULT_CHUNK_LIMITS: ChunkLimits = { events: 1000, eventBytes: 96 * 1024, rows: 100 };
 
 export interface EventGroup {
@@ -48,9 +42,8 @@ export interface EventGroup {
 }
 
 /**
- * An event as it waits for the flush: its usage_events columns by position (the INSERT in chunkStatements reads
- * them so). subscription_id is not among them: it is the accumulator's own, a parameter of the flush. metadata is
- * kept as JSON; `->>` takes its text, and also reads rows stored when it was a string.
+ * An event as the accumulator keeps it: its columns by position. subscription_id is not among them: it is the
+ * accumulator's own. metadata is kept as JSON.
  */
 export type EventRow = [
 	id: string,
@@ -76,13 +69,6 @@ export function eventRow(event: MeteringEvent): EventRow {
 		event.receivedAt,
 		event.idempotencyKey,
 	];
-}
-
-/** SQL that rewrites a usage_events object stored by an earlier version (`json`: its JSON) as an eventRow. */
-export function eventRowFromLegacy(json: string): string {
-	return `json_array(${json} ->> '$.id', ${json} ->> '$.kind', ${json} ->> '$.agent_key', ${json} ->> '$.type',
-		${json} ->> '$.value', ${json} -> '$.metadata', ${json} ->> '$.timestamp', ${json} ->> '$.received_at',
-		${json} ->> '$.idempotency_key')`;
 }
 
 // A stored group stays within one page of the accumulator's SQLite: rows that spill onto overflow pages are
@@ -113,19 +99,6 @@ export function eventGroups(rows: readonly EventRow[], limits: ChunkLimits): Eve
 	return groups;
 }
 
-/** Consecutive groups joined into the JSON parameters of INSERT statements of at most `limits.eventBytes`. */
-function statementGroups(groups: readonly EventGroup[], limits: ChunkLimits): EventGroup[] {
-	// The rows of a group are its JSON array without the brackets.
-	return chunkJsonRows(groups, limits.eventBytes, (group) => group.json.length - 2).map((joined) => ({
-		size: joined.reduce((n, group) => n + group.size, 0),
-		json: `[${joined.map((group) => group.json.slice(1, -1)).join(",")}]`,
-	}));
-}
-
-export function eventCount(chunk: UnflushedChunk): number {
-	return chunk.events.reduce((n, group) => n + group.size, 0);
-}
-
 export interface FlushTarget extends AccumulatorIdentity {
 	name: string;
 }
@@ -137,23 +110,6 @@ export function chunkStatements(
 ): D1PreparedStatement[] {
 	const statements: D1PreparedStatement[] = [];
 	const subscriptionId = target.kind === "sub" ? target.id : null;
-	for (const group of chunk.events) {
-		statements.push(
-			statement(
-				d1,
-				`INSERT INTO usage_events (id, environment, kind, agent_key, type, value, metadata, timestamp, received_at,
-					subscription_id, accumulator, idempotency_key)
-				SELECT e.value ->> 0, ?1, e.value ->> 1, e.value ->> 2, e.value ->> 3, e.value ->> 4, e.value ->> 5,
-					e.value ->> 6, e.value ->> 7, ?3, ?2, e.value ->> 8
-				FROM json_each(?4) AS e WHERE true
-				ON CONFLICT DO NOTHING`,
-				target.environment,
-				target.name,
-				subscriptionId,
-				group.json,
-			),
-		);
-	}
 	if (chunk.daily.length > 0) {
 		statements.push(
 			statement(
@@ -193,22 +149,6 @@ export function chunkStatements(
 }
 
 export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedChunk {
-	// Each group holds one event at least, so `limits.events` groups are always enough. The cursor reads rows as
-	// they are asked for: a backlog of many chunks is not read whole for each.
-	const stored = sql.exec<{ seq: number; size: number; json: string }>(
-		"SELECT seq, size, json FROM pending_events ORDER BY seq LIMIT ?",
-		limits.events,
-	);
-	const taken: EventGroup[] = [];
-	let count = 0;
-	let lastEventSeq: number | null = null;
-	for (const { seq, size, json } of stored) {
-		if (taken.length > 0 && count + size > limits.events) break;
-		taken.push({ size, json });
-		count += size;
-		lastEventSeq = seq;
-	}
-	const events = statementGroups(taken, limits);
 	const outbox = sql
 		.exec<{ seq: number; id: string; event: string; data: string }>(
 			"SELECT seq, id, event, data FROM outbox ORDER BY seq LIMIT ?",
@@ -216,8 +156,6 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 		)
 		.toArray();
 	return {
-		lastEventSeq,
-		events,
 		daily: sql
 			.exec<DailyRow>("SELECT * FROM daily WHERE version > flushed_version LIMIT ?", limits.rows)
 			.toArray(),
@@ -230,14 +168,12 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 }
 
 /**
- * After D1 accepted a chunk: events and outbox rows of the chunk are gone from here; an aggregate row is
+ * After D1 accepted a chunk: outbox rows of the chunk are gone from here; an aggregate row is
  * clean only at the version that was written, so one that changed meanwhile is flushed again.
  */
 export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk): void {
 	const sql = storage.sql;
 	storage.transactionSync(() => {
-		if (chunk.lastEventSeq !== null)
-			sql.exec("DELETE FROM pending_events WHERE seq <= ?", chunk.lastEventSeq);
 		if (chunk.lastOutboxSeq !== null) sql.exec("DELETE FROM outbox WHERE seq <= ?", chunk.lastOutboxSeq);
 		// Only ever forwards: a row already marked at a later version by a newer flush stays so.
 		if (chunk.daily.length > 0) {
@@ -264,7 +200,7 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 export function hasUnflushed(sql: SqlStorage): boolean {
 	const row = sql
 		.exec<{ dirty: number }>(
-			`SELECT EXISTS (SELECT 1 FROM pending_events) OR EXISTS (SELECT 1 FROM outbox)
+			`SELECT EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
 			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) AS dirty`,
 		)

@@ -2,7 +2,8 @@
  * A usage accumulator: the authority for the events it counted. One exists per subscription and one per instance
  * that is in no active subscription (client.ts names them). It stores each event with its dedupe key and its
  * running aggregates in its own SQLite storage, in one transaction, before it answers — so "processed" survives a
- * crash — and copies everything to D1 later, from an alarm, in bounded chunks (flush.ts).
+ * crash — and later, from an alarm, copies its aggregates to D1 in bounded chunks (flush.ts) and its raw events
+ * to the R2 archive (archive.ts). It keeps raw events until archived and for 36 days (raw-events.ts).
  *
  * It counts only events of instances it holds. Subscription changes tell it synchronously (updateHoldings), and
  * every event carries the router's claim of who holds its instance; generations (client.ts) decide which of the
@@ -12,16 +13,25 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { UsageAggregate } from "../../pricing/quantities";
 import { dispatchOutbox } from "../../webhooks/dispatch";
+import { type ArchiveHooks, archiveEvents, type EventView, eventViewOf } from "./archive";
 import { parseAccumulatorName } from "./client";
+import type { DedupeRow } from "./dedupe";
 import {
 	type ChunkLimits,
 	chunkStatements,
 	DEFAULT_CHUNK_LIMITS,
-	eventCount,
 	hasUnflushed,
 	markFlushed,
 	readUnflushed,
 } from "./flush";
+import { HANDOVER_PAGE_SIZE, type Handover, type HandoverHooks, takeOver } from "./handover";
+import {
+	hasUnarchived,
+	newestRawEvents,
+	purgeRawEvents,
+	RAW_EVENTS_MAX_BYTES,
+	type RawEventQuery,
+} from "./raw-events";
 import { AccumulatorStore } from "./store";
 import type {
 	FlushReport,
@@ -33,6 +43,9 @@ import type {
 	UsageQuery,
 } from "./types";
 
+// Rounds of handover per record call: more means the instance moves again and again while its events arrive.
+const MAX_HANDOVER_ROUNDS = 3;
+
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */
 	flushDelayMs: number;
@@ -41,6 +54,8 @@ export interface AccumulatorSettings {
 	chunk: ChunkLimits;
 	/** D1 batches per alarm or flush() call; the rest waits for the next one. */
 	maxChunksPerCall: number;
+	/** Storage above which archived raw events go before their time (raw-events.ts). */
+	maxStoredBytes: number;
 }
 
 export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
@@ -48,6 +63,7 @@ export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
 	retryDelayMs: 10_000,
 	chunk: DEFAULT_CHUNK_LIMITS,
 	maxChunksPerCall: 20,
+	maxStoredBytes: RAW_EVENTS_MAX_BYTES,
 };
 
 /** Fault injection for tests: called around each D1 batch of a flush, with the chunk's number in this call. */
@@ -59,6 +75,9 @@ export interface FlushHooks {
 export class UsageAccumulator extends DurableObject<Env> {
 	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
 	hooks: FlushHooks = {};
+	handoverHooks: HandoverHooks = {};
+	archiveHooks: ArchiveHooks = {};
+	private readonly handovers = new Map<string, Promise<void>>();
 	private readonly store: AccumulatorStore;
 	// Flushes run one at a time, so an older absolute value never lands in D1 after a newer one.
 	private flushing: Promise<unknown> = Promise.resolve();
@@ -73,15 +92,70 @@ export class UsageAccumulator extends DurableObject<Env> {
 
 	async record(call: RecordCall): Promise<RecordResponse> {
 		const request: RecordRequest = { ...call, events: JSON.parse(call.events) as MeteringEvent[] };
-		const response = this.store.record(request, Date.now(), this.settings.chunk);
+		let { response, handovers, awaiting } = this.store.record(request, Date.now(), this.settings.chunk);
+		// Only after an instance moved here: its dedupe keys are fetched before its events count.
+		for (let round = 0; awaiting.length > 0; round++) {
+			if (round === MAX_HANDOVER_ROUNDS) {
+				// It keeps moving: the caller re-routes these events from a fresh route.
+				for (const index of awaiting)
+					response.refused.push((request.events[index] as MeteringEvent).agentKey);
+				response.refused = [...new Set(response.refused)];
+				break;
+			}
+			await Promise.all(handovers.map((handover) => this.takeOverOnce(request.name, handover)));
+			const retried = this.store.record(
+				{ ...request, events: awaiting.map((index) => request.events[index] as MeteringEvent) },
+				Date.now(),
+				this.settings.chunk,
+			);
+			retried.response.results.forEach((result, i) => {
+				response.results[awaiting[i] as number] = result;
+			});
+			response.refused = [...new Set([...response.refused, ...retried.response.refused])];
+			handovers = retried.handovers;
+			awaiting = retried.awaiting.map((i) => awaiting[i] as number);
+		}
 		if (response.results.includes("processed")) await this.scheduleFlush();
 		return response;
 	}
 
-	updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): void {
+	async updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): Promise<void> {
 		parseAccumulatorName(name);
 		this.store.remember(name, accountId);
 		this.store.applyHoldings(changes);
+		// The new holder fetches the instance's dedupe keys now, so its first event need not wait. If that fails,
+		// the first event does it.
+		const taken = changes.filter((change) => change.held && change.generation > 0);
+		const failed = (
+			await Promise.allSettled(
+				taken.map((change) =>
+					this.takeOverOnce(name, { agentKey: change.agentKey, generation: change.generation }),
+				),
+			)
+		).flatMap((r) => (r.status === "rejected" ? [String(r.reason)] : []));
+		if (failed.length > 0) console.error(JSON.stringify({ at: "usage-accumulator.handover", name, failed }));
+	}
+
+	/** Releases an instance to a newer holder and hands it a page of the instance's dedupe keys (handover.ts). */
+	releaseInstance(agentKey: string, generation: number, after: string | null, limit: number): DedupeRow[] {
+		return this.store.release(agentKey, generation, after, Math.min(limit, HANDOVER_PAGE_SIZE), Date.now());
+	}
+
+	/** One handover at a time per instance and generation; concurrent calls wait for the same one. */
+	private takeOverOnce(name: string, handover: Handover): Promise<void> {
+		const key = `${handover.agentKey}\u0000${handover.generation}`;
+		let running = this.handovers.get(key);
+		if (running === undefined) {
+			running = takeOver(
+				this.env,
+				{ ...parseAccumulatorName(name), name },
+				this.store,
+				handover,
+				this.handoverHooks,
+			).finally(() => this.handovers.delete(key));
+			this.handovers.set(key, running);
+		}
+		return running;
 	}
 
 	holdings(): HoldingChange[] {
@@ -93,27 +167,72 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return this.store.usage(startDay, endDay, agentKey);
 	}
 
+	/** A page of the raw events kept here, newest first, as the explorer shows them (GET /v1/events). */
+	events(query: RawEventQuery): EventView[] {
+		const identity = this.store.identity();
+		if (identity === null) return [];
+		const subscriptionId = identity.kind === "sub" ? identity.id : null;
+		return newestRawEvents(this.store.sql, query).map((row) =>
+			eventViewOf(row, subscriptionId, identity.billableFrom),
+		);
+	}
+
 	/** Several usage reads in one call, answered in order. */
 	usageOf(queries: UsageQuery[]): UsageAggregate[][] {
 		return queries.map(({ startDay, endDay, agentKey }) => this.store.usage(startDay, endDay, agentKey));
 	}
 
-	/** Copies everything not yet in D1, up to the chunk limit of one call (see FlushReport.complete). */
+	/**
+	 * Copies every aggregate not yet in D1 (up to the chunk limit of one call, see FlushReport.complete), then
+	 * archives the raw events not yet in R2. A failed archive is reported, not raised: invoicing, which flushes
+	 * before rating, needs D1 only; the alarm retries the archive.
+	 */
 	async flush(): Promise<FlushReport> {
-		return await this.serialized(() => this.flushChunks());
+		return await this.serialized(async () => {
+			const report = await this.flushChunks();
+			const archived = await this.archive();
+			report.events = archived.events;
+			report.archiveFailed = archived.failed;
+			report.complete = report.complete && (archived.complete || archived.failed);
+			return report;
+		});
 	}
 
 	override async alarm(): Promise<void> {
 		this.alarmArmed = false;
+		let failed = false;
 		try {
-			await this.serialized(() => this.flushChunks());
-			this.store.purgeExpiredDedupeKeys(Date.now());
-			// A call recorded during the flush may have taken this running alarm for a pending one.
-			this.alarmArmed = false;
-			if (!this.store.isEmpty && hasUnflushed(this.store.sql)) await this.arm(this.settings.flushDelayMs);
+			failed = (await this.flush()).archiveFailed;
 		} catch (error) {
 			console.error(JSON.stringify({ at: "usage-accumulator.alarm", error: String(error) }));
-			await this.arm(this.settings.retryDelayMs);
+			failed = true;
+		}
+		const now = Date.now();
+		this.store.purgeExpiredDedupeKeys(now);
+		purgeRawEvents(this.ctx.storage, now, this.settings.maxStoredBytes);
+		// A call recorded during the flush may have taken this running alarm for a pending one.
+		this.alarmArmed = false;
+		if (failed) await this.arm(this.settings.retryDelayMs);
+		else if (!this.store.isEmpty && (hasUnflushed(this.store.sql) || hasUnarchived(this.store.sql))) {
+			await this.arm(this.settings.flushDelayMs);
+		}
+	}
+
+	private async archive(): Promise<{ events: number; complete: boolean; failed: boolean }> {
+		const target = this.store.identity();
+		if (target === null) return { events: 0, complete: true, failed: false };
+		try {
+			const report = await archiveEvents(
+				this.env.EVENTS_ARCHIVE,
+				this.store.sql,
+				target,
+				target.billableFrom,
+				this.archiveHooks,
+			);
+			return { events: report.events, complete: report.complete, failed: false };
+		} catch (error) {
+			console.error(JSON.stringify({ at: "usage-accumulator.archive", error: String(error) }));
+			return { events: 0, complete: false, failed: true };
 		}
 	}
 
@@ -136,7 +255,15 @@ export class UsageAccumulator extends DurableObject<Env> {
 	}
 
 	private async flushChunks(): Promise<FlushReport> {
-		const report: FlushReport = { events: 0, aggregates: 0, costs: 0, outbox: 0, chunks: 0, complete: true };
+		const report: FlushReport = {
+			events: 0,
+			aggregates: 0,
+			costs: 0,
+			outbox: 0,
+			chunks: 0,
+			complete: true,
+			archiveFailed: false,
+		};
 		const target = this.store.identity();
 		// Invoicing asks every accumulator of a period to flush before rating: most have nothing to write.
 		if (target === null || !hasUnflushed(this.store.sql)) return report;
@@ -154,7 +281,6 @@ export class UsageAccumulator extends DurableObject<Env> {
 				await this.env.DB.batch(statements);
 				this.hooks.afterBatch?.(report.chunks);
 				markFlushed(this.store.storage, chunk);
-				report.events += eventCount(chunk);
 				report.aggregates += chunk.daily.length;
 				report.costs += chunk.costs.length;
 				report.outbox += chunk.outbox.length;

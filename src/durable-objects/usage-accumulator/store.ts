@@ -2,10 +2,10 @@
  * The accumulator's own SQLite storage. Every write is synchronous and runs in one transaction per call, so an
  * event, its dedupe key, its aggregates (aggregates.ts) and its outbox row are stored together or not at all.
  *
- * - pending_events: events counted but not yet in D1, in small groups (flush.ts: eventRow, eventGroups), joined
- *   into the flush's INSERT statements and deleted once flushed.
- * - dedupe: idempotency key → the original event, for 36 days (the contract promises at least 35).
- * - holdings: per agent key, the newest membership generation told and whether this accumulator holds the key.
+ * - raw_events: every event counted, in small groups, kept until archived and for 36 days (raw-events.ts).
+ * - dedupe_keys: per agent key, idempotency key → the original event, for 36 days (dedupe.ts).
+ * - holdings: per agent key, the newest membership generation told, whether this accumulator holds the key, and
+ *   the generation at which it took the key's dedupe keys over from earlier holders (handover.ts).
  * - daily, costs: the running aggregates, with version counters (see flush.ts).
  * - outbox: outcome.completed webhook events waiting for the flush.
  */
@@ -15,14 +15,21 @@ import type { UsageAggregate } from "../../pricing/quantities";
 import { AggregateDeltas, readUsage } from "./aggregates";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import {
-	type ChunkLimits,
-	DEFAULT_CHUNK_LIMITS,
-	type EventGroup,
-	type EventRow,
-	eventGroups,
-	eventRow,
-	eventRowFromLegacy,
-} from "./flush";
+	DEDUPE_SCHEMA,
+	DEDUPE_TTL_MS,
+	type DedupeRow,
+	dedupeKeyOf,
+	dedupeMapKey,
+	dedupePage,
+	insertDedupeRows,
+	purgeExpiredDedupeRows,
+	readOriginals,
+	storedEventRow,
+	upgradeDedupeStorage,
+} from "./dedupe";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "./flush";
+import type { Handover } from "./handover";
+import { insertRawEvents, RAW_EVENTS_SCHEMA, upgradeRawEventStorage } from "./raw-events";
 import type {
 	EventResult,
 	HoldingChange,
@@ -32,15 +39,11 @@ import type {
 	StoredEvent,
 } from "./types";
 
-const DEDUPE_TTL_MS = 36 * 24 * 60 * 60 * 1000;
-
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS holdings (agent_key TEXT PRIMARY KEY, generation INTEGER NOT NULL, held INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS pending_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS dedupe (key TEXT PRIMARY KEY, event TEXT NOT NULL, expires_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS dedupe_expiry ON dedupe (expires_at);
-CREATE TABLE IF NOT EXISTS daily (
+CREATE TABLE IF NOT EXISTS holdings (
+	agent_key TEXT PRIMARY KEY, generation INTEGER NOT NULL, held INTEGER NOT NULL, imported INTEGER NOT NULL DEFAULT -1);
+${RAW_EVENTS_SCHEMA}${DEDUPE_SCHEMA}CREATE TABLE IF NOT EXISTS daily (
 	day TEXT NOT NULL, agent_key TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
 	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (day, agent_key, kind, type, field));
@@ -53,9 +56,22 @@ CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flu
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
 `;
 
-export type StoredIdentity = AccumulatorIdentity & { name: string; accountId: string | null };
+/** What a record call did: the answer, and the instances to take over before their events (`awaiting`) count. */
+export interface StoreRecordResult {
+	response: RecordResponse;
+	handovers: Handover[];
+	/** Indices of events left out until their instance is taken over. */
+	awaiting: number[];
+}
 
-type Meta = { name: string | null; accountId: string | null };
+export type StoredIdentity = AccumulatorIdentity & {
+	name: string;
+	accountId: string | null;
+	billableFrom: string | null;
+};
+
+/** billableFrom: a subscription's start (§19); its events with earlier timestamps are not billable. */
+type Meta = { name: string | null; accountId: string | null; billableFrom: string | null };
 
 /**
  * Statements work on sets, so a call costs a handful of them whatever the number of its events: rows travel as
@@ -79,35 +95,14 @@ export class AccumulatorStore {
 				.map((row) => row.name),
 		);
 		this.hasTables = tables.has("meta");
-		// Tables added by a later version are created at once where the others exist.
-		if (this.hasTables) this.sql.exec(SCHEMA);
-		if (tables.has("events") || tables.has("event_groups")) this.convertLegacyEvents(tables);
-	}
-
-	/**
-	 * Events left by earlier versions, as usage_events objects: one row each in `events` (regrouped by ten), then
-	 * JSON arrays of them in `event_groups`. They are rewritten as the rows of today and flushed like the rest;
-	 * rewritten, a group is smaller than it was.
-	 */
-	private convertLegacyEvents(tables: Set<string>): void {
-		this.storage.transactionSync(() => {
-			if (tables.has("event_groups")) {
-				this.sql.exec(
-					`INSERT INTO pending_events (size, json)
-					SELECT g.size, (SELECT json_group_array(${eventRowFromLegacy("e.value")}) FROM json_each(g.json) AS e)
-					FROM event_groups AS g ORDER BY g.seq`,
-				);
-				this.sql.exec("DROP TABLE event_groups");
-			}
-			if (tables.has("events")) {
-				this.sql.exec(
-					`INSERT INTO pending_events (size, json)
-					SELECT count(*), json_group_array(${eventRowFromLegacy("row")}) FROM events
-					GROUP BY (seq - 1) / 10 ORDER BY min(seq)`,
-				);
-				this.sql.exec("DROP TABLE events");
-			}
-		});
+		if (this.hasTables) {
+			// Tables added by a later version are created, and storage of an earlier one converted, at once.
+			storage.transactionSync(() => {
+				this.sql.exec(SCHEMA);
+				upgradeDedupeStorage(this.sql, tables);
+				upgradeRawEventStorage(this.sql, tables);
+			});
+		}
 	}
 
 	/** Whether anything was ever written here; reads of an accumulator without tables answer "nothing". */
@@ -122,35 +117,44 @@ export class AccumulatorStore {
 	}
 
 	private storedMeta(): Meta {
-		if (!this.hasTables) return { name: null, accountId: null };
+		if (!this.hasTables) return { name: null, accountId: null, billableFrom: null };
 		if (this.meta === undefined) {
 			const rows = this.sql
 				.exec<{ key: string; value: string | null }>("SELECT key, value FROM meta")
 				.toArray();
 			const meta = new Map(rows.map((r) => [r.key, r.value]));
-			this.meta = { name: meta.get("name") ?? null, accountId: meta.get("account_id") ?? null };
+			this.meta = {
+				name: meta.get("name") ?? null,
+				accountId: meta.get("account_id") ?? null,
+				billableFrom: meta.get("billable_from") ?? null,
+			};
 		}
 		return this.meta;
 	}
 
 	identity(): StoredIdentity | null {
-		const { name, accountId } = this.storedMeta();
+		const { name, accountId, billableFrom } = this.storedMeta();
 		if (!name) return null;
-		return { ...parseAccumulatorName(name), name, accountId };
+		return { ...parseAccumulatorName(name), name, accountId, billableFrom };
 	}
 
-	/** Writes the accumulator's name and account, only when they are not stored already. */
-	remember(name: string, accountId: string | null): void {
+	/**
+	 * Writes the accumulator's name, account and billable start, only when they are not stored already
+	 * (`billableFrom` undefined: keep what is stored).
+	 */
+	remember(name: string, accountId: string | null, billableFrom?: string | null): void {
 		const stored = this.storedMeta();
-		if (stored.name === name && stored.accountId === accountId) return;
+		const from = billableFrom === undefined ? stored.billableFrom : billableFrom;
+		if (stored.name === name && stored.accountId === accountId && stored.billableFrom === from) return;
 		this.createTables();
 		this.meta = undefined;
 		this.sql.exec(
-			"INSERT OR REPLACE INTO meta (key, value) VALUES ('name', ?), ('account_id', ?)",
+			"INSERT OR REPLACE INTO meta (key, value) VALUES ('name', ?), ('account_id', ?), ('billable_from', ?)",
 			name,
 			accountId,
+			from,
 		);
-		this.meta = { name, accountId };
+		this.meta = { name, accountId, billableFrom: from };
 	}
 
 	/** A transaction that, if it fails, leaves no cached knowledge of what it may have written. */
@@ -185,18 +189,19 @@ export class AccumulatorStore {
 	/**
 	 * Applies the router's claims and answers which of the keys this accumulator holds: one read, and a write
 	 * only for claims newer than what it knows. An instance accumulator holds its own instance until told it was
-	 * released; a subscription's holds none it was not told of.
+	 * released; a subscription's holds none it was not told of. A held key whose dedupe keys were not yet taken
+	 * over at its generation (handover.ts) is not counted yet: it is listed in `handovers`.
 	 */
 	private claimAndHold(
 		agentKeys: readonly string[],
 		claims: Record<string, number>,
 		identity: AccumulatorIdentity,
-	): Set<string> {
+	): { held: Set<string>; handovers: Handover[] } {
 		const keys = [...new Set([...agentKeys, ...Object.keys(claims)])];
 		const known = new Map(
 			this.sql
-				.exec<{ agent_key: string; generation: number; held: number }>(
-					"SELECT agent_key, generation, held FROM holdings WHERE agent_key IN (SELECT value FROM json_each(?))",
+				.exec<{ agent_key: string; generation: number; held: number; imported: number }>(
+					"SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (SELECT value FROM json_each(?))",
 					JSON.stringify(keys),
 				)
 				.toArray()
@@ -206,13 +211,58 @@ export class AccumulatorStore {
 			([agentKey, generation]) => generation > (known.get(agentKey)?.generation ?? -1),
 		);
 		this.applyHoldingRows(newer.map(([agentKey, generation]) => [agentKey, generation, 1]));
-		const claimed = new Set(newer.map(([agentKey]) => agentKey));
-		return new Set(
-			agentKeys.filter((agentKey) => {
-				if (claimed.has(agentKey)) return true;
-				const row = known.get(agentKey);
-				return row ? row.held === 1 : identity.kind === "inst" && identity.id === agentKey;
-			}),
+		const claimed = new Map(newer);
+		const held = new Set<string>();
+		const handovers: Handover[] = [];
+		for (const agentKey of agentKeys) {
+			const row = known.get(agentKey);
+			const claim = claimed.get(agentKey);
+			// Generation 0: the instance was never in a subscription, so no other accumulator has its keys.
+			if (claim !== undefined) {
+				if (claim === 0 || (row !== undefined && row.imported >= claim)) held.add(agentKey);
+				else handovers.push({ agentKey, generation: claim });
+			} else if (row === undefined) {
+				if (identity.kind === "inst" && identity.id === agentKey) held.add(agentKey);
+			} else if (row.held === 1) {
+				if (row.generation === 0 || row.imported >= row.generation) held.add(agentKey);
+				else handovers.push({ agentKey, generation: row.generation });
+			}
+		}
+		return { held, handovers };
+	}
+
+	/**
+	 * Releases the instance at `generation` (from then on this accumulator refuses its events, unless a newer
+	 * generation gives it back) and answers a page of its dedupe keys, in one transaction (handover.ts).
+	 */
+	release(
+		agentKey: string,
+		generation: number,
+		after: string | null,
+		limit: number,
+		now: number,
+	): DedupeRow[] {
+		this.createTables();
+		return this.transaction(() => {
+			this.applyHoldingRows([[agentKey, generation, 0]]);
+			return dedupePage(this.sql, agentKey, after, limit, now);
+		});
+	}
+
+	/** Keys handed over by an earlier holder; a key already here keeps its original. */
+	storeHandedKeys(rows: DedupeRow[]): void {
+		if (rows.length === 0) return;
+		this.createTables();
+		this.transaction(() => insertDedupeRows(this.sql, rows, false));
+	}
+
+	/** After every earlier holder handed its keys over: the instance's events are counted from now on. */
+	markTakenOver({ agentKey, generation }: Handover): void {
+		this.createTables();
+		this.sql.exec(
+			"UPDATE holdings SET imported = ?2 WHERE agent_key = ?1 AND generation = ?2 AND imported < ?2",
+			agentKey,
+			generation,
 		);
 	}
 
@@ -229,34 +279,40 @@ export class AccumulatorStore {
 	/**
 	 * Counts the events of held instances, in order; a repeated idempotency key (stored, or earlier in the same
 	 * request) answers the original event. The router's claims are applied first: a claim newer than what this
-	 * accumulator was told means it holds the key (it missed the announcement).
+	 * accumulator was told means it holds the key (it missed the announcement). Events of instances still to be
+	 * taken over are left out (null, their index in `awaiting`): the object takes them over and records them then.
 	 */
-	record(request: RecordRequest, now: number, limits: ChunkLimits = DEFAULT_CHUNK_LIMITS): RecordResponse {
+	record(request: RecordRequest, now: number, limits: ChunkLimits = DEFAULT_CHUNK_LIMITS): StoreRecordResult {
 		const identity = parseAccumulatorName(request.name);
 		const subscriptionId = subscriptionOf(identity);
 		this.createTables();
 		return this.transaction(() => {
-			this.remember(request.name, request.accountId);
+			this.remember(request.name, request.accountId, request.billableFrom);
 			const events = request.events;
 			const agentKeys = [...new Set(events.map((e) => e.agentKey))];
-			const held = this.claimAndHold(agentKeys, request.claims, identity);
+			const { held, handovers } = this.claimAndHold(agentKeys, request.claims, identity);
+			const waiting = new Set(handovers.map((h) => h.agentKey));
 			const originals = this.originals(events, now);
 			const refused = new Set<string>();
+			const awaiting: number[] = [];
 			const deltas = new AggregateDeltas();
 			const newEvents: EventRow[] = [];
-			const newDedupe: [key: string, event: string][] = [];
+			const newDedupe: DedupeRow[] = [];
 			const outcomes: StoredEvent[] = [];
 			const results: EventResult[] = [];
+			const expiresAt = now + DEDUPE_TTL_MS;
 
-			for (const event of events) {
+			for (const [index, event] of events.entries()) {
 				if (!held.has(event.agentKey)) {
-					refused.add(event.agentKey);
+					if (waiting.has(event.agentKey)) awaiting.push(index);
+					else refused.add(event.agentKey);
 					results.push(null);
 					continue;
 				}
 				const dedupeKey = dedupeKeyOf(event);
-				if (dedupeKey !== null) {
-					const original = originals.get(dedupeKey);
+				const mapKey = dedupeKey === null ? null : dedupeMapKey(event.agentKey, dedupeKey);
+				if (mapKey !== null) {
+					const original = originals.get(mapKey);
 					if (original) {
 						results.push({ status: "duplicate", event: original });
 						continue;
@@ -267,54 +323,29 @@ export class AccumulatorStore {
 				// Most events need no stored copy: subscription_id is the accumulator's own, given at flush time.
 				if (dedupeKey !== null || event.kind === "outcome") {
 					const stored = storedEvent(event, subscriptionId);
-					if (dedupeKey !== null) {
-						originals.set(dedupeKey, stored);
-						newDedupe.push([dedupeKey, JSON.stringify(stored)]);
+					if (mapKey !== null && dedupeKey !== null) {
+						originals.set(mapKey, stored);
+						newDedupe.push([event.agentKey, dedupeKey, storedEventRow(stored), expiresAt]);
 					}
 					if (stored.kind === "outcome") outcomes.push(stored);
 				}
 				results.push(PROCESSED);
 			}
-			this.insertEvents(eventGroups(newEvents, limits));
-			this.insertDedupe(newDedupe, now + DEDUPE_TTL_MS);
+			insertRawEvents(this.sql, newEvents, limits);
+			insertDedupeRows(this.sql, newDedupe, true);
 			deltas.applyTo(this.sql);
 			this.queueOutcomesCompleted(outcomes, request.accountId);
-			return { results, refused: [...refused] };
+			return { response: { results, refused: [...refused] }, handovers, awaiting };
 		});
 	}
 
-	/** The stored originals of the events' idempotency keys, by dedupe key. */
+	/** The stored originals of the events' idempotency keys, by dedupeMapKey. */
 	private originals(events: readonly MeteringEvent[], now: number): Map<string, StoredEvent> {
-		const keys = events.flatMap((event) => dedupeKeyOf(event) ?? []);
-		if (keys.length === 0) return new Map();
-		return new Map(
-			this.sql
-				.exec<{ key: string; event: string }>(
-					"SELECT key, event FROM dedupe WHERE key IN (SELECT value FROM json_each(?)) AND expires_at > ?",
-					JSON.stringify(keys),
-					now,
-				)
-				.toArray()
-				.map((row) => [row.key, JSON.parse(row.event) as StoredEvent]),
-		);
-	}
-
-	private insertEvents(groups: EventGroup[]): void {
-		// One statement per group: cheaper than one json_each over them all, which SQLite must parse again.
-		for (const group of groups) {
-			this.sql.exec("INSERT INTO pending_events (size, json) VALUES (?, ?)", group.size, group.json);
-		}
-	}
-
-	private insertDedupe(rows: [key: string, event: string][], expiresAt: number): void {
-		if (rows.length === 0) return;
-		// REPLACE: an expired key that was not purged yet is taken over by its new event.
-		this.sql.exec(
-			`INSERT OR REPLACE INTO dedupe (key, event, expires_at)
-			SELECT d.value ->> 0, d.value ->> 1, ? FROM json_each(?) AS d`,
-			expiresAt,
-			JSON.stringify(rows),
-		);
+		const pairs = events.flatMap((event): [string, string][] => {
+			const key = dedupeKeyOf(event);
+			return key === null ? [] : [[event.agentKey, key]];
+		});
+		return readOriginals(this.sql, pairs, now);
 	}
 
 	/** outcome.completed, with the data of §13; ids are fixed now so a repeated flush writes each once. */
@@ -346,15 +377,11 @@ export class AccumulatorStore {
 
 	purgeExpiredDedupeKeys(now: number): void {
 		if (!this.hasTables) return;
-		this.sql.exec("DELETE FROM dedupe WHERE expires_at <= ?", now);
+		purgeExpiredDedupeRows(this.sql, now);
 	}
 }
 
 const PROCESSED = "processed" as const;
-
-function dedupeKeyOf(event: MeteringEvent): string | null {
-	return event.idempotencyKey === null ? null : `${event.kind}:${event.idempotencyKey}`;
-}
 
 /** Property by property: a spread of the parsed object is slower, and this runs per event of some batches. */
 function storedEvent(event: MeteringEvent, subscriptionId: string | null): StoredEvent {

@@ -32,6 +32,8 @@ export interface RecordRequest {
 	name: string;
 	/** The subscription's account, for outcome.completed; null for an instance accumulator. */
 	accountId: string | null;
+	/** A subscription's started_at (§19): its events with earlier timestamps are not billable. */
+	billableFrom?: string | null;
 	/**
 	 * For each agent key of the events: the membership generation under which the router believes this
 	 * accumulator holds the key (see membershipGeneration). Newer than what the accumulator knows → it holds it.
@@ -75,6 +77,7 @@ export interface UsageQuery {
 }
 
 export interface FlushReport {
+	/** Raw events archived to R2. */
 	events: number;
 	aggregates: number;
 	costs: number;
@@ -83,4 +86,6 @@ export interface FlushReport {
 	chunks: number;
 	/** false when the call stopped at its chunk limit with data left; call again. */
 	complete: boolean;
+	/** The archive write failed (the alarm retries it); aggregates were flushed all the same. */
+	archiveFailed: boolean;
 }

@@ -1,0 +1,131 @@
+/**
+ * The R2 archive of raw events (§15): gzip-compressed NDJSON, one line per event in the shape of GET /v1/events,
+ * under `events/<environment>/<YYYY-MM-DD>/<accumulator>/<first event id>.ndjson.gz` — the day of the events'
+ * timestamps, so that a day is one glob for DuckDB, ClickHouse or Spark.
+ *
+ * The accumulator archives its oldest unarchived groups, a bounded batch at a time: one object per day of the
+ * batch, written, then the groups marked archived. A retry after a failure takes the same groups first, so it
+ * writes the same keys again (an object is only ever replaced by itself, or by itself plus later events of the
+ * same day and batch): nothing is archived twice under two keys, nothing is left out. Archiving runs from the
+ * alarm, apart from counting, so a failing R2 never blocks ingest; the alarm retries it.
+ */
+import { Decimal } from "../../lib/decimal";
+import type { EventRow, FlushTarget } from "./flush";
+import { hasUnarchived, markArchived, readUnarchived } from "./raw-events";
+
+/** Events per archive batch: objects of a few hundred kilobytes compressed. */
+export const ARCHIVE_BATCH_EVENTS = 5_000;
+
+/** Fault injection for tests: called before each object is written. */
+export interface ArchiveHooks {
+	beforePut?: (key: string) => void;
+}
+
+/** An event as GET /v1/events and the archive show it. */
+export interface EventView {
+	id: string;
+	kind: "action" | "outcome";
+	agent_key: string;
+	type: string;
+	value: number | null;
+	metadata: Record<string, string | number | boolean | null>;
+	timestamp: string;
+	received_at: string;
+	subscription_id: string | null;
+	billable: boolean;
+}
+
+/**
+ * Whether an event counted by this accumulator is billable (§19): it reached a subscription, at a timestamp when
+ * that subscription was active (`billableFrom`: its start; null when unknown, as for events stored before starts
+ * were recorded).
+ */
+export function isBillable(
+	subscriptionId: string | null,
+	timestamp: string,
+	billableFrom: string | null,
+): boolean {
+	return subscriptionId !== null && (billableFrom === null || timestamp >= billableFrom);
+}
+
+export function eventViewOf(
+	row: EventRow,
+	subscriptionId: string | null,
+	billableFrom: string | null,
+): EventView {
+	const [id, kind, agentKey, type, value, metadata, timestamp, receivedAt] = row;
+	return {
+		id,
+		kind: kind as EventView["kind"],
+		agent_key: agentKey,
+		type,
+		value: kind === "outcome" ? Decimal.from(value ?? "0").toNumber() : null,
+		metadata: metadata ?? {},
+		timestamp,
+		received_at: receivedAt,
+		subscription_id: subscriptionId,
+		billable: isBillable(subscriptionId, timestamp, billableFrom),
+	};
+}
+
+export function archiveKey(
+	environment: string,
+	day: string,
+	accumulator: string,
+	firstEventId: string,
+): string {
+	return `events/${environment}/${day}/${accumulator}/${firstEventId}.ndjson.gz`;
+}
+
+export async function gzip(text: string): Promise<ArrayBuffer> {
+	const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
+	return await new Response(stream).arrayBuffer();
+}
+
+export interface ArchiveReport {
+	events: number;
+	objects: number;
+	bytes: number;
+	/** false when events are left for another call. */
+	complete: boolean;
+}
+
+/** Archives batches until nothing is left or `maxBatches` were written. Throws when a write fails. */
+export async function archiveEvents(
+	bucket: R2Bucket,
+	sql: SqlStorage,
+	target: FlushTarget,
+	billableFrom: string | null,
+	hooks: ArchiveHooks,
+	maxBatches = 20,
+): Promise<ArchiveReport> {
+	const report: ArchiveReport = { events: 0, objects: 0, bytes: 0, complete: true };
+	const subscriptionId = target.kind === "sub" ? target.id : null;
+	for (let batch = 0; ; batch++) {
+		if (batch === maxBatches) {
+			report.complete = !hasUnarchived(sql);
+			break;
+		}
+		const { lastSeq, rows } = readUnarchived(sql, ARCHIVE_BATCH_EVENTS);
+		if (lastSeq === null) break;
+		const days = new Map<string, { first: string; lines: string[] }>();
+		for (const row of rows) {
+			const day = row[6].slice(0, 10);
+			const line = JSON.stringify(eventViewOf(row, subscriptionId, billableFrom));
+			const entry = days.get(day);
+			if (entry) entry.lines.push(line);
+			else days.set(day, { first: row[0], lines: [line] });
+		}
+		for (const [day, { first, lines }] of days) {
+			const key = archiveKey(target.environment, day, target.name, first);
+			hooks.beforePut?.(key);
+			const body = await gzip(`${lines.join("\n")}\n`);
+			await bucket.put(key, body, { httpMetadata: { contentType: "application/gzip" } });
+			report.objects++;
+			report.bytes += body.byteLength;
+		}
+		markArchived(sql, lastSeq);
+		report.events += rows.length;
+	}
+	return report;
+}

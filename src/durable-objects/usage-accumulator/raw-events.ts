@@ -1,0 +1,225 @@
+/**
+ * Raw events in the accumulator (§15): D1 keeps aggregates only, so the accumulator that counted an event keeps
+ * it — for the explorer, for rebuilding aggregates, and until it is in the R2 archive (archive.ts).
+ *
+ * Events are stored as they arrive, in small groups of event rows (flush.ts: eventRow, eventGroups): one row of
+ * SQLite per ~15 events, each event a JSON array of its columns without names. A group carries the smallest and
+ * largest timestamp of its events, so a read of a time range (newest first, for the explorer) opens only the
+ * groups that overlap it, and `archived` once its events are in R2.
+ *
+ * Retention: a group is deleted once archived and its newest event is older than RAW_EVENTS_RETENTION_MS — and,
+ * whatever its age, oldest first, while the object's storage is over RAW_EVENTS_MAX_BYTES (the explorer then
+ * reads those days from the archive). An unarchived group is never deleted: a failed archive keeps its events
+ * until a retry succeeds.
+ */
+import { type ChunkLimits, type EventRow, eventGroups } from "./flush";
+import type { MeteringEvent } from "./types";
+
+/** Raw events are kept at least this long after their timestamp (the contract asks 35 days). */
+export const RAW_EVENTS_RETENTION_MS = 36 * 24 * 60 * 60 * 1000;
+
+/**
+ * Storage above which archived events go early, oldest first: well under a Durable Object's 10 GB, leaving room
+ * for dedupe keys (which must stay 35 days), aggregates and events not yet archived. At ~250 bytes per event
+ * (measured: test/metering/raw-events.test.ts) this keeps about 24 million events.
+ */
+export const RAW_EVENTS_MAX_BYTES = 6 * 1024 * 1024 * 1024;
+
+export const RAW_EVENTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS raw_events (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL,
+	min_ts TEXT NOT NULL, max_ts TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX IF NOT EXISTS raw_events_max_ts ON raw_events (max_ts);
+CREATE INDEX IF NOT EXISTS raw_events_unarchived ON raw_events (seq) WHERE archived = 0;
+`;
+
+const TIMESTAMP = 6;
+
+/** Stores the rows in groups, one INSERT per group (cheaper than one json_each over them all). */
+export function insertRawEvents(sql: SqlStorage, rows: readonly EventRow[], limits: ChunkLimits): void {
+	let start = 0;
+	for (const group of eventGroups(rows, limits)) {
+		let min = (rows[start] as EventRow)[TIMESTAMP];
+		let max = min;
+		for (let i = start + 1; i < start + group.size; i++) {
+			const at = (rows[i] as EventRow)[TIMESTAMP];
+			if (at < min) min = at;
+			else if (at > max) max = at;
+		}
+		start += group.size;
+		sql.exec(
+			"INSERT INTO raw_events (size, json, min_ts, max_ts) VALUES (?, ?, ?, ?)",
+			group.size,
+			group.json,
+			min,
+			max,
+		);
+	}
+}
+
+export function meteringEventOf(row: EventRow): MeteringEvent {
+	const [id, kind, agentKey, type, value, metadata, timestamp, receivedAt, idempotencyKey] = row;
+	return {
+		id,
+		kind: kind as MeteringEvent["kind"],
+		agentKey,
+		type,
+		value,
+		metadata,
+		timestamp,
+		receivedAt,
+		idempotencyKey,
+	};
+}
+
+function hasRawEvents(sql: SqlStorage): boolean {
+	return (
+		sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'raw_events'").toArray().length > 0
+	);
+}
+
+/**
+ * The events this accumulator retains whose `timestamp` is in [fromTimestamp, toTimestamp), archived or not, in
+ * the order they were counted. For rebuilding aggregates from raw events.
+ */
+export function readRawEvents(sql: SqlStorage, fromTimestamp: string, toTimestamp: string): MeteringEvent[] {
+	if (!hasRawEvents(sql)) return [];
+	return sql
+		.exec<{ row: string }>(
+			`SELECT e.value AS row FROM raw_events AS g, json_each(g.json) AS e
+			WHERE g.max_ts >= ?1 AND g.min_ts < ?2 AND e.value ->> 6 >= ?1 AND e.value ->> 6 < ?2
+			ORDER BY g.seq, e.key`,
+			fromTimestamp,
+			toTimestamp,
+		)
+		.toArray()
+		.map(({ row }) => meteringEventOf(JSON.parse(row) as EventRow));
+}
+
+export interface UnarchivedGroups {
+	lastSeq: number | null;
+	rows: EventRow[];
+}
+
+/** The oldest groups not yet archived, whole, up to about `maxEvents` events (at least one group). */
+export function readUnarchived(sql: SqlStorage, maxEvents: number): UnarchivedGroups {
+	const rows: EventRow[] = [];
+	let lastSeq: number | null = null;
+	const stored = sql.exec<{ seq: number; size: number; json: string }>(
+		"SELECT seq, size, json FROM raw_events WHERE archived = 0 ORDER BY seq LIMIT ?",
+		maxEvents,
+	);
+	for (const { seq, size, json } of stored) {
+		if (lastSeq !== null && rows.length + size > maxEvents) break;
+		for (const row of JSON.parse(json) as EventRow[]) rows.push(row);
+		lastSeq = seq;
+	}
+	return { lastSeq, rows };
+}
+
+export function markArchived(sql: SqlStorage, lastSeq: number): void {
+	sql.exec("UPDATE raw_events SET archived = 1 WHERE seq <= ? AND archived = 0", lastSeq);
+}
+
+export function hasUnarchived(sql: SqlStorage): boolean {
+	return sql.exec("SELECT 1 FROM raw_events WHERE archived = 0 LIMIT 1").toArray().length > 0;
+}
+
+/**
+ * Deletes archived groups past retention, then, while the storage is over `maxBytes`, the oldest archived ones
+ * (a Durable Object's databaseSize shrinks as rows go). Never an unarchived group.
+ */
+export function purgeRawEvents(
+	storage: DurableObjectStorage,
+	now: number,
+	maxBytes: number = RAW_EVENTS_MAX_BYTES,
+): void {
+	const sql = storage.sql;
+	if (!hasRawEvents(sql)) return;
+	const cutoff = new Date(now - RAW_EVENTS_RETENTION_MS).toISOString();
+	sql.exec("DELETE FROM raw_events WHERE archived = 1 AND max_ts < ?", cutoff);
+	while (sql.databaseSize > maxBytes) {
+		const oldest = sql
+			.exec<{ seq: number }>("SELECT seq FROM raw_events WHERE archived = 1 ORDER BY seq LIMIT 1 OFFSET 999")
+			.toArray()[0]?.seq;
+		const before = sql.databaseSize;
+		if (oldest === undefined) sql.exec("DELETE FROM raw_events WHERE archived = 1");
+		else sql.exec("DELETE FROM raw_events WHERE archived = 1 AND seq <= ?", oldest);
+		if (oldest === undefined || sql.databaseSize >= before) break;
+	}
+}
+
+/**
+ * Storage of the released v1: `pending_events (seq, size, json)`, events not yet in D1 — they become raw events,
+ * not archived yet. Runs on start, where the tables exist.
+ */
+export function upgradeRawEventStorage(sql: SqlStorage, tables: ReadonlySet<string>): void {
+	if (!tables.has("pending_events")) return;
+	sql.exec(
+		`INSERT INTO raw_events (size, json, min_ts, max_ts)
+		SELECT p.size, p.json, (SELECT min(e.value ->> 6) FROM json_each(p.json) AS e),
+			(SELECT max(e.value ->> 6) FROM json_each(p.json) AS e)
+		FROM pending_events AS p ORDER BY p.seq`,
+	);
+	sql.exec("DROP TABLE pending_events");
+}
+
+/** A page of retained events for the explorer: newest `timestamp` first, then id, after `before` when given. */
+export interface RawEventQuery {
+	/** [from, to) on timestamps. */
+	from: string;
+	to: string;
+	/** The last event of the previous page: the page holds what sorts after it. */
+	before: { timestamp: string; id: string } | null;
+	agentKey?: string;
+	kind?: string;
+	type?: string;
+	limit: number;
+}
+
+/**
+ * Reads groups by their newest timestamp, newest first, and stops once `limit` matching events are newer than
+ * any group not yet read: groups are mostly in time order, so a page opens a few of them whatever the number
+ * stored (events sent with old timestamps only mean reading a few more).
+ */
+export function newestRawEvents(sql: SqlStorage, query: RawEventQuery): EventRow[] {
+	if (!hasRawEvents(sql)) return [];
+	const upper = query.before === null ? query.to : minString(query.to, `${query.before.timestamp}\u0000`);
+	const groups = sql.exec<{ json: string; max_ts: string }>(
+		`SELECT json, max_ts FROM raw_events WHERE max_ts >= ? AND min_ts < ? ORDER BY max_ts DESC`,
+		query.from,
+		upper,
+	);
+	const found: EventRow[] = [];
+	const sortsAfterCursor = (row: EventRow) =>
+		query.before === null ||
+		row[TIMESTAMP] < query.before.timestamp ||
+		(row[TIMESTAMP] === query.before.timestamp && row[0] < query.before.id);
+	for (const group of groups) {
+		// Every event of this group and the ones after is at or before its max_ts.
+		if (found.length >= query.limit) {
+			found.sort(newestFirst);
+			const last = found[query.limit - 1] as EventRow;
+			if (last[TIMESTAMP] > group.max_ts) break;
+		}
+		for (const row of JSON.parse(group.json) as EventRow[]) {
+			const at = row[TIMESTAMP];
+			if (at < query.from || at >= query.to || !sortsAfterCursor(row)) continue;
+			if (query.agentKey !== undefined && row[2] !== query.agentKey) continue;
+			if (query.kind !== undefined && row[1] !== query.kind) continue;
+			if (query.type !== undefined && row[3] !== query.type) continue;
+			found.push(row);
+		}
+	}
+	found.sort(newestFirst);
+	return found.slice(0, query.limit);
+}
+
+function minString(a: string, b: string): string {
+	return a < b ? a : b;
+}
+
+export function newestFirst(a: EventRow, b: EventRow): number {
+	if (a[TIMESTAMP] !== b[TIMESTAMP]) return a[TIMESTAMP] < b[TIMESTAMP] ? 1 : -1;
+	return a[0] < b[0] ? 1 : a[0] > b[0] ? -1 : 0;
+}

@@ -1,0 +1,110 @@
+/**
+ * The event explorer (GET /v1/events, §15): raw events read from the accumulators that counted them, so an event
+ * shows as soon as it was answered. By subscription, its accumulator; by instance, every accumulator the instance
+ * passed through (its own and one per subscription it was in), merged. Newest timestamp first, then id; the
+ * cursor is the last event of a page.
+ */
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { subscriptionInstances } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import type { EventView } from "../durable-objects/usage-accumulator/archive";
+import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import type { Env } from "../env";
+import { validationError } from "../http/errors";
+import { getSubscription } from "../subscriptions/views";
+import { newestFirstView } from "./views";
+
+export interface EventQuery {
+	subscriptionId?: string;
+	agentKey?: string;
+	kind?: "action" | "outcome";
+	type?: string;
+	/** [from, to) on timestamps, ISO 8601 UTC. */
+	from: string;
+	to: string;
+	limit: number;
+	cursor?: string;
+}
+
+export interface EventPage {
+	events: EventView[];
+	next_cursor: string | null;
+}
+
+type Cursor = { timestamp: string; id: string };
+
+export function encodeCursor(event: Cursor): string {
+	return btoa(JSON.stringify([event.timestamp, event.id]))
+		.replaceAll("+", "-")
+		.replaceAll("/", "_")
+		.replaceAll("=", "");
+}
+
+export function decodeCursor(cursor: string): Cursor {
+	try {
+		const text = atob(cursor.replaceAll("-", "+").replaceAll("_", "/"));
+		const [timestamp, id] = JSON.parse(text) as unknown[];
+		if (typeof timestamp === "string" && typeof id === "string" && !Number.isNaN(Date.parse(timestamp))) {
+			return { timestamp, id };
+		}
+	} catch {}
+	throw validationError("cursor", "cursor must be a next_cursor returned by this endpoint.");
+}
+
+/** The accumulators of every subscription the instance has ever been in. */
+async function subscriptionsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
+	const rows = await db
+		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId })
+		.from(subscriptionInstances)
+		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
+	return rows.map((row) => row.subscriptionId);
+}
+
+export async function listEvents({
+	env,
+	db,
+	scope,
+	query,
+}: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	query: EventQuery;
+}): Promise<EventPage> {
+	const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
+	let names: string[];
+	if (query.subscriptionId !== undefined) {
+		await getSubscription({ db, scope, id: query.subscriptionId });
+		names = [accumulatorName(scope.environment, { subscriptionId: query.subscriptionId })];
+	} else {
+		const agentKey = query.agentKey as string;
+		names = [
+			accumulatorName(scope.environment, { agentKey }),
+			...(await subscriptionsOf(db, scope, agentKey)).map((subscriptionId) =>
+				accumulatorName(scope.environment, { subscriptionId }),
+			),
+		];
+	}
+	// One more than a page: whether there is a next one.
+	const pages = await Promise.all(
+		names.map((name) =>
+			accumulatorStub(env, name).events({
+				from: query.from,
+				to: query.to,
+				before,
+				agentKey: query.agentKey,
+				kind: query.kind,
+				type: query.type,
+				limit: query.limit + 1,
+			}),
+		),
+	);
+	const events = (pages.flat() as EventView[]).sort(newestFirstView);
+	const page = events.slice(0, query.limit);
+	const last = page.at(-1);
+	return {
+		events: page,
+		next_cursor: events.length > query.limit && last ? encodeCursor(last) : null,
+	};
+}
