@@ -104,6 +104,8 @@ export const ratePlans = sqliteTable(
 		baseFee: text("base_fee").notNull(),
 		charges: text("charges", { mode: "json" }).$type<unknown[]>().notNull(),
 		status: text("status", { enum: ["active", "archived"] }).notNull(),
+		// Migration 0003 adds it last; the column order of drizzle does not matter to its queries.
+		minimumAmount: text("minimum_amount").notNull().default("0"),
 		createdAt: text("created_at").notNull(),
 	},
 	(t) => [index("rate_plans_env_created").on(t.environment, t.createdAt, t.id)],

@@ -14,11 +14,12 @@ import type { Charge } from "../pricing/plan";
 import type { RatePlanRow } from "../pricing/plans";
 import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
-import { BASE_FEE_METRIC, rateUsage } from "../pricing/rate";
+import { BASE_FEE_METRIC, MINIMUM_METRIC, rateUsage } from "../pricing/rate";
 import {
 	BASE_FEE_DESCRIPTION,
 	formatQuantity,
 	lateUsageLineDescription,
+	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
 
@@ -111,7 +112,10 @@ function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 		charge: charges.get(rated.metric) ?? null,
 		quantity: rated.quantity,
 		amount: rated.amount,
-		shares: rated.metric === BASE_FEE_METRIC ? null : (shares.get(rated.metric) ?? new Map()),
+		shares:
+			rated.metric === BASE_FEE_METRIC || rated.metric === MINIMUM_METRIC
+				? null
+				: (shares.get(rated.metric) ?? new Map()),
 	}));
 }
 
@@ -123,10 +127,15 @@ function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] 
 		.map(([agent_id, quantity]) => ({ agent_id, quantity: quantity.toString() }));
 }
 
+/** The base fee's or the minimum's description: the lines that no charge of the plan makes. */
+function flatDescription(metric: string): string {
+	return metric === MINIMUM_METRIC ? MINIMUM_DESCRIPTION : BASE_FEE_DESCRIPTION;
+}
+
 function regularLine(line: MeteredLine): DraftLine {
 	const description =
 		line.charge === null
-			? BASE_FEE_DESCRIPTION
+			? flatDescription(line.metric)
 			: usageLineDescription(labelOf(line.charge), line.quantity, includedOf(line.charge));
 	return { ...line, description, agentShares: sharesToJson(line.shares) };
 }
@@ -176,7 +185,7 @@ function differenceLine(line: MeteredLine, before: Billed | undefined): DraftLin
 	const amount = line.amount.sub(before?.amount ?? Decimal.ZERO);
 	if (quantity.isZero() && amount.isZero()) return null;
 	let description: string;
-	if (line.charge === null) description = `${BASE_FEE_DESCRIPTION} — adjustment`;
+	if (line.charge === null) description = `${flatDescription(line.metric)} — adjustment`;
 	else if (quantity.isNegative() || quantity.isZero()) {
 		description = `${labelOf(line.charge)} — adjustment of ${formatQuantity(quantity)} units`;
 	} else {
@@ -205,8 +214,9 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 	} else {
 		const billed = addUpBilled(state.billedLines);
 		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric)) ?? []);
-		// A metric billed earlier that the plan no longer has (it cannot happen with one plan per period, but a
-		// credit is the honest answer if it ever does).
+		// A metric billed earlier that the period no longer has: the minimum's top-up once usage reached the
+		// minimum (its credit keeps the period's total at the minimum, never above what was used), or a metric
+		// the plan no longer has (it cannot happen with one plan per period, but a credit is the honest answer).
 		const ratedMetrics = new Set(metered.map((line) => line.metric));
 		for (const [metric, before] of billed) {
 			if (ratedMetrics.has(metric)) continue;
@@ -214,7 +224,10 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 				{ metric, charge: null, quantity: Decimal.ZERO, amount: Decimal.ZERO, shares: null },
 				before,
 			);
-			if (line) lines.push({ ...line, description: `${metric} — adjustment` });
+			if (line) {
+				const label = metric === MINIMUM_METRIC ? MINIMUM_DESCRIPTION : metric;
+				lines.push({ ...line, description: `${label} — adjustment` });
+			}
 		}
 		if (lines.length === 0) return null;
 	}

@@ -54,6 +54,11 @@ const RatePlan = z
 		base_fee: z
 			.number()
 			.openapi({ description: "Billed once per billing period, in major units.", example: 49 }),
+		minimum_amount: z.number().openapi({
+			description:
+				"The least a billing period costs: below it, invoices and simulations end with a minimum_commitment top-up line.",
+			example: 0,
+		}),
 		charges: z.array(Charge.openapi("Charge")),
 		status: z.enum(["active", "archived"]),
 		created_at: z.string().openapi({ example: "2026-11-21T10:00:00.000Z" }),
