@@ -215,6 +215,24 @@ export const usageDaily = sqliteTable(
 	],
 );
 
+// Quantities of filtered, max and unique_count charge sources per accumulator, period and instance (§16).
+export const usageMetrics = sqliteTable(
+	"usage_metrics",
+	{
+		accumulator: text("accumulator").notNull(),
+		environment: text("environment").notNull(),
+		subscriptionId: text("subscription_id"),
+		agentKey: text("agent_key").notNull(),
+		period: text("period").notNull(),
+		source: text("source").notNull(),
+		quantity: text("quantity").notNull(),
+	},
+	(t) => [
+		primaryKey({ columns: [t.accumulator, t.period, t.agentKey, t.source] }),
+		index("usage_metrics_subscription").on(t.environment, t.subscriptionId, t.period),
+	],
+);
+
 // Operator costs carried by actions (metadata.cost), per accumulator, month, instance, cost type and currency.
 export const usageCosts = sqliteTable(
 	"usage_costs",

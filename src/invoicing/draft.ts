@@ -15,6 +15,7 @@ import type { RatePlanRow } from "../pricing/plans";
 import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
 import { BASE_FEE_METRIC, MINIMUM_METRIC, rateUsage } from "../pricing/rate";
+import type { MetricQuantity } from "../pricing/sources";
 import {
 	BASE_FEE_DESCRIPTION,
 	formatQuantity,
@@ -34,6 +35,11 @@ export interface AgentUsage extends UsageAggregate {
 	agentId: string | null;
 }
 
+/** Quantities of filtered, max and unique_count sources (pricing/sources.ts), one row per instance. */
+export interface AgentMetric extends MetricQuantity {
+	agentId: string | null;
+}
+
 export interface BilledLine {
 	metric: string;
 	quantity: string;
@@ -46,6 +52,8 @@ export interface SubscriptionPeriodState {
 	accountId: string;
 	plan: RatePlanRow;
 	usage: AgentUsage[];
+	/** The period's quantities of the sources the daily aggregates cannot answer; none when absent. */
+	metrics?: AgentMetric[];
 	/** Sequences of every invoice of the period, void ones included (a sequence is never reused). */
 	sequences: number[];
 	/** Lines of the period's non-void invoices. */
@@ -84,19 +92,35 @@ interface MeteredLine {
 const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
 const includedOf = (charge: Charge) => Decimal.from(charge.included_quantity ?? 0);
 
-/** Each metric's quantity split by agent; the parts add up to the metric's quantity. */
-function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[]) {
-	const byAgent = new Map<string | null, AgentUsage[]>();
-	for (const row of usage) {
-		const rows = byAgent.get(row.agentId);
-		if (rows) rows.push(row);
-		else byAgent.set(row.agentId, [row]);
+function byAgent<T extends { agentId: string | null }>(rows: readonly T[]): Map<string | null, T[]> {
+	const groups = new Map<string | null, T[]>();
+	for (const row of rows) {
+		const list = groups.get(row.agentId);
+		if (list) list.push(row);
+		else groups.set(row.agentId, [row]);
 	}
+	return groups;
+}
+
+/**
+ * Each metric's quantity split by agent; the parts add up to the metric's quantity. A max is not a sum of
+ * parts: it is the agent's whose events reached it (the first such agent by id on a tie).
+ */
+function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics: AgentMetric[]) {
+	const usageOf = byAgent(usage);
+	const metricsOf = byAgent(metrics);
 	const shares = new Map<string, Map<string | null, Decimal>>(charges.map((c) => [c.metric, new Map()]));
-	for (const [agentId, rows] of byAgent) {
-		for (const [metric, quantity] of quantitiesForPlan(charges, rows)) {
+	for (const agentId of new Set([...usageOf.keys(), ...metricsOf.keys()])) {
+		const quantities = quantitiesForPlan(charges, usageOf.get(agentId) ?? [], metricsOf.get(agentId) ?? []);
+		for (const [metric, quantity] of quantities) {
 			if (!quantity.isZero()) shares.get(metric)?.set(agentId, quantity);
 		}
+	}
+	for (const charge of charges) {
+		if (charge.source.aggregate !== "max") continue;
+		const parts = shares.get(charge.metric) as Map<string | null, Decimal>;
+		const top = [...parts].sort(([a, x], [b, y]) => y.compare(x) || String(a).localeCompare(String(b)))[0];
+		shares.set(charge.metric, new Map(top ? [top] : []));
 	}
 	return shares;
 }
@@ -104,8 +128,9 @@ function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[]) {
 /** The period's full usage, rated by the plan in effect: one line per charge, the base fee first. */
 function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	const pricing = ratePlanPricing(state.plan);
-	const quantities = quantitiesForPlan(pricing.charges, state.usage);
-	const shares = sharesByMetric(pricing.charges, state.usage);
+	const metrics = state.metrics ?? [];
+	const quantities = quantitiesForPlan(pricing.charges, state.usage, metrics);
+	const shares = sharesByMetric(pricing.charges, state.usage, metrics);
 	const charges = new Map(pricing.charges.map((c) => [c.metric, c]));
 	return rateUsage(pricing, quantities).charges.map((rated) => ({
 		metric: rated.metric,

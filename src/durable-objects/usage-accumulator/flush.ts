@@ -15,6 +15,13 @@ import { nowIso } from "../../lib/time";
 import { chunkJsonRows, type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
+import {
+	type MetricRow,
+	markMetricsFlushed,
+	metricStatements,
+	readUnflushedMetrics,
+	UNFLUSHED_METRICS_SQL,
+} from "./metrics";
 import type { MeteringEvent } from "./types";
 
 /** A slice of what D1 does not have yet. `events`: groups of event rows (eventRow), one JSON array each. */
@@ -23,6 +30,8 @@ export interface UnflushedChunk {
 	events: EventGroup[];
 	daily: DailyRow[];
 	costs: CostRow[];
+	/** Per-period quantities of filtered, max and unique_count sources (metrics.ts). */
+	metrics: MetricRow[];
 	lastOutboxSeq: number | null;
 	outbox: OutboxRow[];
 }
@@ -188,6 +197,7 @@ export function chunkStatements(
 			),
 		);
 	}
+	statements.push(...metricStatements(d1, target, chunk.metrics));
 	statements.push(...outboxInsertMany(d1, target.environment, chunk.outbox, nowIso()));
 	return statements;
 }
@@ -224,6 +234,7 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 		costs: sql
 			.exec<CostRow>("SELECT * FROM costs WHERE version > flushed_version LIMIT ?", limits.rows)
 			.toArray(),
+		metrics: readUnflushedMetrics(sql, limits.rows),
 		lastOutboxSeq: outbox.at(-1)?.seq ?? null,
 		outbox: outbox.map(({ id, event, data }) => ({ id, event, data })),
 	};
@@ -258,6 +269,7 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 				JSON.stringify(chunk.costs.map((r) => [r.period, r.agent_key, r.cost_type, r.currency, r.version])),
 			);
 		}
+		markMetricsFlushed(sql, chunk.metrics);
 	});
 }
 
@@ -266,7 +278,7 @@ export function hasUnflushed(sql: SqlStorage): boolean {
 		.exec<{ dirty: number }>(
 			`SELECT EXISTS (SELECT 1 FROM pending_events) OR EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
-			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) AS dirty`,
+			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) OR ${UNFLUSHED_METRICS_SQL} AS dirty`,
 		)
 		.one();
 	return row.dirty === 1;

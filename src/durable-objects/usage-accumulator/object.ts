@@ -11,6 +11,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import type { UsageAggregate } from "../../pricing/quantities";
+import type { MetricQuantity } from "../../pricing/sources";
 import { dispatchOutbox } from "../../webhooks/dispatch";
 import { parseAccumulatorName } from "./client";
 import {
@@ -22,6 +23,8 @@ import {
 	markFlushed,
 	readUnflushed,
 } from "./flush";
+import { MetricDeltas, readMetrics } from "./metrics";
+import { PlanBook } from "./plans";
 import { AccumulatorStore } from "./store";
 import type {
 	FlushReport,
@@ -60,6 +63,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
 	hooks: FlushHooks = {};
 	private readonly store: AccumulatorStore;
+	private readonly plans: PlanBook;
 	// Flushes run one at a time, so an older absolute value never lands in D1 after a newer one.
 	private flushing: Promise<unknown> = Promise.resolve();
 	// True once this instance set (or saw) the alarm that will flush what it records; then recording needs no
@@ -69,11 +73,16 @@ export class UsageAccumulator extends DurableObject<Env> {
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		this.store = new AccumulatorStore(ctx.storage);
+		this.plans = new PlanBook(ctx.storage, env);
 	}
 
 	async record(call: RecordCall): Promise<RecordResponse> {
 		const request: RecordRequest = { ...call, events: JSON.parse(call.events) as MeteringEvent[] };
-		const response = this.store.record(request, Date.now(), this.settings.chunk);
+		// The plans of the events' periods, once per period: their filtered, max and unique_count sources are
+		// counted with the events.
+		await this.plans.learn(parseAccumulatorName(call.name), timestampsOf(request.events));
+		const metrics = new MetricDeltas(this.plans.sourcesOf);
+		const response = this.store.record(request, Date.now(), this.settings.chunk, metrics);
 		if (response.results.includes("processed")) await this.scheduleFlush();
 		return response;
 	}
@@ -96,6 +105,15 @@ export class UsageAccumulator extends DurableObject<Env> {
 	/** Several usage reads in one call, answered in order. */
 	usageOf(queries: UsageQuery[]): UsageAggregate[][] {
 		return queries.map(({ startDay, endDay, agentKey }) => this.store.usage(startDay, endDay, agentKey));
+	}
+
+	/** The period's quantities of filtered, max and unique_count sources, per instance (pricing/sources.ts). */
+	metricsOf(period: string, agentKey?: string): MetricQuantity[] {
+		if (this.store.isEmpty) return [];
+		return readMetrics(this.store.sql, period, agentKey).map(({ source, quantity }) => ({
+			source,
+			quantity,
+		}));
 	}
 
 	/** Copies everything not yet in D1, up to the chunk limit of one call (see FlushReport.complete). */
@@ -164,5 +182,16 @@ export class UsageAccumulator extends DurableObject<Env> {
 			if (report.outbox > 0) await dispatchOutbox(this.env);
 		}
 		return report;
+	}
+}
+
+/** The events' timestamps, fewer than one per event when a batch shares a few (the common case). */
+function* timestampsOf(events: readonly MeteringEvent[]): Generator<string> {
+	let last = "";
+	for (const event of events) {
+		const period = event.timestamp.slice(0, 7);
+		if (period === last) continue;
+		last = period;
+		yield event.timestamp;
 	}
 }

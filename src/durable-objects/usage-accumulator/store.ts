@@ -23,6 +23,7 @@ import {
 	eventRow,
 	eventRowFromLegacy,
 } from "./flush";
+import { type CountObserver, METRICS_SCHEMA } from "./metrics";
 import type {
 	EventResult,
 	HoldingChange,
@@ -51,7 +52,7 @@ CREATE TABLE IF NOT EXISTS costs (
 	PRIMARY KEY (period, agent_key, cost_type, currency));
 CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flushed_version;
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
-`;
+${METRICS_SCHEMA}`;
 
 export type StoredIdentity = AccumulatorIdentity & { name: string; accountId: string | null };
 
@@ -231,7 +232,12 @@ export class AccumulatorStore {
 	 * request) answers the original event. The router's claims are applied first: a claim newer than what this
 	 * accumulator was told means it holds the key (it missed the announcement).
 	 */
-	record(request: RecordRequest, now: number, limits: ChunkLimits = DEFAULT_CHUNK_LIMITS): RecordResponse {
+	record(
+		request: RecordRequest,
+		now: number,
+		limits: ChunkLimits = DEFAULT_CHUNK_LIMITS,
+		observer?: CountObserver,
+	): RecordResponse {
 		const identity = parseAccumulatorName(request.name);
 		const subscriptionId = subscriptionOf(identity);
 		this.createTables();
@@ -264,6 +270,7 @@ export class AccumulatorStore {
 				}
 				newEvents.push(eventRow(event));
 				deltas.count(event);
+				observer?.count(event);
 				// Most events need no stored copy: subscription_id is the accumulator's own, given at flush time.
 				if (dedupeKey !== null || event.kind === "outcome") {
 					const stored = storedEvent(event, subscriptionId);
@@ -278,6 +285,7 @@ export class AccumulatorStore {
 			this.insertEvents(eventGroups(newEvents, limits));
 			this.insertDedupe(newDedupe, now + DEDUPE_TTL_MS);
 			deltas.applyTo(this.sql);
+			observer?.applyTo(this.sql);
 			this.queueOutcomesCompleted(outcomes, request.accountId);
 			return { results, refused: [...refused] };
 		});
