@@ -16,3 +16,30 @@ CREATE TABLE `usage_metrics` (
 );
 --> statement-breakpoint
 CREATE INDEX `usage_metrics_subscription` ON `usage_metrics` (`environment`,`subscription_id`,`period`);
+--> statement-breakpoint
+-- Alerts and budgets (§18). Whether an alert triggered in a period is decided by its subscription's accumulator,
+-- which copies each trigger here with its flush (one row per alert and period at most).
+CREATE TABLE `alerts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`environment` text NOT NULL,
+	`subscription_id` text NOT NULL,
+	`account_id` text NOT NULL,
+	`metric` text,
+	`threshold` text NOT NULL,
+	`name` text,
+	`block` integer DEFAULT false NOT NULL,
+	`created_at` text NOT NULL
+);
+--> statement-breakpoint
+CREATE INDEX `alerts_env_created` ON `alerts` (`environment`,`created_at`,`id`);
+--> statement-breakpoint
+CREATE INDEX `alerts_subscription` ON `alerts` (`environment`,`subscription_id`);
+--> statement-breakpoint
+CREATE TABLE `alert_triggers` (
+	`alert_id` text NOT NULL,
+	`environment` text NOT NULL,
+	`billing_period` text NOT NULL,
+	`triggered_at` text NOT NULL,
+	`value` text NOT NULL,
+	PRIMARY KEY(`alert_id`, `billing_period`)
+);

@@ -48,6 +48,12 @@ export const routeAccess = {
 	"POST /v1/outcomes/batch": SDK_WRITE,
 	"GET /v1/usage": SDK_READ,
 
+	"GET /v1/alerts": READ,
+	"POST /v1/alerts": WRITE,
+	"GET /v1/alerts/{alert_id}": READ,
+	"DELETE /v1/alerts/{alert_id}": WRITE,
+	"GET /v1/entitlements": SDK_READ,
+
 	"GET /v1/subscriptions": READ,
 	"POST /v1/subscriptions": WRITE,
 	"GET /v1/subscriptions/{subscription_id}": READ,

@@ -14,6 +14,12 @@
 import { nowIso } from "../../lib/time";
 import { chunkJsonRows, type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
+import {
+	markTriggersFlushed,
+	readUnflushedTriggers,
+	triggerStatements,
+	UNFLUSHED_TRIGGERS_SQL,
+} from "./alerts";
 import type { AccumulatorIdentity } from "./client";
 import {
 	type MetricRow,
@@ -32,6 +38,8 @@ export interface UnflushedChunk {
 	costs: CostRow[];
 	/** Per-period quantities of filtered, max and unique_count sources (metrics.ts). */
 	metrics: MetricRow[];
+	/** Alerts triggered here (alerts.ts). */
+	triggers: ReturnType<typeof readUnflushedTriggers>;
 	lastOutboxSeq: number | null;
 	outbox: OutboxRow[];
 }
@@ -198,6 +206,7 @@ export function chunkStatements(
 		);
 	}
 	statements.push(...metricStatements(d1, target, chunk.metrics));
+	statements.push(...triggerStatements(d1, target, chunk.triggers));
 	statements.push(...outboxInsertMany(d1, target.environment, chunk.outbox, nowIso()));
 	return statements;
 }
@@ -235,6 +244,7 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 			.exec<CostRow>("SELECT * FROM costs WHERE version > flushed_version LIMIT ?", limits.rows)
 			.toArray(),
 		metrics: readUnflushedMetrics(sql, limits.rows),
+		triggers: readUnflushedTriggers(sql, limits.rows),
 		lastOutboxSeq: outbox.at(-1)?.seq ?? null,
 		outbox: outbox.map(({ id, event, data }) => ({ id, event, data })),
 	};
@@ -270,6 +280,7 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 			);
 		}
 		markMetricsFlushed(sql, chunk.metrics);
+		markTriggersFlushed(sql, chunk.triggers);
 	});
 }
 
@@ -278,7 +289,8 @@ export function hasUnflushed(sql: SqlStorage): boolean {
 		.exec<{ dirty: number }>(
 			`SELECT EXISTS (SELECT 1 FROM pending_events) OR EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
-			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) OR ${UNFLUSHED_METRICS_SQL} AS dirty`,
+			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) OR ${UNFLUSHED_METRICS_SQL}
+			OR ${UNFLUSHED_TRIGGERS_SQL} AS dirty`,
 		)
 		.one();
 	return row.dirty === 1;

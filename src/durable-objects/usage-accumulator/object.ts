@@ -10,9 +10,11 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
+import { periodOf } from "../../lib/time";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
 import { dispatchOutbox } from "../../webhooks/dispatch";
+import { AlertBook, type AlertRule } from "./alerts";
 import { parseAccumulatorName } from "./client";
 import {
 	type ChunkLimits,
@@ -23,7 +25,7 @@ import {
 	markFlushed,
 	readUnflushed,
 } from "./flush";
-import { MetricDeltas, readMetrics } from "./metrics";
+import { type CountObserver, MetricDeltas, readMetrics } from "./metrics";
 import { PlanBook } from "./plans";
 import { AccumulatorStore } from "./store";
 import type {
@@ -63,7 +65,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
 	hooks: FlushHooks = {};
 	private readonly store: AccumulatorStore;
-	private readonly plans: PlanBook;
+	private plans: PlanBook;
+	private readonly alerts: AlertBook;
 	// Flushes run one at a time, so an older absolute value never lands in D1 after a newer one.
 	private flushing: Promise<unknown> = Promise.resolve();
 	// True once this instance set (or saw) the alarm that will flush what it records; then recording needs no
@@ -74,15 +77,33 @@ export class UsageAccumulator extends DurableObject<Env> {
 		super(ctx, env);
 		this.store = new AccumulatorStore(ctx.storage);
 		this.plans = new PlanBook(ctx.storage, env);
+		this.alerts = new AlertBook(ctx.storage.sql);
 	}
 
 	async record(call: RecordCall): Promise<RecordResponse> {
 		const request: RecordRequest = { ...call, events: JSON.parse(call.events) as MeteringEvent[] };
 		// The plans of the events' periods, once per period: their filtered, max and unique_count sources are
 		// counted with the events.
-		await this.plans.learn(parseAccumulatorName(call.name), timestampsOf(request.events));
-		const metrics = new MetricDeltas(this.plans.sourcesOf);
-		const response = this.store.record(request, Date.now(), this.settings.chunk, metrics);
+		const identity = parseAccumulatorName(call.name);
+		await this.plans.learn(identity, timestampsOf(request.events));
+		const now = Date.now();
+		const observers: CountObserver[] = [new MetricDeltas(this.plans.sourcesOf)];
+		// Alerts are evaluated after the counts, in the same transaction (alerts.ts).
+		if (identity.kind === "sub") {
+			observers.push(
+				this.alerts.observer(
+					{ subscriptionId: identity.id, accountId: request.accountId, planOf: (p) => this.plans.planOf(p) },
+					now,
+				),
+			);
+		}
+		let response: RecordResponse;
+		try {
+			response = this.store.record(request, now, this.settings.chunk, allOf(observers));
+		} catch (error) {
+			this.alerts.forget();
+			throw error;
+		}
 		if (response.results.includes("processed")) await this.scheduleFlush();
 		return response;
 	}
@@ -105,6 +126,42 @@ export class UsageAccumulator extends DurableObject<Env> {
 	/** Several usage reads in one call, answered in order. */
 	usageOf(queries: UsageQuery[]): UsageAggregate[][] {
 		return queries.map(({ startDay, endDay, agentKey }) => this.store.usage(startDay, endDay, agentKey));
+	}
+
+	/**
+	 * Adds or replaces an alert of this subscription's accumulator, and evaluates it at once: a threshold the
+	 * period has already reached triggers now, not at the next event.
+	 */
+	async setAlert(name: string, accountId: string | null, rule: AlertRule): Promise<void> {
+		const identity = parseAccumulatorName(name);
+		if (identity.kind !== "sub") throw new Error(`Alerts belong to subscription accumulators, not ${name}`);
+		const now = new Date().toISOString();
+		await this.plans.learn(identity, [now]);
+		this.store.remember(name, accountId);
+		try {
+			this.ctx.storage.transactionSync(() => {
+				this.alerts.set(rule);
+				const context = {
+					subscriptionId: identity.id,
+					accountId,
+					planOf: (p: string) => this.plans.planOf(p),
+				};
+				this.alerts.evaluate(this.store.sql, context, periodOf(now));
+			});
+		} catch (error) {
+			this.alerts.forget();
+			throw error;
+		}
+		await this.scheduleFlush();
+	}
+
+	removeAlert(id: string): void {
+		this.alerts.remove(id);
+	}
+
+	/** The block alerts triggered in the current period; none means the agent may go on. */
+	blockedBy(): string[] {
+		return this.alerts.blockedBy(periodOf(new Date().toISOString()));
 	}
 
 	/** The period's quantities of filtered, max and unique_count sources, per instance (pricing/sources.ts). */
@@ -194,4 +251,15 @@ function* timestampsOf(events: readonly MeteringEvent[]): Generator<string> {
 		last = period;
 		yield event.timestamp;
 	}
+}
+
+function allOf(observers: CountObserver[]): CountObserver {
+	return {
+		count: (event) => {
+			for (const observer of observers) observer.count(event);
+		},
+		applyTo: (sql) => {
+			for (const observer of observers) observer.applyTo(sql);
+		},
+	};
 }

@@ -13,6 +13,7 @@ import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
 import type { UsageAggregate } from "../../pricing/quantities";
 import { AggregateDeltas, readUsage } from "./aggregates";
+import { ALERTS_SCHEMA } from "./alerts";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import {
 	type ChunkLimits,
@@ -52,7 +53,7 @@ CREATE TABLE IF NOT EXISTS costs (
 	PRIMARY KEY (period, agent_key, cost_type, currency));
 CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flushed_version;
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
-${METRICS_SCHEMA}`;
+${METRICS_SCHEMA}${ALERTS_SCHEMA}`;
 
 export type StoredIdentity = AccumulatorIdentity & { name: string; accountId: string | null };
 
