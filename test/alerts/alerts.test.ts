@@ -161,6 +161,21 @@ describe("alert evaluation on ingest", () => {
 		expect(read.body).toMatchObject({ status: "triggered", triggered_at: expect.stringMatching(/Z$/) });
 	});
 
+	it("compares a total amount alert with what was used, not with a minimum commitment's top-up", async () => {
+		const { subscription, instances } = await customer({ ...plan, minimum_amount: 500 });
+		const [agentKey] = instances as [string];
+		// Used: 10 + 100 × 0.01 = 11 (the period bills 500). 11 < 12: armed; one more call → 11.01… still armed;
+		// 100 more → 12.01 ≥ 12: triggered.
+		const alert = await createAlert({ subscription_id: subscription.id, threshold: 12 });
+		await sendCalls(agentKey, 100);
+		await sendCalls(agentKey, 1);
+		await subscriptionAccumulator(subscription.id).flush();
+		expect(await triggeredEvents(alert.id)).toEqual([]);
+		await sendCalls(agentKey, 100);
+		await subscriptionAccumulator(subscription.id).flush();
+		expect(await triggeredEvents(alert.id)).toMatchObject([{ value: 12.01 }]);
+	});
+
 	it("triggers at once when created over a threshold already reached, and re-arms in a new period", async () => {
 		const { subscription, instances } = await customer(plan);
 		const [agentKey] = instances as [string];

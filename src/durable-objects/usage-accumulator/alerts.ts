@@ -14,7 +14,7 @@ import { newId } from "../../lib/ids";
 import { nowIso, periodOf } from "../../lib/time";
 import { statement } from "../../metering/d1-batch";
 import { quantitiesForPlan } from "../../pricing/quantities";
-import { rateUsage } from "../../pricing/rate";
+import { MINIMUM_METRIC, rateUsage } from "../../pricing/rate";
 import { readUsage } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import { type CountObserver, readMetrics } from "./metrics";
@@ -174,11 +174,16 @@ export class AlertBook {
 	}
 }
 
-/** The period's quantity of every metric of its plan, and its total amount so far (as GET /v1/usage rates it). */
+/**
+ * The period's quantity of every metric of its plan, and its total amount so far as GET /v1/usage rates it —
+ * base fee and charges, without a minimum commitment's top-up: a spend alert is about what was used, and a top-up
+ * would put every period of a plan with a minimum over its budget from the first event.
+ */
 function periodValues(sql: SqlStorage, plan: PeriodPlan, period: string) {
 	const usage = readUsage(sql, `${period}-01`, `${period}-31`);
 	const quantities = quantitiesForPlan(plan.charges, usage, readMetrics(sql, period));
-	return { quantities, total: rateUsage(plan, quantities).total };
+	const spent = rateUsage(plan, quantities).charges.filter((line) => line.metric !== MINIMUM_METRIC);
+	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)) };
 }
 
 // ---- the flush's part ----------------------------------------------------------------------------------------
