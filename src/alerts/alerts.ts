@@ -163,7 +163,10 @@ export async function listAlerts({
 	};
 }
 
-/** Removes the alert here and from its accumulator; its triggers go with it. */
+/**
+ * Removes the alert from its accumulator first, so that a failure leaves an alert that still works rather than
+ * one that fires after it was deleted; then here, with its triggers.
+ */
 export async function deleteAlert({
 	env,
 	db,
@@ -176,11 +179,14 @@ export async function deleteAlert({
 	id: string;
 }): Promise<void> {
 	const [row] = await db
-		.delete(alerts)
-		.where(inScope(scope, alerts, eq(alerts.id, id)))
-		.returning();
+		.select()
+		.from(alerts)
+		.where(inScope(scope, alerts, eq(alerts.id, id)));
 	if (!row) throw notFound("alert", id);
-	await db.delete(alertTriggers).where(eq(alertTriggers.alertId, id));
 	const name = accumulatorName(scope.environment, { subscriptionId: row.subscriptionId });
 	await accumulatorStub(env, name).removeAlert(id);
+	await db.batch([
+		db.delete(alerts).where(inScope(scope, alerts, eq(alerts.id, id))),
+		db.delete(alertTriggers).where(eq(alertTriggers.alertId, id)),
+	]);
 }

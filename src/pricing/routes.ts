@@ -100,7 +100,10 @@ const RatedTier = z
 
 const RatedCharge = z
 	.object({
-		metric: z.string().openapi({ description: 'A metric of the plan, or "base_fee" for the base fee.' }),
+		metric: z.string().openapi({
+			description:
+				'A metric of the plan, "base_fee" for the base fee, or "minimum_commitment" for the minimum\'s top-up.',
+		}),
 		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
 		quantity: z.number(),
 		billable_quantity: z
@@ -234,8 +237,9 @@ pricingRoutes.openapi(
 		tags: ["Pricing"],
 		summary: "Price sample usage with a rate plan",
 		description:
-			"The base fee comes first when it is not zero, then every metric of the plan in plan order. A usage key that " +
-			"is not a metric of the plan is refused (400).",
+			"The base fee comes first when it is not zero, then every metric of the plan in plan order, then — when the " +
+			"plan has a minimum_amount the rest falls short of — the minimum_commitment top-up. A usage key that is not a " +
+			"metric of the plan is refused (400).",
 		request: { body: { required: true, ...json(SimulatePricing) } },
 		responses: {
 			200: { description: "The charges and their total", ...json(Simulation) },

@@ -30,9 +30,12 @@ interface Learnt {
 }
 
 const NO_SOURCES: readonly MeteredSource[] = [];
+// A subscription D1 does not know (a bare accumulator of a test) is asked again at most this often.
+const UNKNOWN_RETRY_MS = 60_000;
 
 export class PlanBook {
 	private readonly periods = new Map<string, Learnt>();
+	private unknownUntil = 0;
 	private tablesReady = false;
 
 	constructor(
@@ -49,7 +52,7 @@ export class PlanBook {
 
 	/** Learns the plans of the events' periods that are not known yet. */
 	async learn(identity: AccumulatorIdentity, timestamps: Iterable<string>): Promise<void> {
-		if (identity.kind !== "sub") return;
+		if (identity.kind !== "sub" || Date.now() < this.unknownUntil) return;
 		const missing = new Set<string>();
 		for (const timestamp of timestamps) {
 			const period = periodOf(timestamp);
@@ -69,8 +72,11 @@ export class PlanBook {
 			return;
 		}
 		const plan = await fetchPlanInEffect(this.env.DB, identity, period);
-		// An unknown subscription (deleted, or a test's bare accumulator) meters nothing more than the daily rows.
-		if (plan === null) return;
+		// An unknown subscription (a test's bare accumulator) meters nothing more than the daily rows.
+		if (plan === null) {
+			this.unknownUntil = Date.now() + UNKNOWN_RETRY_MS;
+			return;
+		}
 		if (this.periods.has(period)) return; // learnt by a concurrent call while D1 answered
 		const sources = meteredSources(plan.charges);
 		this.storage.transactionSync(() => {
