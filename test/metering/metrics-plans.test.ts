@@ -1,8 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { hasUnflushed } from "../../src/durable-objects/usage-accumulator/flush";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { PlanBook } from "../../src/durable-objects/usage-accumulator/plans";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { combineQuantities, sourceKey } from "../../src/pricing/sources";
 import { patch, post } from "../helpers";
@@ -43,6 +45,27 @@ const quantityOf = (metrics: { source: string; quantity: string }[], charge: { s
 	combineQuantities(metrics)
 		.get(sourceKey(charge.source as Parameters<typeof sourceKey>[0]))
 		?.toString() ?? "0";
+
+describe("an accumulator of the earlier version", () => {
+	it("gets the plan, metric and alert tables when it starts, and flushes as before", async () => {
+		const stub = env.USAGE_ACCUMULATOR.get(
+			env.USAGE_ACCUMULATOR.idFromName("live:sub:sub_upgradedaccumulator"),
+		);
+		await runInDurableObject(stub, (_, state) => {
+			new AccumulatorStore(state.storage).remember("live:sub:sub_upgradedaccumulator", null);
+			const added = ["plan_periods", "metrics", "metric_values", "alert_rules", "alert_triggers"];
+			for (const table of added) state.storage.sql.exec(`DROP TABLE ${table}`);
+			// What a restarted accumulator does when it opens its storage.
+			new AccumulatorStore(state.storage);
+			const tables = state.storage.sql
+				.exec<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'")
+				.toArray()
+				.map((row) => row.name);
+			expect(tables).toEqual(expect.arrayContaining(added));
+			expect(hasUnflushed(state.storage.sql)).toBe(false);
+		});
+	});
+});
 
 describe("the plan of each period", () => {
 	it("counts the next period by the plan that takes effect then, a filter on a key the first plan never used", async () => {

@@ -87,8 +87,8 @@ const llm = (agent_key: string, metadata: Record<string, unknown>, extra: Record
 	...extra,
 });
 
-async function setUp() {
-	const { account, subscription, instances } = await customer(plan, { instances: 2 });
+async function setUp(ratePlan: Record<string, unknown> = plan) {
+	const { account, subscription, instances } = await customer(ratePlan, { instances: 2 });
 	const [a, b] = instances as [string, string];
 	const agentA = await createAgent();
 	const agentB = await createAgent();
@@ -107,8 +107,8 @@ async function setUp() {
 	]);
 	await send(
 		[
-			{ agent_key: a, outcome_type: "deal", value: 1200 },
-			{ agent_key: b, outcome_type: "deal", value: 300 },
+			{ agent_key: a, outcome_type: "deal", value: 1200, metadata: { region: "eu" } },
+			{ agent_key: b, outcome_type: "deal", value: 300, metadata: { region: "us" } },
 		],
 		"outcomes",
 	);
@@ -178,6 +178,54 @@ describe("filters, max and unique_count", () => {
 		// B: mini 3 + peak 1.60 + users 1 + all tokens 12,000/18,000 × 1.80 = 1.20 → 6.80 (sum 144.40)
 		expect(ofAgent(agentA.id)).toBe(137.6);
 		expect(ofAgent(agentB.id)).toBe(6.8);
+	});
+
+	it("every pricing model rates the filtered and aggregated quantities", async () => {
+		const source = (metric: string) =>
+			(plan.charges.find((charge) => charge.metric === metric) as { source: unknown }).source;
+		const everyModel = {
+			charges: [
+				{ metric: "premium_calls", source: source("premium_calls"), model: "per_unit", unit_price: 1 },
+				{ metric: "users", source: source("users"), model: "package", package_size: 3, package_price: 5 },
+				{
+					metric: "mini_tokens",
+					source: source("mini_tokens"),
+					model: "tiered",
+					tiers: [
+						{ up_to: 5000, unit_price: 0.001 },
+						{ up_to: null, unit_price: 0.0005 },
+					],
+				},
+				{
+					metric: "peak_context",
+					source: source("peak_context"),
+					model: "volume",
+					tiers: [
+						{ up_to: 10000, unit_price: 0.0002 },
+						{ up_to: null, unit_price: 0.0001, flat_fee: 1 },
+					],
+				},
+				{
+					metric: "eu_deals",
+					source: { kind: "outcome", type: "deal", aggregate: "sum", filter: { region: "eu" } },
+					model: "percentage",
+					percent: 10,
+				},
+			],
+		};
+		const { account } = await setUp(everyModel);
+		const invoice = await generateOne(currentPeriod(), account.id);
+		// premium_calls 1 × 1 = 1.00; users 4 → ceil(4 / 3) = 2 packages × 5 = 10.00;
+		// mini_tokens 8,000: 5,000 × 0.001 = 5.00 + 3,000 × 0.0005 = 1.50 → 6.50;
+		// peak_context max 16,000 > 10,000: all at 0.0001 = 1.60 + flat 1 → 2.60; eu_deals 10 % of 1,200 = 120.00.
+		expect(linesOf(invoice)).toEqual([
+			["premium_calls", 1, 1],
+			["users", 4, 10],
+			["mini_tokens", 8000, 6.5],
+			["peak_context", 16000, 2.6],
+			["eu_deals", 1200, 120],
+		]);
+		expect(invoice.amount).toBe(140.1);
 	});
 
 	it("unique_count stays exact across two flushes and a crash before an answer", async () => {

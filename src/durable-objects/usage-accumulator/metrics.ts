@@ -9,12 +9,10 @@
  *   first, so a repeated value is never counted twice.
  * Which sources a period needs comes from the plan in effect for it (plans.ts).
  */
-import type { Decimal as DecimalType } from "../../lib/decimal";
 import { Decimal } from "../../lib/decimal";
 import { periodOf } from "../../lib/time";
 import { statement } from "../../metering/d1-batch";
 import {
-	aggregateOfKey,
 	contributionOf,
 	type MeteredSource,
 	type MetricQuantity,
@@ -49,7 +47,7 @@ export interface CountObserver {
 	applyTo(sql: SqlStorage): void;
 }
 
-type Delta = { period: string; agentKey: string; source: string; value: DecimalType; max: boolean };
+type Delta = { period: string; agentKey: string; source: string; value: Decimal; max: boolean };
 
 const SEPARATOR = "\u0000";
 
@@ -78,7 +76,7 @@ export class MetricDeltas implements CountObserver {
 		}
 	}
 
-	private add(period: string, agentKey: string, source: string, value: DecimalType, max: boolean): void {
+	private add(period: string, agentKey: string, source: string, value: Decimal, max: boolean): void {
 		const id = `${period}${SEPARATOR}${agentKey}${SEPARATOR}${source}`;
 		const delta = this.deltas.get(id);
 		if (delta === undefined) this.deltas.set(id, { period, agentKey, source, value, max });
@@ -207,8 +205,3 @@ export function markMetricsFlushed(sql: SqlStorage, rows: MetricRow[]): void {
 }
 
 export const UNFLUSHED_METRICS_SQL = "EXISTS (SELECT 1 FROM metrics WHERE version > flushed_version)";
-
-/** Per-instance quantities of a max source keep only the largest; others add up (see pricing/sources.ts). */
-export function isMaxSource(key: string): boolean {
-	return aggregateOfKey(key) === "max";
-}
