@@ -180,6 +180,32 @@ describe("filters, max and unique_count", () => {
 		expect(ofAgent(agentB.id)).toBe(6.8);
 	});
 
+	it("a plan keeps its filters as sent, and simulates final quantities like any plan", async () => {
+		const created = await post("/v1/pricing/rate-plans", { name: "Per model", minimum_amount: 100, ...plan });
+		expect(created.status).toBe(201);
+		expect(created.body.charges).toEqual(plan.charges);
+		expect((await get(`/v1/pricing/rate-plans/${created.body.id}`)).body.charges).toEqual(plan.charges);
+		const simulated = await post("/v1/pricing/simulate", {
+			rate_plan_id: created.body.id,
+			usage: { gpt4o_tokens: 1000, mini_tokens: 8000, users: 4, peak_context: 16000 },
+		});
+		expect(simulated.status).toBe(200);
+		// 10 + 8 + 0 + 1.60 + 2 + 0 + 0 = 21.60, below the minimum of 100 → top-up 78.40
+		expect(
+			simulated.body.charges.map((c: { metric: string; amount: number }) => [c.metric, c.amount]),
+		).toEqual([
+			["gpt4o_tokens", 10],
+			["mini_tokens", 8],
+			["premium_calls", 0],
+			["peak_context", 1.6],
+			["users", 2],
+			["best_deal", 0],
+			["all_tokens", 0],
+			["minimum_commitment", 78.4],
+		]);
+		expect(simulated.body.total).toBe(100);
+	});
+
 	it("every pricing model rates the filtered and aggregated quantities", async () => {
 		const source = (metric: string) =>
 			(plan.charges.find((charge) => charge.metric === metric) as { source: unknown }).source;
