@@ -161,6 +161,47 @@ describe("alert evaluation on ingest", () => {
 		expect(read.body).toMatchObject({ status: "triggered", triggered_at: expect.stringMatching(/Z$/) });
 	});
 
+	it("watches a filtered metric: only matching events bring it to its threshold", async () => {
+		const filtered = {
+			charges: [
+				{
+					metric: "gpt4o_tokens",
+					source: {
+						kind: "action",
+						type: "llm_call",
+						aggregate: "sum",
+						field: "tokens",
+						filter: { model: "gpt-4o" },
+					},
+					model: "per_unit",
+					unit_price: 0.00001,
+				},
+			],
+		};
+		const { subscription, instances } = await customer(filtered);
+		const [agentKey] = instances as [string];
+		const alert = await createAlert({
+			subscription_id: subscription.id,
+			metric: "gpt4o_tokens",
+			threshold: 1000,
+		});
+		const send = async (metadata: Record<string, unknown>) => {
+			const response = await post(
+				"/v1/actions",
+				{ agent_key: agentKey, action_type: "llm_call", metadata },
+				{ key: await sdkKey() },
+			);
+			expect(response.status).toBe(201);
+		};
+		await send({ model: "gpt-4o-mini", tokens: 5000 });
+		await send({ model: "gpt-4o", tokens: 999 });
+		await subscriptionAccumulator(subscription.id).flush();
+		expect(await triggeredEvents(alert.id)).toEqual([]);
+		await send({ model: "gpt-4o", tokens: 1 });
+		await subscriptionAccumulator(subscription.id).flush();
+		expect(await triggeredEvents(alert.id)).toMatchObject([{ metric: "gpt4o_tokens", value: 1000 }]);
+	});
+
 	it("compares a total amount alert with what was used, not with a minimum commitment's top-up", async () => {
 		const { subscription, instances } = await customer({ ...plan, minimum_amount: 500 });
 		const [agentKey] = instances as [string];

@@ -15,6 +15,7 @@ import { nowIso, periodOf } from "../../lib/time";
 import { statement } from "../../metering/d1-batch";
 import { quantitiesForPlan } from "../../pricing/quantities";
 import { MINIMUM_METRIC, rateUsage } from "../../pricing/rate";
+import { needsMetering } from "../../pricing/sources";
 import { readUsage } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import { type CountObserver, readMetrics } from "./metrics";
@@ -143,7 +144,7 @@ export class AlertBook {
 		if (armed.length === 0) return;
 		const plan = context.planOf(period);
 		if (plan === null) return;
-		const values = periodValues(sql, plan, period);
+		const values = periodValues(sql, plan, period, armed);
 		const now = nowIso();
 		for (const rule of armed) {
 			const value = rule.metric === null ? values.total : values.quantities.get(rule.metric);
@@ -175,13 +176,20 @@ export class AlertBook {
 }
 
 /**
- * The period's quantity of every metric of its plan, and its total amount so far as GET /v1/usage rates it —
- * base fee and charges, without a minimum commitment's top-up: a spend alert is about what was used, and a top-up
- * would put every period of a plan with a minimum over its budget from the first event.
+ * The period's quantity of the metrics the armed alerts watch, and its total amount so far as GET /v1/usage rates
+ * it — base fee and charges, without a minimum commitment's top-up: a spend alert is about what was used, and a
+ * top-up would put every period of a plan with a minimum over its budget from the first event. Only what the
+ * alerts need is read: the daily rows only when a watched charge (or the total) needs them.
  */
-function periodValues(sql: SqlStorage, plan: PeriodPlan, period: string) {
-	const usage = readUsage(sql, `${period}-01`, `${period}-31`);
-	const quantities = quantitiesForPlan(plan.charges, usage, readMetrics(sql, period));
+function periodValues(sql: SqlStorage, plan: PeriodPlan, period: string, armed: AlertRule[]) {
+	const needsTotal = armed.some((rule) => rule.metric === null);
+	const watched = new Set(armed.map((rule) => rule.metric));
+	const charges = needsTotal ? plan.charges : plan.charges.filter((charge) => watched.has(charge.metric));
+	const usage = charges.some((charge) => !needsMetering(charge.source))
+		? readUsage(sql, `${period}-01`, `${period}-31`)
+		: [];
+	const quantities = quantitiesForPlan(charges, usage, readMetrics(sql, period));
+	if (!needsTotal) return { quantities, total: Decimal.ZERO };
 	const spent = rateUsage(plan, quantities).charges.filter((line) => line.metric !== MINIMUM_METRIC);
 	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)) };
 }
