@@ -1,6 +1,7 @@
 import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
+import { alertRoutes } from "./alerts/routes";
 import { costRoutes } from "./costs/routes";
 import { eventRoutes } from "./events/routes";
 import { jsonBody } from "./http/body";
@@ -70,6 +71,7 @@ export function createApp() {
 	app.route("/v1", usageRoutes);
 	app.route("/v1", eventRoutes);
 	app.route("/v1", webhookRoutes);
+	app.route("/v1", alertRoutes);
 
 	app.notFound((c) => {
 		throw new ApiError("not_found", `No route ${c.req.method} ${c.req.path}.`);

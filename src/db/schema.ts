@@ -106,6 +106,8 @@ export const ratePlans = sqliteTable(
 		baseFee: text("base_fee").notNull(),
 		charges: text("charges", { mode: "json" }).$type<unknown[]>().notNull(),
 		status: text("status", { enum: ["active", "archived"] }).notNull(),
+		// Migration 0003 adds it last; the column order of drizzle does not matter to its queries.
+		minimumAmount: text("minimum_amount").notNull().default("0"),
 		createdAt: text("created_at").notNull(),
 	},
 	(t) => [index("rate_plans_env_created").on(t.environment, t.createdAt, t.id)],
@@ -205,6 +207,24 @@ export const usageDaily = sqliteTable(
 		// scans the environment's rows for each group of subscriptions being invoiced.
 		index("usage_daily_subscription").on(t.environment, t.subscriptionId, t.day),
 		index("usage_daily_instance").on(t.environment, t.agentKey, t.day),
+	],
+);
+
+// Quantities of filtered, max and unique_count charge sources per accumulator, period and instance (§16).
+export const usageMetrics = sqliteTable(
+	"usage_metrics",
+	{
+		accumulator: text("accumulator").notNull(),
+		environment: text("environment").notNull(),
+		subscriptionId: text("subscription_id"),
+		agentKey: text("agent_key").notNull(),
+		period: text("period").notNull(),
+		source: text("source").notNull(),
+		quantity: text("quantity").notNull(),
+	},
+	(t) => [
+		primaryKey({ columns: [t.accumulator, t.period, t.agentKey, t.source] }),
+		index("usage_metrics_subscription").on(t.environment, t.subscriptionId, t.period),
 	],
 );
 
@@ -362,4 +382,36 @@ export const webhookDeliveries = sqliteTable(
 		index("webhook_deliveries_endpoint_created").on(t.endpointId, t.createdAt, t.id),
 		index("webhook_deliveries_pending").on(t.status, t.nextAttemptAt),
 	],
+);
+
+// Alerts and budgets (§18); triggers are decided and copied here by the subscription's usage accumulator.
+export const alerts = sqliteTable(
+	"alerts",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		subscriptionId: text("subscription_id").notNull(),
+		accountId: text("account_id").notNull(),
+		metric: text("metric"),
+		threshold: text("threshold").notNull(),
+		name: text("name"),
+		block: integer("block", { mode: "boolean" }).notNull().default(false),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [
+		index("alerts_env_created").on(t.environment, t.createdAt, t.id),
+		index("alerts_subscription").on(t.environment, t.subscriptionId),
+	],
+);
+
+export const alertTriggers = sqliteTable(
+	"alert_triggers",
+	{
+		alertId: text("alert_id").notNull(),
+		environment: text("environment").notNull(),
+		billingPeriod: text("billing_period").notNull(),
+		triggeredAt: text("triggered_at").notNull(),
+		value: text("value").notNull(),
+	},
+	(t) => [primaryKey({ columns: [t.alertId, t.billingPeriod] })],
 );

@@ -51,6 +51,12 @@ export const routeAccess = {
 	"GET /v1/events": READ,
 	"GET /v1/events/export": ADMIN,
 
+	"GET /v1/alerts": READ,
+	"POST /v1/alerts": WRITE,
+	"GET /v1/alerts/{alert_id}": READ,
+	"DELETE /v1/alerts/{alert_id}": WRITE,
+	"GET /v1/entitlements": SDK_READ,
+
 	"GET /v1/subscriptions": READ,
 	"POST /v1/subscriptions": WRITE,
 	"GET /v1/subscriptions/{subscription_id}": READ,

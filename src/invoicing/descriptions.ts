@@ -6,6 +6,7 @@
 import { Decimal } from "../lib/decimal";
 
 export const BASE_FEE_DESCRIPTION = "Base fee";
+export const MINIMUM_DESCRIPTION = "Minimum commitment top-up";
 
 /** 1234567.5 → "1,234,567.5"; the digits stay exact. */
 export function formatQuantity(quantity: Decimal): string {

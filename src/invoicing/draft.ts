@@ -14,11 +14,13 @@ import type { Charge } from "../pricing/plan";
 import type { RatePlanRow } from "../pricing/plans";
 import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
-import { BASE_FEE_METRIC, rateUsage } from "../pricing/rate";
+import { BASE_FEE_METRIC, MINIMUM_METRIC, rateUsage } from "../pricing/rate";
+import type { MetricQuantity } from "../pricing/sources";
 import {
 	BASE_FEE_DESCRIPTION,
 	formatQuantity,
 	lateUsageLineDescription,
+	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
 
@@ -30,6 +32,11 @@ export interface AgentShare {
 
 /** Usage of the period, already added up per agent (the same aggregate may appear once per agent). */
 export interface AgentUsage extends UsageAggregate {
+	agentId: string | null;
+}
+
+/** Quantities of filtered, max and unique_count sources (pricing/sources.ts), one row per instance. */
+export interface AgentMetric extends MetricQuantity {
 	agentId: string | null;
 }
 
@@ -45,6 +52,8 @@ export interface SubscriptionPeriodState {
 	accountId: string;
 	plan: RatePlanRow;
 	usage: AgentUsage[];
+	/** The period's quantities of the sources the daily aggregates cannot answer; none when absent. */
+	metrics?: AgentMetric[];
 	/** Sequences of every invoice of the period, void ones included (a sequence is never reused). */
 	sequences: number[];
 	/** Lines of the period's non-void invoices. */
@@ -83,19 +92,35 @@ interface MeteredLine {
 const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
 const includedOf = (charge: Charge) => Decimal.from(charge.included_quantity ?? 0);
 
-/** Each metric's quantity split by agent; the parts add up to the metric's quantity. */
-function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[]) {
-	const byAgent = new Map<string | null, AgentUsage[]>();
-	for (const row of usage) {
-		const rows = byAgent.get(row.agentId);
-		if (rows) rows.push(row);
-		else byAgent.set(row.agentId, [row]);
+function byAgent<T extends { agentId: string | null }>(rows: readonly T[]): Map<string | null, T[]> {
+	const groups = new Map<string | null, T[]>();
+	for (const row of rows) {
+		const list = groups.get(row.agentId);
+		if (list) list.push(row);
+		else groups.set(row.agentId, [row]);
 	}
+	return groups;
+}
+
+/**
+ * Each metric's quantity split by agent; the parts add up to the metric's quantity. A max is not a sum of
+ * parts: it is the agent's whose events reached it (the first such agent by id on a tie).
+ */
+function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics: AgentMetric[]) {
+	const usageOf = byAgent(usage);
+	const metricsOf = byAgent(metrics);
 	const shares = new Map<string, Map<string | null, Decimal>>(charges.map((c) => [c.metric, new Map()]));
-	for (const [agentId, rows] of byAgent) {
-		for (const [metric, quantity] of quantitiesForPlan(charges, rows)) {
+	for (const agentId of new Set([...usageOf.keys(), ...metricsOf.keys()])) {
+		const quantities = quantitiesForPlan(charges, usageOf.get(agentId) ?? [], metricsOf.get(agentId) ?? []);
+		for (const [metric, quantity] of quantities) {
 			if (!quantity.isZero()) shares.get(metric)?.set(agentId, quantity);
 		}
+	}
+	for (const charge of charges) {
+		if (charge.source.aggregate !== "max") continue;
+		const parts = shares.get(charge.metric) as Map<string | null, Decimal>;
+		const top = [...parts].sort(([a, x], [b, y]) => y.compare(x) || String(a).localeCompare(String(b)))[0];
+		shares.set(charge.metric, new Map(top ? [top] : []));
 	}
 	return shares;
 }
@@ -103,15 +128,19 @@ function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[]) {
 /** The period's full usage, rated by the plan in effect: one line per charge, the base fee first. */
 function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	const pricing = ratePlanPricing(state.plan);
-	const quantities = quantitiesForPlan(pricing.charges, state.usage);
-	const shares = sharesByMetric(pricing.charges, state.usage);
+	const metrics = state.metrics ?? [];
+	const quantities = quantitiesForPlan(pricing.charges, state.usage, metrics);
+	const shares = sharesByMetric(pricing.charges, state.usage, metrics);
 	const charges = new Map(pricing.charges.map((c) => [c.metric, c]));
 	return rateUsage(pricing, quantities).charges.map((rated) => ({
 		metric: rated.metric,
 		charge: charges.get(rated.metric) ?? null,
 		quantity: rated.quantity,
 		amount: rated.amount,
-		shares: rated.metric === BASE_FEE_METRIC ? null : (shares.get(rated.metric) ?? new Map()),
+		shares:
+			rated.metric === BASE_FEE_METRIC || rated.metric === MINIMUM_METRIC
+				? null
+				: (shares.get(rated.metric) ?? new Map()),
 	}));
 }
 
@@ -123,10 +152,15 @@ function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] 
 		.map(([agent_id, quantity]) => ({ agent_id, quantity: quantity.toString() }));
 }
 
+/** The base fee's or the minimum's description: the lines that no charge of the plan makes. */
+function flatDescription(metric: string): string {
+	return metric === MINIMUM_METRIC ? MINIMUM_DESCRIPTION : BASE_FEE_DESCRIPTION;
+}
+
 function regularLine(line: MeteredLine): DraftLine {
 	const description =
 		line.charge === null
-			? BASE_FEE_DESCRIPTION
+			? flatDescription(line.metric)
 			: usageLineDescription(labelOf(line.charge), line.quantity, includedOf(line.charge));
 	return { ...line, description, agentShares: sharesToJson(line.shares) };
 }
@@ -176,7 +210,7 @@ function differenceLine(line: MeteredLine, before: Billed | undefined): DraftLin
 	const amount = line.amount.sub(before?.amount ?? Decimal.ZERO);
 	if (quantity.isZero() && amount.isZero()) return null;
 	let description: string;
-	if (line.charge === null) description = `${BASE_FEE_DESCRIPTION} — adjustment`;
+	if (line.charge === null) description = `${flatDescription(line.metric)} — adjustment`;
 	else if (quantity.isNegative() || quantity.isZero()) {
 		description = `${labelOf(line.charge)} — adjustment of ${formatQuantity(quantity)} units`;
 	} else {
@@ -205,8 +239,9 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 	} else {
 		const billed = addUpBilled(state.billedLines);
 		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric)) ?? []);
-		// A metric billed earlier that the plan no longer has (it cannot happen with one plan per period, but a
-		// credit is the honest answer if it ever does).
+		// A metric billed earlier that the period no longer has: the minimum's top-up once usage reached the
+		// minimum (its credit keeps the period's total at the minimum, never above what was used), or a metric
+		// the plan no longer has (it cannot happen with one plan per period, but a credit is the honest answer).
 		const ratedMetrics = new Set(metered.map((line) => line.metric));
 		for (const [metric, before] of billed) {
 			if (ratedMetrics.has(metric)) continue;
@@ -214,7 +249,10 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 				{ metric, charge: null, quantity: Decimal.ZERO, amount: Decimal.ZERO, shares: null },
 				before,
 			);
-			if (line) lines.push({ ...line, description: `${metric} — adjustment` });
+			if (line) {
+				const label = metric === MINIMUM_METRIC ? MINIMUM_DESCRIPTION : metric;
+				lines.push({ ...line, description: `${label} — adjustment` });
+			}
 		}
 		if (lines.length === 0) return null;
 	}

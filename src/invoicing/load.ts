@@ -15,10 +15,11 @@ import {
 	subscriptionPlans,
 	subscriptions,
 	usageDaily,
+	usageMetrics,
 } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
-import type { AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
+import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 import type { PeriodWindow } from "./period";
 
 export interface SubscriptionInPeriod {
@@ -68,7 +69,7 @@ export async function loadPeriodStates(
 	group: readonly SubscriptionInPeriod[],
 ): Promise<SubscriptionPeriodState[]> {
 	const ids = group.map((s) => s.id);
-	const [plans, usage, issued, billed] = await db.batch([
+	const [plans, usage, issued, billed, metrics] = await db.batch([
 		db
 			// Aliased: in a batch drizzle maps columns by name, and both tables have an "id".
 			.select({
@@ -153,6 +154,30 @@ export async function loadPeriodStates(
 					isOneOf(invoices.subscriptionId, ids),
 				),
 			),
+		// Filtered, max and unique_count sources (§16), per agent; combined per source in JS (max or sum).
+		db
+			.select({
+				subscriptionId: usageMetrics.subscriptionId,
+				agentId: agentInstances.agentId,
+				source: usageMetrics.source,
+				quantity: usageMetrics.quantity,
+			})
+			.from(usageMetrics)
+			.leftJoin(
+				agentInstances,
+				and(
+					eq(agentInstances.environment, usageMetrics.environment),
+					eq(agentInstances.key, usageMetrics.agentKey),
+				),
+			)
+			.where(
+				inScope(
+					scope,
+					usageMetrics,
+					isOneOf(usageMetrics.subscriptionId, ids),
+					eq(usageMetrics.period, window.period),
+				),
+			),
 	]);
 
 	const planOf = new Map(plans.map((row) => [row.subscriptionId, row.plan]));
@@ -165,6 +190,14 @@ export async function loadPeriodStates(
 			field: row.field,
 			count: Number(row.count),
 			sum: Decimal.sum((JSON.parse(row.sums) as string[]).map((s) => Decimal.from(s))).toString(),
+		})),
+	);
+	const metricsOf = groupBy(
+		metrics.map((row): AgentMetric & { subscriptionId: string | null } => ({
+			subscriptionId: row.subscriptionId,
+			agentId: row.agentId ?? null,
+			source: row.source,
+			quantity: row.quantity,
 		})),
 	);
 	const issuedOf = groupBy(issued);
@@ -181,6 +214,7 @@ export async function loadPeriodStates(
 				accountId: subscription.accountId,
 				plan,
 				usage: usageOf.get(subscription.id) ?? [],
+				metrics: metricsOf.get(subscription.id) ?? [],
 				sequences: earlier.map((invoice) => invoice.sequence),
 				invoiced: earlier.some((invoice) => invoice.status !== "void"),
 				billedLines: (billedOf.get(subscription.id) ?? []) as BilledLine[],

@@ -33,7 +33,10 @@ export const PayInvoice = z
 
 export const InvoiceLine = z
 	.object({
-		metric: z.string().openapi({ example: "llm_tokens", description: '"base_fee" for the base fee.' }),
+		metric: z.string().openapi({
+			example: "llm_tokens",
+			description: '"base_fee" for the base fee, "minimum_commitment" for a minimum commitment\'s top-up.',
+		}),
 		description: z.string().openapi({ example: "LLM tokens — 1,234,567 units (first 100,000 included)" }),
 		quantity: z.number().openapi({ description: "On a supplementary invoice: the quantity added since." }),
 		amount: z.number().openapi({ description: "Major units of the invoice's currency." }),

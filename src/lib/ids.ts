@@ -16,7 +16,8 @@ export type IdPrefix =
 	| "evt"
 	| "key"
 	| "pay"
-	| "req";
+	| "req"
+	| "alr";
 
 const RANDOM_DIGITS = 16;
 

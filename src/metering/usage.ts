@@ -100,16 +100,18 @@ export async function readUsage({
 	// The accumulator is asked while D1 is read; an unknown subscription's answer is dropped with the 404.
 	const period = periodOf(nowIso());
 	const accumulator = accumulatorStub(env, accumulatorName(scope.environment, { subscriptionId }));
-	const [subscription, [inRange = [], thisPeriod = []]] = await Promise.all([
+	const [subscription, [inRange = [], thisPeriod = []], metrics] = await Promise.all([
 		getSubscription({ db, scope, id: subscriptionId }),
 		accumulator.usageOf([
 			{ startDay, endDay, agentKey },
 			{ startDay: `${period}-01`, endDay: lastDayOf(period) },
 		]),
+		accumulator.metricsOf(period),
 	]);
 	const plan = await getRatePlanRow({ db, scope, id: subscription.rate_plan_id });
 	const pricing = ratePlanPricing(plan);
-	const rated = ratedUsageToJson(rateUsage(pricing, quantitiesForPlan(pricing.charges, thisPeriod)));
+	const quantities = quantitiesForPlan(pricing.charges, thisPeriod, metrics);
+	const rated = ratedUsageToJson(rateUsage(pricing, quantities));
 	return {
 		start_date: startDay,
 		end_date: endDay,

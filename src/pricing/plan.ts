@@ -11,11 +11,31 @@ const Price = moneyInput();
 
 const Quantity = boundedNumber().min(0);
 
+const FilterValue = z.string().min(1).max(200);
+
+/**
+ * Metadata values an event must carry to count for the charge: for every key, that value or one of the listed
+ * values. Metadata numbers and booleans match their JSON text ("true", "4"), so a filter is always strings.
+ */
+export const ChargeFilter = z
+	.record(z.string().min(1).max(100), z.union([FilterValue, z.array(FilterValue).min(1).max(100)]))
+	.refine((filter) => {
+		const keys = Object.keys(filter).length;
+		return keys >= 1 && keys <= 5;
+	}, "must have 1–5 metadata keys")
+	.openapi({
+		description:
+			"Only events whose metadata has, for every key, this value (or one of these values) count for the charge.",
+		example: { model: ["gpt-4o", "gpt-4o-2024-08-06"] },
+	});
+export type ChargeFilter = z.infer<typeof ChargeFilter>;
+
 export const ChargeSource = z.strictObject({
 	kind: z.enum(["action", "outcome"]),
 	type: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, "must be 1–100 characters of A-Z a-z 0-9 . _ : -"),
-	aggregate: z.enum(["count", "sum"]),
+	aggregate: z.enum(["count", "sum", "max", "unique_count"]),
 	field: z.string().min(1).max(100).optional(),
+	filter: ChargeFilter.optional(),
 });
 export type ChargeSource = z.infer<typeof ChargeSource>;
 
@@ -91,6 +111,13 @@ export const Charge = z
 		if (charge.metric === "base_fee") {
 			ctx.addIssue({ code: "custom", path: ["metric"], message: '"base_fee" is reserved for the base fee' });
 		}
+		if (charge.metric === "minimum_commitment") {
+			ctx.addIssue({
+				code: "custom",
+				path: ["metric"],
+				message: '"minimum_commitment" is reserved for the minimum commitment top-up',
+			});
+		}
 		// Metrics are keys of usage objects, where JSON's "__proto__" would set a prototype instead of a key.
 		if (charge.metric === "__proto__") {
 			ctx.addIssue({ code: "custom", path: ["metric"], message: '"__proto__" cannot be a metric name' });
@@ -110,6 +137,27 @@ export const Charge = z
 				code: "custom",
 				path: ["source", "field"],
 				message: "field is not allowed for outcome sums: they add the outcome values",
+			});
+		}
+		if (aggregate === "max" && kind === "action" && field === undefined) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["source", "field"],
+				message: "field is required for the max of actions: the numeric metadata field to compare",
+			});
+		}
+		if (aggregate === "max" && kind === "outcome" && field !== undefined) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["source", "field"],
+				message: "field is not allowed for the max of outcomes: it compares the outcome values",
+			});
+		}
+		if (aggregate === "unique_count" && field === undefined) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["source", "field"],
+				message: "field is required for unique_count: the metadata field whose distinct values are counted",
 			});
 		}
 		if (charge.model === "percentage" && !(kind === "outcome" && aggregate === "sum")) {
@@ -137,6 +185,7 @@ export const RatePlanInput = z
 			.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
 			.default(DEFAULT_CURRENCY),
 		base_fee: Price.default(0),
+		minimum_amount: Price.default(0),
 		charges: z.array(Charge).max(50),
 	})
 	.superRefine((plan, ctx) => {
@@ -158,5 +207,7 @@ export type RatePlanInput = z.infer<typeof RatePlanInput>;
 export interface PlanPricing {
 	currency: string;
 	base_fee: number | string | Decimal;
+	/** The least a period costs (§16); 0 or absent: no minimum. */
+	minimum_amount?: number | string | Decimal;
 	charges: readonly Charge[];
 }

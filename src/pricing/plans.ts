@@ -24,6 +24,8 @@ export interface RatePlanView {
 	currency: string;
 	/** Major units, a JSON number at the edge; stored as an exact decimal string. */
 	base_fee: number;
+	/** The least a billing period costs; 0: no minimum. */
+	minimum_amount: number;
 	charges: Charge[];
 	status: RatePlanStatus;
 	created_at: string;
@@ -38,6 +40,7 @@ export function ratePlanView(row: RatePlanRow): RatePlanView {
 		description: row.description,
 		currency: row.currency,
 		base_fee: Decimal.from(row.baseFee).toNumber(),
+		minimum_amount: Decimal.from(row.minimumAmount).toNumber(),
 		// Stored as validated at creation; prices have at most 12 decimals, so JSON numbers carry them exactly.
 		charges: row.charges as Charge[],
 		status: row.status,
@@ -47,7 +50,12 @@ export function ratePlanView(row: RatePlanRow): RatePlanView {
 
 /** What rating needs, with the base fee as its exact stored decimal. */
 export function ratePlanPricing(row: RatePlanRow): PlanPricing {
-	return { currency: row.currency, base_fee: row.baseFee, charges: row.charges as Charge[] };
+	return {
+		currency: row.currency,
+		base_fee: row.baseFee,
+		minimum_amount: row.minimumAmount,
+		charges: row.charges as Charge[],
+	};
 }
 
 /** `input` is a parsed RatePlanInput (defaults filled in, cross-field rules checked). */
@@ -67,6 +75,7 @@ export async function createRatePlan({
 		description: input.description ?? null,
 		currency: input.currency,
 		baseFee: Decimal.from(input.base_fee).toString(),
+		minimumAmount: Decimal.from(input.minimum_amount).toString(),
 		charges: input.charges,
 		status: "active",
 		createdAt: nowIso(),

@@ -5,6 +5,7 @@
  */
 import { Decimal } from "../lib/decimal";
 import type { Charge, ChargeSource } from "./plan";
+import { combineQuantities, type MetricQuantity, needsMetering, sourceKey } from "./sources";
 
 export interface UsageAggregate {
 	kind: "action" | "outcome";
@@ -50,13 +51,23 @@ function quantityOfSource(source: ChargeSource, totals: Map<string, Totals>): De
 	return totals.get(aggregateKey(source.kind, source.type, field))?.sum ?? Decimal.ZERO;
 }
 
-/** The quantity of every metric of the plan (0 when nothing was metered), keyed by metric name. */
+/**
+ * The quantity of every metric of the plan (0 when nothing was metered), keyed by metric name. Charges with a
+ * filter, a max or a unique_count (sources.ts) read the accumulators' per-source quantities, `metrics`.
+ */
 export function quantitiesForPlan(
 	charges: readonly Charge[],
 	aggregates: Iterable<UsageAggregate>,
+	metrics: Iterable<MetricQuantity> = [],
 ): Map<string, Decimal> {
 	const totals = addUpAggregates(aggregates);
+	const metered = combineQuantities(metrics);
 	const quantities = new Map<string, Decimal>();
-	for (const charge of charges) quantities.set(charge.metric, quantityOfSource(charge.source, totals));
+	for (const charge of charges) {
+		const quantity = needsMetering(charge.source)
+			? (metered.get(sourceKey(charge.source)) ?? Decimal.ZERO)
+			: quantityOfSource(charge.source, totals);
+		quantities.set(charge.metric, quantity);
+	}
 	return quantities;
 }

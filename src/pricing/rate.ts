@@ -42,6 +42,7 @@ export interface RatedUsage {
 export type MetricQuantities = ReadonlyMap<string, Decimal> | Readonly<Record<string, Decimal>>;
 
 export const BASE_FEE_METRIC = "base_fee";
+export const MINIMUM_METRIC = "minimum_commitment";
 
 function applyModel(charge: Charge, billable: Decimal): ModelResult {
 	switch (charge.model) {
@@ -84,7 +85,26 @@ function quantityOf(usage: MetricQuantities, metric: string): Decimal {
 	return (Object.hasOwn(record, metric) ? record[metric] : undefined) ?? Decimal.ZERO;
 }
 
-/** Prices a period's usage: the base fee first (when non-zero), then every charge in plan order. */
+/**
+ * The top-up that brings a period's subtotal (base fee plus charges, each already rounded) up to the plan's
+ * minimum; null when the subtotal already reaches it. The minimum is money, rounded like any line.
+ */
+export function minimumTopUp(plan: PlanPricing, subtotal: Decimal): RatedCharge | null {
+	const minimum = roundMoney(Decimal.from(plan.minimum_amount ?? 0), plan.currency);
+	if (!subtotal.lt(minimum)) return null;
+	return {
+		metric: MINIMUM_METRIC,
+		model: "flat",
+		quantity: Decimal.ONE,
+		billable_quantity: Decimal.ONE,
+		amount: minimum.sub(subtotal),
+	};
+}
+
+/**
+ * Prices a period's usage: the base fee first (when non-zero), then every charge in plan order, then the
+ * minimum commitment's top-up when the rest falls short of the plan's minimum.
+ */
 export function rateUsage(plan: PlanPricing, usage: MetricQuantities): RatedUsage {
 	const charges: RatedCharge[] = [];
 	const baseFee = roundMoney(Decimal.from(plan.base_fee), plan.currency);
@@ -100,6 +120,8 @@ export function rateUsage(plan: PlanPricing, usage: MetricQuantities): RatedUsag
 	for (const charge of plan.charges) {
 		charges.push(rateCharge(charge, quantityOf(usage, charge.metric), plan.currency));
 	}
+	const topUp = minimumTopUp(plan, Decimal.sum(charges.map((line) => line.amount)));
+	if (topUp) charges.push(topUp);
 	return { currency: plan.currency, charges, total: Decimal.sum(charges.map((line) => line.amount)) };
 }
 

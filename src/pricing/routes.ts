@@ -55,6 +55,11 @@ const RatePlan = z
 		base_fee: z
 			.number()
 			.openapi({ description: "Billed once per billing period, in major units.", example: 49 }),
+		minimum_amount: z.number().openapi({
+			description:
+				"The least a billing period costs: below it, invoices and simulations end with a minimum_commitment top-up line.",
+			example: 0,
+		}),
 		charges: z.array(Charge.openapi("Charge")),
 		status: z.enum(["active", "archived"]),
 		created_at: z.string().openapi({ example: "2026-11-21T10:00:00.000Z" }),
@@ -93,7 +98,10 @@ const RatedTier = z
 
 const RatedCharge = z
 	.object({
-		metric: z.string().openapi({ description: 'A metric of the plan, or "base_fee" for the base fee.' }),
+		metric: z.string().openapi({
+			description:
+				'A metric of the plan, "base_fee" for the base fee, or "minimum_commitment" for the minimum\'s top-up.',
+		}),
 		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
 		quantity: z.number(),
 		billable_quantity: z
@@ -232,8 +240,9 @@ pricingRoutes.openapi(
 		tags: ["Pricing"],
 		summary: "Price sample usage with a rate plan",
 		description:
-			"The base fee comes first when it is not zero, then every metric of the plan in plan order. A usage key that " +
-			"is not a metric of the plan is refused (400).",
+			"The base fee comes first when it is not zero, then every metric of the plan in plan order, then — when the " +
+			"plan has a minimum_amount the rest falls short of — the minimum_commitment top-up. A usage key that is not a " +
+			"metric of the plan is refused (400).",
 		request: { body: { required: true, ...json(SimulatePricing) } },
 		responses: {
 			200: { description: "The charges and their total", ...json(Simulation) },

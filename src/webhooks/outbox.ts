@@ -12,6 +12,7 @@ export const WEBHOOK_EVENT_KINDS = [
 	"subscription.created",
 	"subscription.updated",
 	"subscription.cancelled",
+	"alert.triggered",
 ] as const;
 
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];

@@ -57,6 +57,17 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 			return { ...subscription, status: "active" };
 		case "subscription.cancelled":
 			return { ...subscription, status: "cancelled" };
+		case "alert.triggered":
+			return {
+				alert_id: newId("alr"),
+				account_id: subscription.account_id,
+				subscription_id: subscription.subscription_id,
+				metric: null,
+				threshold: 800,
+				value: 812.4,
+				billing_period: periodOf(now),
+				block: false,
+			};
 	}
 }
 

@@ -3,7 +3,7 @@
 // 2-core machine behind wrangler's proxy mean little.
 import { apiClient, timed } from "./api.mjs";
 import { interleaved, load } from "./load.mjs";
-import { provisionEnvironment, sendUsage } from "./scenarios.mjs";
+import { FILTERED_PLAN, inParallelAlerts, provisionEnvironment, sendUsage } from "./scenarios.mjs";
 import { startWorker } from "./worker.mjs";
 
 const quick = process.argv.includes("--quick");
@@ -78,6 +78,21 @@ try {
 		`${fmt(eventsPerSecond, 0)} events/s`,
 		"≥ 50,000 events/s",
 		eventsPerSecond >= 50_000,
+	);
+
+	// The same batch ingest with a plan of ten filtered charges and two alerts (one on a metric, one on the amount)
+	// on every subscription: what the accumulators' per-model metering and alert evaluation cost (§16, §18).
+	const priced = await provisionEnvironment(base, worker.adminKey, "test", 10, FILTERED_PLAN);
+	await inParallelAlerts(priced);
+	const pricedRun = await timed(() =>
+		sendUsage(base, priced.sdkKey, priced.instanceKeys, size.batches * 1000, 4),
+	);
+	const pricedRatio = pricedRun.value / pricedRun.seconds / eventsPerSecond;
+	row(
+		"batch ingest, 10 filtered charges + 2 alerts ÷ plain plan",
+		`${fmt(pricedRatio)} (${fmt(pricedRun.value / pricedRun.seconds, 0)} vs ${fmt(eventsPerSecond, 0)} events/s)`,
+		"≥ 0.9",
+		pricedRatio >= 0.9,
 	);
 
 	// Latency of single events at a fixed moderate rate.

@@ -24,12 +24,33 @@ export const PLAN = {
 	],
 };
 
+// The same plan priced per model: ten filtered charges over the same llm_call events (one of them matching the
+// bench's "small" model), for the ingest comparison with filters and alerts (§16, §18).
+export const FILTERED_PLAN = {
+	name: "Bench plan per model",
+	base_fee: 49,
+	charges: ["small", "medium", "large", "xl", "vision", "audio", "embed", "rerank", "code", "tiny"].map(
+		(model, i) => ({
+			metric: `tokens_${model}`,
+			source: {
+				kind: "action",
+				type: "llm_call",
+				aggregate: i % 5 === 4 ? "max" : "sum",
+				field: "tokens",
+				filter: { model },
+			},
+			model: "per_unit",
+			unit_price: (i + 1) / 1_000_000,
+		}),
+	),
+};
+
 // Instance keys must differ between provisionings of the same environment: an instance is in one active
 // subscription at a time.
 let provisionings = 0;
 
 /** An environment with `subscriptions` subscriptions (ten per account), each holding one instance. */
-export async function provisionEnvironment(base, adminKey, environment, subscriptions) {
+export async function provisionEnvironment(base, adminKey, environment, subscriptions, ratePlan = PLAN) {
 	const admin = apiClient(base, adminKey);
 	const envAdminKey =
 		environment === "live"
@@ -37,21 +58,30 @@ export async function provisionEnvironment(base, adminKey, environment, subscrip
 			: (await admin("POST", "/v1/api-keys", { type: "api", permission: "admin", environment })).key;
 	const api = apiClient(base, envAdminKey);
 	const sdkKey = (await api("POST", "/v1/api-keys", { type: "sdk", environment })).key;
-	const plan = await api("POST", "/v1/pricing/rate-plans", PLAN);
+	const plan = await api("POST", "/v1/pricing/rate-plans", ratePlan);
 	const accountCount = Math.ceil(subscriptions / 10);
 	const accounts = await inParallel([...Array(accountCount).keys()], 16, (i) =>
 		api("POST", "/v1/accounts", { name: `Customer ${i}`, email: `billing${i}@bench.example` }),
 	);
 	const round = provisionings++;
 	const instanceKeys = [...Array(subscriptions).keys()].map((i) => `${environment}-bench-${round}-${i}`);
-	await inParallel(instanceKeys, 16, (key, i) =>
-		api("POST", "/v1/subscriptions", {
+	const subscriptionIds = await inParallel(instanceKeys, 16, async (key, i) => {
+		const subscription = await api("POST", "/v1/subscriptions", {
 			account_id: accounts[Math.floor(i / 10)].id,
 			rate_plan_id: plan.id,
 			agent_instance_ids: [key],
-		}),
-	);
-	return { api, adminKey: envAdminKey, sdkKey, instanceKeys, plan, accountIds: accounts.map((a) => a.id) };
+		});
+		return subscription.id;
+	});
+	return {
+		api,
+		adminKey: envAdminKey,
+		sdkKey,
+		instanceKeys,
+		subscriptionIds,
+		plan,
+		accountIds: accounts.map((a) => a.id),
+	};
 }
 
 /**
@@ -76,4 +106,16 @@ export async function sendUsage(base, sdkKey, instanceKeys, total, concurrency =
 		onProgress?.(sent);
 	});
 	return sent;
+}
+
+/** Two alerts per subscription of a provisioned environment, thresholds far above what the bench sends. */
+export async function inParallelAlerts({ api, subscriptionIds }) {
+	await inParallel(subscriptionIds, 16, async (subscriptionId) => {
+		await api("POST", "/v1/alerts", {
+			subscription_id: subscriptionId,
+			metric: "tokens_small",
+			threshold: 1e12,
+		});
+		await api("POST", "/v1/alerts", { subscription_id: subscriptionId, threshold: 1e9, block: true });
+	});
 }

@@ -29,7 +29,9 @@ describe("permission matrix (§3)", () => {
 	it("the table itself follows the contract's rules", () => {
 		for (const [route, access] of Object.entries(routeAccess)) {
 			const [method, path] = route.split(" ") as [string, string];
-			const isEvent = /^\/v1\/(actions|outcomes)/.test(path) || path === "/v1/usage";
+			// §18: agents ask for their entitlements with SDK keys.
+			const isEvent =
+				/^\/v1\/(actions|outcomes)/.test(path) || path === "/v1/usage" || path === "/v1/entitlements";
 			expect(access.sdk, route).toBe(isEvent);
 			// §15: the export of a whole day's events is for admin keys.
 			if (/^\/v1\/(api-keys|webhooks)/.test(path) || path === "/v1/events/export")

@@ -15,6 +15,7 @@ const plan: RatePlanRow = {
 	description: null,
 	currency: "USD",
 	baseFee: "30",
+	minimumAmount: "0",
 	charges: [
 		{
 			metric: "tokens",

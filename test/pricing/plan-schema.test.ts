@@ -50,6 +50,27 @@ describe("RatePlanInput accepts", () => {
 		["a price with 12 decimals", withPerUnit({ unit_price: 1e-12 })],
 		["free units and a description", withPerUnit({ included_quantity: 1000, description: "LLM tokens" })],
 		["a count of outcomes", withSource({ kind: "outcome", type: "deal.closed", aggregate: "count" })],
+		["a filter of one value", withSource({ ...tokens, filter: { model: "gpt-4o" } })],
+		[
+			"a filter of 5 keys and lists",
+			withSource({ ...calls, filter: { a: ["1", "2"], b: "x", c: "y", d: ["z"], e: "w" } }),
+		],
+		["a max of an action field", withSource({ ...tokens, aggregate: "max" })],
+		["a max of outcome values", withSource({ ...dealValue, aggregate: "max" })],
+		[
+			"a unique_count of a metadata field",
+			withSource({ ...calls, aggregate: "unique_count", field: "user_id" }),
+		],
+		[
+			"two charges over the same event type with different filters",
+			plan({
+				charges: [
+					{ ...perUnit, source: { ...tokens, filter: { model: "gpt-4o" } } },
+					{ ...perUnit, metric: "mini", source: { ...tokens, filter: { model: "gpt-4o-mini" } } },
+				],
+			}),
+		],
+		["a minimum amount", plan({ minimum_amount: 500 })],
 		[
 			"percent 0 and 100",
 			plan({
@@ -75,6 +96,7 @@ describe("RatePlanInput accepts", () => {
 			description: null,
 			currency: "USD",
 			base_fee: 0,
+			minimum_amount: 0,
 			charges: [],
 		});
 	});
@@ -123,7 +145,60 @@ describe("RatePlanInput rejects", () => {
 			withSource({ ...calls, aggregate: "avg" }),
 			["charges", 0, "source", "aggregate"],
 		],
-		["an unknown source field", withSource({ ...calls, filter: "x" }), ["charges", 0, "source"]],
+		["an unknown source field", withSource({ ...calls, group_by: "x" }), ["charges", 0, "source"]],
+		// filters and aggregations (§16)
+		[
+			"a filter that is not an object",
+			withSource({ ...calls, filter: "x" }),
+			["charges", 0, "source", "filter"],
+		],
+		["an empty filter", withSource({ ...calls, filter: {} }), ["charges", 0, "source", "filter"]],
+		[
+			"a filter of 6 keys",
+			withSource({ ...calls, filter: { a: "1", b: "1", c: "1", d: "1", e: "1", f: "1" } }),
+			["charges", 0, "source", "filter"],
+		],
+		[
+			"a filter value that is a number",
+			withSource({ ...calls, filter: { model: 4 } }),
+			["charges", 0, "source", "filter", "model"],
+		],
+		[
+			"a filter of an empty list",
+			withSource({ ...calls, filter: { model: [] } }),
+			["charges", 0, "source", "filter", "model"],
+		],
+		[
+			"an empty filter value",
+			withSource({ ...calls, filter: { model: "" } }),
+			["charges", 0, "source", "filter", "model"],
+		],
+		[
+			"a max of actions without field",
+			withSource({ ...calls, aggregate: "max" }),
+			["charges", 0, "source", "field"],
+		],
+		[
+			"a max of outcomes with field",
+			withSource({ ...dealValue, aggregate: "max", field: "amount" }),
+			["charges", 0, "source", "field"],
+		],
+		[
+			"a unique_count without field",
+			withSource({ ...calls, aggregate: "unique_count" }),
+			["charges", 0, "source", "field"],
+		],
+		[
+			"percentage of a max",
+			withSource({ ...dealValue, aggregate: "max" }, percentage),
+			["charges", 0, "model"],
+		],
+		["a negative minimum_amount", plan({ minimum_amount: -1 }), ["minimum_amount"]],
+		[
+			"the reserved metric minimum_commitment",
+			withPerUnit({ metric: "minimum_commitment" }),
+			["charges", 0, "metric"],
+		],
 		["a field on a count", withSource({ ...calls, field: "tokens" }), ["charges", 0, "source", "field"]],
 		[
 			"an action sum without field",

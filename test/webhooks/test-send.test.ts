@@ -42,6 +42,16 @@ const DATA_FIELDS: Record<(typeof WEBHOOK_EVENT_KINDS)[number], string[]> = {
 	"subscription.created": subscriptionFields,
 	"subscription.updated": subscriptionFields,
 	"subscription.cancelled": subscriptionFields,
+	"alert.triggered": [
+		"alert_id",
+		"account_id",
+		"subscription_id",
+		"metric",
+		"threshold",
+		"value",
+		"billing_period",
+		"block",
+	],
 };
 
 describe("POST /v1/webhooks/test", () => {

@@ -13,13 +13,30 @@
 import { nowIso } from "../../lib/time";
 import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
+import {
+	markTriggersFlushed,
+	readUnflushedTriggers,
+	triggerStatements,
+	UNFLUSHED_TRIGGERS_SQL,
+} from "./alerts";
 import type { AccumulatorIdentity } from "./client";
+import {
+	type MetricRow,
+	markMetricsFlushed,
+	metricStatements,
+	readUnflushedMetrics,
+	UNFLUSHED_METRICS_SQL,
+} from "./metrics";
 import type { MeteringEvent } from "./types";
 
 /** A slice of what D1 does not have yet. */
 export interface UnflushedChunk {
 	daily: DailyRow[];
 	costs: CostRow[];
+	/** Per-period quantities of filtered, max and unique_count sources (metrics.ts). */
+	metrics: MetricRow[];
+	/** Alerts triggered here (alerts.ts). */
+	triggers: ReturnType<typeof readUnflushedTriggers>;
 	lastOutboxSeq: number | null;
 	outbox: OutboxRow[];
 }
@@ -144,6 +161,8 @@ export function chunkStatements(
 			),
 		);
 	}
+	statements.push(...metricStatements(d1, target, chunk.metrics));
+	statements.push(...triggerStatements(d1, target, chunk.triggers));
 	statements.push(...outboxInsertMany(d1, target.environment, chunk.outbox, nowIso()));
 	return statements;
 }
@@ -162,6 +181,8 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 		costs: sql
 			.exec<CostRow>("SELECT * FROM costs WHERE version > flushed_version LIMIT ?", limits.rows)
 			.toArray(),
+		metrics: readUnflushedMetrics(sql, limits.rows),
+		triggers: readUnflushedTriggers(sql, limits.rows),
 		lastOutboxSeq: outbox.at(-1)?.seq ?? null,
 		outbox: outbox.map(({ id, event, data }) => ({ id, event, data })),
 	};
@@ -194,6 +215,8 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 				JSON.stringify(chunk.costs.map((r) => [r.period, r.agent_key, r.cost_type, r.currency, r.version])),
 			);
 		}
+		markMetricsFlushed(sql, chunk.metrics);
+		markTriggersFlushed(sql, chunk.triggers);
 	});
 }
 
@@ -202,7 +225,8 @@ export function hasUnflushed(sql: SqlStorage): boolean {
 		.exec<{ dirty: number }>(
 			`SELECT EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
-			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) AS dirty`,
+			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) OR ${UNFLUSHED_METRICS_SQL}
+			OR ${UNFLUSHED_TRIGGERS_SQL} AS dirty`,
 		)
 		.one();
 	return row.dirty === 1;

@@ -11,10 +11,13 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
+import { periodOf } from "../../lib/time";
 import type { UsageAggregate } from "../../pricing/quantities";
+import type { MetricQuantity } from "../../pricing/sources";
 import { dispatchOutbox } from "../../webhooks/dispatch";
+import { AlertBook, type AlertRule } from "./alerts";
 import { type ArchiveHooks, archiveEvents, type EventView, eventViewOf } from "./archive";
-import { parseAccumulatorName } from "./client";
+import { type AccumulatorIdentity, parseAccumulatorName } from "./client";
 import type { DedupeRow } from "./dedupe";
 import {
 	type ChunkLimits,
@@ -25,6 +28,8 @@ import {
 	readUnflushed,
 } from "./flush";
 import { HANDOVER_PAGE_SIZE, type Handover, type HandoverHooks, takeOver } from "./handover";
+import { type CountObserver, MetricDeltas, readMetrics } from "./metrics";
+import { PlanBook } from "./plans";
 import {
 	hasUnarchived,
 	newestRawEvents,
@@ -32,7 +37,7 @@ import {
 	RAW_EVENTS_MAX_BYTES,
 	type RawEventQuery,
 } from "./raw-events";
-import { AccumulatorStore } from "./store";
+import { AccumulatorStore, type StoreRecordResult } from "./store";
 import type {
 	FlushReport,
 	HoldingChange,
@@ -79,6 +84,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 	archiveHooks: ArchiveHooks = {};
 	private readonly handovers = new Map<string, Promise<void>>();
 	private readonly store: AccumulatorStore;
+	private plans: PlanBook;
+	private readonly alerts: AlertBook;
 	// Flushes run one at a time, so an older absolute value never lands in D1 after a newer one.
 	private flushing: Promise<unknown> = Promise.resolve();
 	// True once this instance set (or saw) the alarm that will flush what it records; then recording needs no
@@ -88,11 +95,17 @@ export class UsageAccumulator extends DurableObject<Env> {
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		this.store = new AccumulatorStore(ctx.storage);
+		this.plans = new PlanBook(ctx.storage, env);
+		this.alerts = new AlertBook(ctx.storage.sql);
 	}
 
 	async record(call: RecordCall): Promise<RecordResponse> {
 		const request: RecordRequest = { ...call, events: JSON.parse(call.events) as MeteringEvent[] };
-		let { response, handovers, awaiting } = this.store.record(request, Date.now(), this.settings.chunk);
+		const identity = parseAccumulatorName(call.name);
+		// The plans of the events' periods, once per period: their filtered, max and unique_count sources are
+		// counted with the events.
+		await this.plans.learn(identity, timestampsOf(request.events));
+		let { response, handovers, awaiting } = this.countEvents(identity, request);
 		// Only after an instance moved here: its dedupe keys are fetched before its events count.
 		for (let round = 0; awaiting.length > 0; round++) {
 			if (round === MAX_HANDOVER_ROUNDS) {
@@ -103,11 +116,10 @@ export class UsageAccumulator extends DurableObject<Env> {
 				break;
 			}
 			await Promise.all(handovers.map((handover) => this.takeOverOnce(request.name, handover)));
-			const retried = this.store.record(
-				{ ...request, events: awaiting.map((index) => request.events[index] as MeteringEvent) },
-				Date.now(),
-				this.settings.chunk,
-			);
+			const retried = this.countEvents(identity, {
+				...request,
+				events: awaiting.map((index) => request.events[index] as MeteringEvent),
+			});
 			retried.response.results.forEach((result, i) => {
 				response.results[awaiting[i] as number] = result;
 			});
@@ -117,6 +129,29 @@ export class UsageAccumulator extends DurableObject<Env> {
 		}
 		if (response.results.includes("processed")) await this.scheduleFlush();
 		return response;
+	}
+
+	/**
+	 * One counting pass in one transaction, with fresh observers: the plan's metrics and, for a subscription,
+	 * its alerts, evaluated after the counts (alerts.ts). A pass after a handover counts only its own events.
+	 */
+	private countEvents(identity: AccumulatorIdentity, request: RecordRequest): StoreRecordResult {
+		const now = Date.now();
+		const observers: CountObserver[] = [new MetricDeltas(this.plans.sourcesOf)];
+		if (identity.kind === "sub") {
+			observers.push(
+				this.alerts.observer(
+					{ subscriptionId: identity.id, accountId: request.accountId, planOf: (p) => this.plans.planOf(p) },
+					now,
+				),
+			);
+		}
+		try {
+			return this.store.record(request, now, this.settings.chunk, allOf(observers));
+		} catch (error) {
+			this.alerts.forget();
+			throw error;
+		}
 	}
 
 	async updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): Promise<void> {
@@ -180,6 +215,51 @@ export class UsageAccumulator extends DurableObject<Env> {
 	/** Several usage reads in one call, answered in order. */
 	usageOf(queries: UsageQuery[]): UsageAggregate[][] {
 		return queries.map(({ startDay, endDay, agentKey }) => this.store.usage(startDay, endDay, agentKey));
+	}
+
+	/**
+	 * Adds or replaces an alert of this subscription's accumulator, and evaluates it at once: a threshold the
+	 * period has already reached triggers now, not at the next event.
+	 */
+	async setAlert(name: string, accountId: string | null, rule: AlertRule): Promise<void> {
+		const identity = parseAccumulatorName(name);
+		if (identity.kind !== "sub") throw new Error(`Alerts belong to subscription accumulators, not ${name}`);
+		const now = new Date().toISOString();
+		await this.plans.learn(identity, [now]);
+		this.store.remember(name, accountId);
+		try {
+			this.ctx.storage.transactionSync(() => {
+				this.alerts.set(rule);
+				const context = {
+					subscriptionId: identity.id,
+					accountId,
+					planOf: (p: string) => this.plans.planOf(p),
+				};
+				this.alerts.evaluate(this.store.sql, context, periodOf(now));
+			});
+		} catch (error) {
+			this.alerts.forget();
+			throw error;
+		}
+		await this.scheduleFlush();
+	}
+
+	removeAlert(id: string): void {
+		this.alerts.remove(id);
+	}
+
+	/** The block alerts triggered in the current period; none means the agent may go on. */
+	blockedBy(): string[] {
+		return this.alerts.blockedBy(periodOf(new Date().toISOString()));
+	}
+
+	/** The period's quantities of filtered, max and unique_count sources, per instance (pricing/sources.ts). */
+	metricsOf(period: string, agentKey?: string): MetricQuantity[] {
+		if (this.store.isEmpty) return [];
+		return readMetrics(this.store.sql, period, agentKey).map(({ source, quantity }) => ({
+			source,
+			quantity,
+		}));
 	}
 
 	/**
@@ -291,4 +371,26 @@ export class UsageAccumulator extends DurableObject<Env> {
 		}
 		return report;
 	}
+}
+
+/** The events' timestamps, fewer than one per event when a batch shares a few (the common case). */
+function* timestampsOf(events: readonly MeteringEvent[]): Generator<string> {
+	let last = "";
+	for (const event of events) {
+		const period = event.timestamp.slice(0, 7);
+		if (period === last) continue;
+		last = period;
+		yield event.timestamp;
+	}
+}
+
+function allOf(observers: CountObserver[]): CountObserver {
+	return {
+		count: (event) => {
+			for (const observer of observers) observer.count(event);
+		},
+		applyTo: (sql) => {
+			for (const observer of observers) observer.applyTo(sql);
+		},
+	};
 }

@@ -13,6 +13,7 @@ import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
 import type { UsageAggregate } from "../../pricing/quantities";
 import { AggregateDeltas, readUsage } from "./aggregates";
+import { ALERTS_SCHEMA } from "./alerts";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import {
 	DEDUPE_SCHEMA,
@@ -29,6 +30,7 @@ import {
 } from "./dedupe";
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "./flush";
 import type { Handover } from "./handover";
+import { type CountObserver, METRICS_SCHEMA } from "./metrics";
 import { insertRawEvents, RAW_EVENTS_SCHEMA, upgradeRawEventStorage } from "./raw-events";
 import type {
 	EventResult,
@@ -54,7 +56,7 @@ CREATE TABLE IF NOT EXISTS costs (
 	PRIMARY KEY (period, agent_key, cost_type, currency));
 CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flushed_version;
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
-`;
+${METRICS_SCHEMA}${ALERTS_SCHEMA}`;
 
 /** What a record call did: the answer, and the instances to take over before their events (`awaiting`) count. */
 export interface StoreRecordResult {
@@ -282,7 +284,12 @@ export class AccumulatorStore {
 	 * accumulator was told means it holds the key (it missed the announcement). Events of instances still to be
 	 * taken over are left out (null, their index in `awaiting`): the object takes them over and records them then.
 	 */
-	record(request: RecordRequest, now: number, limits: ChunkLimits = DEFAULT_CHUNK_LIMITS): StoreRecordResult {
+	record(
+		request: RecordRequest,
+		now: number,
+		limits: ChunkLimits = DEFAULT_CHUNK_LIMITS,
+		observer?: CountObserver,
+	): StoreRecordResult {
 		const identity = parseAccumulatorName(request.name);
 		const subscriptionId = subscriptionOf(identity);
 		this.createTables();
@@ -320,6 +327,7 @@ export class AccumulatorStore {
 				}
 				newEvents.push(eventRow(event));
 				deltas.count(event);
+				observer?.count(event);
 				// Most events need no stored copy: subscription_id is the accumulator's own, given at flush time.
 				if (dedupeKey !== null || event.kind === "outcome") {
 					const stored = storedEvent(event, subscriptionId);
@@ -334,6 +342,7 @@ export class AccumulatorStore {
 			insertRawEvents(this.sql, newEvents, limits);
 			insertDedupeRows(this.sql, newDedupe, true);
 			deltas.applyTo(this.sql);
+			observer?.applyTo(this.sql);
 			this.queueOutcomesCompleted(outcomes, request.accountId);
 			return { response: { results, refused: [...refused] }, handovers, awaiting };
 		});

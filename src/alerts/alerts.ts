@@ -1,0 +1,192 @@
+/**
+ * Alerts and budgets (§18) as stored resources. The rule lives in D1 and in the subscription's usage accumulator,
+ * which evaluates it on ingest (durable-objects/usage-accumulator/alerts.ts) and copies each trigger back to
+ * D1's alert_triggers with its flush; a read shows the current period's state from there.
+ */
+import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { alerts, alertTriggers } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import type { Env } from "../env";
+import { notFound, validationError } from "../http/errors";
+import { Decimal } from "../lib/decimal";
+import { newId } from "../lib/ids";
+import { nowIso, periodOf } from "../lib/time";
+import type { Charge } from "../pricing/plan";
+import { getRatePlanRow } from "../pricing/plans";
+import { getSubscription } from "../subscriptions/views";
+
+export interface CreateAlertInput {
+	subscription_id: string;
+	metric?: string | null;
+	threshold: number;
+	name?: string | null;
+	block?: boolean;
+}
+
+export interface AlertView {
+	id: string;
+	subscription_id: string;
+	account_id: string;
+	metric: string | null;
+	threshold: number;
+	name: string | null;
+	block: boolean;
+	status: "armed" | "triggered";
+	triggered_at: string | null;
+	billing_period: string;
+	created_at: string;
+}
+
+type AlertRow = typeof alerts.$inferSelect;
+
+function alertView(row: AlertRow, trigger: { triggeredAt: string } | null, period: string): AlertView {
+	return {
+		id: row.id,
+		subscription_id: row.subscriptionId,
+		account_id: row.accountId,
+		metric: row.metric,
+		threshold: Decimal.from(row.threshold).toNumber(),
+		name: row.name,
+		block: row.block,
+		status: trigger ? "triggered" : "armed",
+		triggered_at: trigger?.triggeredAt ?? null,
+		billing_period: period,
+		created_at: row.createdAt,
+	};
+}
+
+/**
+ * Stores the alert, then tells the subscription's accumulator, which evaluates it at once. If the accumulator
+ * cannot be told, the alert is removed again and the error answered: an alert that would never fire is not kept.
+ */
+export async function createAlert({
+	env,
+	db,
+	scope,
+	input,
+}: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	input: CreateAlertInput;
+}): Promise<AlertView> {
+	const subscription = await getSubscription({ db, scope, id: input.subscription_id });
+	const metric = input.metric ?? null;
+	if (metric !== null) {
+		const plan = await getRatePlanRow({ db, scope, id: subscription.rate_plan_id });
+		const metrics = (plan.charges as Charge[]).map((charge) => charge.metric);
+		if (!metrics.includes(metric)) {
+			const known = metrics.length > 0 ? `its metrics are ${metrics.join(", ")}` : "it has no metrics";
+			throw validationError(
+				"metric",
+				`"${metric}" is not a metric of the subscription's rate plan ${plan.id}: ${known}; omit metric for the total amount.`,
+			);
+		}
+	}
+	const row: AlertRow = {
+		id: newId("alr"),
+		environment: scope.environment,
+		subscriptionId: subscription.id,
+		accountId: subscription.account_id,
+		metric,
+		threshold: Decimal.from(input.threshold).toString(),
+		name: input.name ?? null,
+		block: input.block ?? false,
+		createdAt: nowIso(),
+	};
+	await db.insert(alerts).values(row);
+	const name = accumulatorName(scope.environment, { subscriptionId: subscription.id });
+	try {
+		await accumulatorStub(env, name).setAlert(name, subscription.account_id, {
+			id: row.id,
+			metric,
+			threshold: row.threshold,
+			block: row.block,
+		});
+	} catch (error) {
+		await db.delete(alerts).where(eq(alerts.id, row.id));
+		throw error;
+	}
+	// A threshold already reached triggers now; its trigger reaches D1 with the accumulator's flush.
+	return alertView(row, null, periodOf(row.createdAt));
+}
+
+function selectAlerts(db: Db, where: SQL, period: string) {
+	return db
+		.select({ alert: alerts, triggeredAt: alertTriggers.triggeredAt })
+		.from(alerts)
+		.leftJoin(
+			alertTriggers,
+			and(eq(alertTriggers.alertId, alerts.id), eq(alertTriggers.billingPeriod, period)),
+		)
+		.where(where);
+}
+
+export async function getAlert({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<AlertView> {
+	const period = periodOf(nowIso());
+	const [found] = await selectAlerts(db, inScope(scope, alerts, eq(alerts.id, id)), period);
+	if (!found) throw notFound("alert", id);
+	return alertView(found.alert, found.triggeredAt ? { triggeredAt: found.triggeredAt } : null, period);
+}
+
+export async function listAlerts({
+	db,
+	scope,
+	subscriptionId,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	subscriptionId?: string;
+	limit: number;
+	offset: number;
+}): Promise<{ items: AlertView[]; total: number }> {
+	const period = periodOf(nowIso());
+	const where = inScope(
+		scope,
+		alerts,
+		subscriptionId === undefined ? undefined : eq(alerts.subscriptionId, subscriptionId),
+	);
+	const [rows, [count]] = await db.batch([
+		selectAlerts(db, where, period)
+			.orderBy(desc(alerts.createdAt), desc(alerts.id))
+			.limit(limit)
+			.offset(offset),
+		db.select({ n: sql<number>`count(*)` }).from(alerts).where(where),
+	]);
+	return {
+		items: rows.map((r) => alertView(r.alert, r.triggeredAt ? { triggeredAt: r.triggeredAt } : null, period)),
+		total: count?.n ?? 0,
+	};
+}
+
+/**
+ * Removes the alert from its accumulator first, so that a failure leaves an alert that still works rather than
+ * one that fires after it was deleted; then here, with its triggers.
+ */
+export async function deleteAlert({
+	env,
+	db,
+	scope,
+	id,
+}: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	id: string;
+}): Promise<void> {
+	const [row] = await db
+		.select()
+		.from(alerts)
+		.where(inScope(scope, alerts, eq(alerts.id, id)));
+	if (!row) throw notFound("alert", id);
+	const name = accumulatorName(scope.environment, { subscriptionId: row.subscriptionId });
+	await accumulatorStub(env, name).removeAlert(id);
+	await db.batch([
+		db.delete(alerts).where(inScope(scope, alerts, eq(alerts.id, id))),
+		db.delete(alertTriggers).where(eq(alertTriggers.alertId, id)),
+	]);
+}

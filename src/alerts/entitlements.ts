@@ -1,0 +1,38 @@
+/**
+ * GET /v1/entitlements (§18): may this agent instance go on? An agent asks before expensive work, so the answer
+ * costs no D1 read on the hot path: the instance's accumulator comes from the isolate's route cache (the same one
+ * ingest uses), and the accumulator answers from memory which of its block alerts triggered this period.
+ */
+import type { Scope } from "../db/scope";
+import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import type { Env } from "../env";
+import { routesFor } from "../metering/router";
+
+export interface Entitlement {
+	agent_key: string;
+	subscription_id: string | null;
+	allowed: boolean;
+	blocked_by: string[];
+}
+
+export async function entitlementOf({
+	env,
+	scope,
+	agentKey,
+}: {
+	env: Env;
+	scope: Scope;
+	agentKey: string;
+}): Promise<Entitlement> {
+	const route = (await routesFor(env.DB, scope, [agentKey])).get(agentKey);
+	if (!route || route.subscriptionId === null) {
+		return { agent_key: agentKey, subscription_id: null, allowed: true, blocked_by: [] };
+	}
+	const blockedBy = await accumulatorStub(env, route.accumulator).blockedBy();
+	return {
+		agent_key: agentKey,
+		subscription_id: route.subscriptionId,
+		allowed: blockedBy.length === 0,
+		blocked_by: blockedBy,
+	};
+}

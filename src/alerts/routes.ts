@@ -1,0 +1,173 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { INSTANCE_KEY } from "../agents/routes";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { decimalPlaces } from "../lib/money";
+import { dispatchOutbox } from "../webhooks/dispatch";
+import { createAlert, deleteAlert, getAlert, listAlerts } from "./alerts";
+import { entitlementOf } from "./entitlements";
+
+const CreateAlert = z
+	.strictObject({
+		subscription_id: z.string().min(1),
+		metric: z
+			.string()
+			.regex(/^[a-z0-9_]{1,64}$/, "must be a metric of the subscription's plan")
+			.nullable()
+			.optional()
+			.openapi({
+				description: "A metric of the subscription's plan; absent or null: the period's total amount.",
+			}),
+		threshold: z
+			.number()
+			.positive()
+			.max(1e15)
+			.refine((n) => decimalPlaces(n) <= 12, "must have at most 12 decimal places")
+			.openapi({ description: "The metric's quantity, or the amount in the plan's currency.", example: 800 }),
+		name: z.string().min(1).max(200).nullable().optional(),
+		block: z
+			.boolean()
+			.optional()
+			.openapi({ description: "Once triggered, entitlements answer allowed: false until the period ends." }),
+	})
+	.openapi("CreateAlert", {
+		example: { subscription_id: "sub_01jd0000000000000000000000", threshold: 800, name: "80% of budget" },
+	});
+
+const Alert = z
+	.object({
+		id: z.string().openapi({ example: "alr_01jd0000000000000000000000" }),
+		subscription_id: z.string(),
+		account_id: z.string(),
+		metric: z.string().nullable(),
+		threshold: z.number(),
+		name: z.string().nullable(),
+		block: z.boolean(),
+		status: z.enum(["armed", "triggered"]).openapi({ description: "In the current billing period." }),
+		triggered_at: z.string().nullable(),
+		billing_period: z.string().openapi({ example: "2026-11", description: "The current billing period." }),
+		created_at: z.string(),
+	})
+	.openapi("Alert");
+
+const ListAlertsQuery = PageQuery.extend({ subscription_id: z.string().min(1).optional() });
+const AlertParams = z.object({
+	alert_id: z
+		.string()
+		.openapi({ param: { name: "alert_id", in: "path" }, example: "alr_01jd0000000000000000000000" }),
+});
+
+const EntitlementQuery = z.strictObject({
+	agent_key: z.string().regex(INSTANCE_KEY, "must be 1–200 characters of A-Z a-z 0-9 . _ : -"),
+});
+
+const Entitlement = z
+	.object({
+		agent_key: z.string(),
+		subscription_id: z.string().nullable(),
+		allowed: z.boolean(),
+		blocked_by: z.array(z.string()).openapi({ description: "The triggered block alerts." }),
+	})
+	.openapi("Entitlement");
+
+export const alertRoutes = newRouter();
+
+alertRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/alerts",
+		tags: ["Alerts"],
+		summary: "Create an alert or a budget on a subscription",
+		description:
+			"Evaluated on ingest: the event that takes the current period's value (the metric's quantity, or the total " +
+			"amount) to or over the threshold triggers it and emits one alert.triggered; it re-arms each period.",
+		request: { body: { required: true, ...json(CreateAlert) } },
+		responses: { 201: { description: "The alert", ...json(Alert) }, ...errorResponses(...bodyErrors, 404) },
+	}),
+	async (c) => {
+		const alert = await createAlert({
+			env: c.env,
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			input: c.req.valid("json"),
+		});
+		c.executionCtx.waitUntil(dispatchOutbox(c.env));
+		return c.json(alert, 201);
+	},
+);
+
+alertRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/alerts",
+		tags: ["Alerts"],
+		summary: "List alerts",
+		request: { query: ListAlertsQuery },
+		responses: {
+			200: { description: "Alerts", ...json(pageSchema("alerts", Alert)) },
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const { subscription_id, ...page } = c.req.valid("query");
+		const { items, total } = await listAlerts({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			subscriptionId: subscription_id,
+			...page,
+		});
+		return c.json(pageOf("alerts", items, total, page), 200);
+	},
+);
+
+alertRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/alerts/{alert_id}",
+		tags: ["Alerts"],
+		summary: "Get an alert",
+		request: { params: AlertParams },
+		responses: { 200: { description: "The alert", ...json(Alert) }, ...errorResponses(404) },
+	}),
+	async (c) => {
+		const id = c.req.valid("param").alert_id;
+		return c.json(await getAlert({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+	},
+);
+
+alertRoutes.openapi(
+	createRoute({
+		method: "delete",
+		path: "/alerts/{alert_id}",
+		tags: ["Alerts"],
+		summary: "Delete an alert",
+		request: { params: AlertParams },
+		responses: { 204: { description: "Deleted" }, ...errorResponses(404) },
+	}),
+	async (c) => {
+		const id = c.req.valid("param").alert_id;
+		await deleteAlert({ env: c.env, db: database(c.env.DB), scope: c.get("scope"), id });
+		return c.body(null, 204);
+	},
+);
+
+alertRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/entitlements",
+		tags: ["Alerts"],
+		summary: "May this agent instance go on?",
+		description:
+			"allowed is false while a block alert of the instance's subscription is triggered in the current period. " +
+			"For agents to ask before expensive work (SDK keys allowed); events are never refused for it.",
+		request: { query: EntitlementQuery },
+		responses: { 200: { description: "The entitlement", ...json(Entitlement) }, ...errorResponses(400) },
+	}),
+	async (c) => {
+		const { agent_key } = c.req.valid("query");
+		return c.json(await entitlementOf({ env: c.env, scope: c.get("scope"), agentKey: agent_key }), 200);
+	},
+);

@@ -1,0 +1,236 @@
+/**
+ * Alerts and budgets (§18), evaluated where the live aggregates are: after each record call, in its transaction,
+ * the current period's value of every alert still armed for that period is computed from the daily rows, the
+ * metrics and the period's plan; an alert whose value reached its threshold is triggered — a row in
+ * alert_triggers (at most one per alert and period, its primary key) and an alert.triggered outbox row, both
+ * written with the events that caused them. The flush copies triggers to D1's alert_triggers; a new period
+ * finds every alert armed again.
+ *
+ * The rules are told by the API (setAlert/removeAlert) and kept in alert_rules; what is triggered this period is
+ * kept in memory once read, so a call with no armed alert costs nothing.
+ */
+import { Decimal } from "../../lib/decimal";
+import { newId } from "../../lib/ids";
+import { nowIso, periodOf } from "../../lib/time";
+import { statement } from "../../metering/d1-batch";
+import { quantitiesForPlan } from "../../pricing/quantities";
+import { MINIMUM_METRIC, rateUsage } from "../../pricing/rate";
+import { needsMetering } from "../../pricing/sources";
+import { readUsage } from "./aggregates";
+import type { FlushTarget } from "./flush";
+import { type CountObserver, readMetrics } from "./metrics";
+import type { PeriodPlan } from "./plans";
+import type { MeteringEvent } from "./types";
+
+export const ALERTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS alert_rules (
+	id TEXT PRIMARY KEY, metric TEXT, threshold TEXT NOT NULL, block INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS alert_triggers (
+	alert_id TEXT NOT NULL, period TEXT NOT NULL, triggered_at TEXT NOT NULL, value TEXT NOT NULL,
+	flushed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (alert_id, period));
+`;
+
+/** An alert as the accumulator needs it. metric null: the period's total amount so far, base fee included. */
+export interface AlertRule {
+	id: string;
+	metric: string | null;
+	/** Exact decimal. */
+	threshold: string;
+	block: boolean;
+}
+
+export interface AlertContext {
+	subscriptionId: string;
+	accountId: string | null;
+	planOf: (period: string) => PeriodPlan | null;
+}
+
+type TriggerRow = { alert_id: string; period: string; triggered_at: string; value: string };
+
+export class AlertBook {
+	private rules: AlertRule[] | undefined;
+	// Per period, the ids of the alerts already triggered in it.
+	private triggered = new Map<string, Set<string>>();
+	private tablesReady = false;
+
+	constructor(private readonly sql: SqlStorage) {}
+
+	private ensureTables(): void {
+		if (this.tablesReady) return;
+		this.sql.exec(ALERTS_SCHEMA);
+		this.tablesReady = true;
+	}
+
+	/** Memory may be ahead of a transaction that rolled back: read everything again next time. */
+	forget(): void {
+		this.rules = undefined;
+		this.triggered.clear();
+	}
+
+	private rulesNow(): AlertRule[] {
+		if (this.rules === undefined) {
+			this.ensureTables();
+			this.rules = this.sql
+				.exec<{ id: string; metric: string | null; threshold: string; block: number }>(
+					"SELECT id, metric, threshold, block FROM alert_rules ORDER BY id",
+				)
+				.toArray()
+				.map((row) => ({ ...row, block: row.block === 1 }));
+		}
+		return this.rules;
+	}
+
+	private triggeredIn(period: string): Set<string> {
+		let ids = this.triggered.get(period);
+		if (ids === undefined) {
+			this.ensureTables();
+			ids = new Set(
+				this.sql
+					.exec<{ alert_id: string }>("SELECT alert_id FROM alert_triggers WHERE period = ?", period)
+					.toArray()
+					.map((row) => row.alert_id),
+			);
+			this.triggered.set(period, ids);
+		}
+		return ids;
+	}
+
+	set(rule: AlertRule): void {
+		this.ensureTables();
+		this.sql.exec(
+			"INSERT OR REPLACE INTO alert_rules (id, metric, threshold, block) VALUES (?, ?, ?, ?)",
+			rule.id,
+			rule.metric,
+			rule.threshold,
+			rule.block ? 1 : 0,
+		);
+		this.rules = undefined;
+	}
+
+	remove(id: string): void {
+		this.ensureTables();
+		this.sql.exec("DELETE FROM alert_rules WHERE id = ?", id);
+		this.rules = undefined;
+	}
+
+	/** The block alerts triggered in the period: what makes an entitlement answer allowed: false. */
+	blockedBy(period: string): string[] {
+		const triggered = this.triggeredIn(period);
+		return this.rulesNow()
+			.filter((rule) => rule.block && triggered.has(rule.id))
+			.map((rule) => rule.id);
+	}
+
+	/** An observer for a record call: it notes whether the current period was touched, then evaluates. */
+	observer(context: AlertContext, now: number): CountObserver {
+		const period = periodOf(new Date(now).toISOString());
+		let touched = false;
+		return {
+			count: (event: MeteringEvent) => {
+				if (!touched && event.timestamp.startsWith(period)) touched = true;
+			},
+			applyTo: (sql: SqlStorage) => {
+				if (touched) this.evaluate(sql, context, period);
+			},
+		};
+	}
+
+	/** Triggers every armed alert of the period whose value reached its threshold. */
+	evaluate(sql: SqlStorage, context: AlertContext, period: string): void {
+		const rules = this.rulesNow();
+		if (rules.length === 0) return;
+		const triggered = this.triggeredIn(period);
+		const armed = rules.filter((rule) => !triggered.has(rule.id));
+		if (armed.length === 0) return;
+		const plan = context.planOf(period);
+		if (plan === null) return;
+		const values = periodValues(sql, plan, period, armed);
+		const now = nowIso();
+		for (const rule of armed) {
+			const value = rule.metric === null ? values.total : values.quantities.get(rule.metric);
+			if (value === undefined || value.lt(Decimal.from(rule.threshold))) continue;
+			sql.exec(
+				"INSERT OR IGNORE INTO alert_triggers (alert_id, period, triggered_at, value) VALUES (?, ?, ?, ?)",
+				rule.id,
+				period,
+				now,
+				value.toString(),
+			);
+			sql.exec(
+				"INSERT INTO outbox (id, event, data) VALUES (?, 'alert.triggered', ?)",
+				newId("evt"),
+				JSON.stringify({
+					alert_id: rule.id,
+					account_id: context.accountId,
+					subscription_id: context.subscriptionId,
+					metric: rule.metric,
+					threshold: Decimal.from(rule.threshold).toNumber(),
+					value: value.toNumber(),
+					billing_period: period,
+					block: rule.block,
+				}),
+			);
+			triggered.add(rule.id);
+		}
+	}
+}
+
+/**
+ * The period's quantity of the metrics the armed alerts watch, and its total amount so far as GET /v1/usage rates
+ * it — base fee and charges, without a minimum commitment's top-up: a spend alert is about what was used, and a
+ * top-up would put every period of a plan with a minimum over its budget from the first event. Only what the
+ * alerts need is read: the daily rows only when a watched charge (or the total) needs them.
+ */
+function periodValues(sql: SqlStorage, plan: PeriodPlan, period: string, armed: AlertRule[]) {
+	const needsTotal = armed.some((rule) => rule.metric === null);
+	const watched = new Set(armed.map((rule) => rule.metric));
+	const charges = needsTotal ? plan.charges : plan.charges.filter((charge) => watched.has(charge.metric));
+	const usage = charges.some((charge) => !needsMetering(charge.source))
+		? readUsage(sql, `${period}-01`, `${period}-31`)
+		: [];
+	const quantities = quantitiesForPlan(charges, usage, readMetrics(sql, period));
+	if (!needsTotal) return { quantities, total: Decimal.ZERO };
+	const spent = rateUsage(plan, quantities).charges.filter((line) => line.metric !== MINIMUM_METRIC);
+	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)) };
+}
+
+// ---- the flush's part ----------------------------------------------------------------------------------------
+
+export function readUnflushedTriggers(sql: SqlStorage, rows: number): TriggerRow[] {
+	return sql
+		.exec<TriggerRow>(
+			"SELECT alert_id, period, triggered_at, value FROM alert_triggers WHERE flushed = 0 LIMIT ?",
+			rows,
+		)
+		.toArray();
+}
+
+export function triggerStatements(
+	d1: D1Database,
+	target: FlushTarget,
+	rows: TriggerRow[],
+): D1PreparedStatement[] {
+	if (rows.length === 0) return [];
+	return [
+		statement(
+			d1,
+			`INSERT INTO alert_triggers (alert_id, environment, billing_period, triggered_at, value)
+			SELECT t.value ->> '$.alert_id', ?1, t.value ->> '$.period', t.value ->> '$.triggered_at', t.value ->> '$.value'
+			FROM json_each(?2) AS t WHERE true
+			ON CONFLICT (alert_id, billing_period) DO NOTHING`,
+			target.environment,
+			JSON.stringify(rows),
+		),
+	];
+}
+
+export function markTriggersFlushed(sql: SqlStorage, rows: TriggerRow[]): void {
+	if (rows.length === 0) return;
+	sql.exec(
+		`UPDATE alert_triggers SET flushed = 1 FROM json_each(?) AS f
+		WHERE alert_triggers.alert_id = f.value ->> 0 AND alert_triggers.period = f.value ->> 1`,
+		JSON.stringify(rows.map((r) => [r.alert_id, r.period])),
+	);
+}
+
+export const UNFLUSHED_TRIGGERS_SQL = "EXISTS (SELECT 1 FROM alert_triggers WHERE flushed = 0)";

@@ -1,0 +1,150 @@
+/**
+ * The plan in effect for each billing period of a subscription's accumulator, learnt once per period: from this
+ * object's memory, else its storage (plan_periods), else D1 — one read the first time a period's events arrive.
+ * A plan never changes once created and a subscription's plan changes only from a next period (§9), so what is
+ * learnt stays true. When a period is learnt after some of its events were counted (an accumulator of an earlier
+ * version), its metrics are counted again from the raw events kept here (metrics.ts: rebuildPeriod).
+ *
+ * Instance accumulators bill nothing and learn no plan.
+ */
+import type { Env } from "../../env";
+import { periodBounds, periodOf } from "../../lib/time";
+import type { Charge } from "../../pricing/plan";
+import { type MeteredSource, meteredSources } from "../../pricing/sources";
+import type { AccumulatorIdentity } from "./client";
+import { METRICS_SCHEMA, rebuildPeriod } from "./metrics";
+import { readRawEvents } from "./raw-events";
+
+/** What the accumulator keeps of a plan: enough to rate the period and to know its sources. */
+export interface PeriodPlan {
+	id: string;
+	currency: string;
+	base_fee: string;
+	minimum_amount: string;
+	charges: Charge[];
+}
+
+interface Learnt {
+	plan: PeriodPlan;
+	sources: MeteredSource[];
+}
+
+const NO_SOURCES: readonly MeteredSource[] = [];
+// A subscription D1 does not know (a bare accumulator of a test) is asked again at most this often.
+const UNKNOWN_RETRY_MS = 60_000;
+
+export class PlanBook {
+	private readonly periods = new Map<string, Learnt>();
+	private unknownUntil = 0;
+	private tablesReady = false;
+
+	constructor(
+		private readonly storage: DurableObjectStorage,
+		private readonly env: Env,
+	) {}
+
+	/** The sources of a period already learnt (none for a period without a plan). Synchronous: the hot path. */
+	sourcesOf = (period: string): readonly MeteredSource[] => this.periods.get(period)?.sources ?? NO_SOURCES;
+
+	planOf(period: string): PeriodPlan | null {
+		return this.periods.get(period)?.plan ?? null;
+	}
+
+	/** Learns the plans of the events' periods that are not known yet. */
+	async learn(identity: AccumulatorIdentity, timestamps: Iterable<string>): Promise<void> {
+		if (identity.kind !== "sub" || Date.now() < this.unknownUntil) return;
+		const missing = new Set<string>();
+		for (const timestamp of timestamps) {
+			const period = periodOf(timestamp);
+			if (!this.periods.has(period)) missing.add(period);
+		}
+		for (const period of missing) await this.learnPeriod(identity, period);
+	}
+
+	private async learnPeriod(identity: AccumulatorIdentity, period: string): Promise<void> {
+		const sql = this.storage.sql;
+		this.ensureTables();
+		const stored = sql
+			.exec<{ plan: string }>("SELECT plan FROM plan_periods WHERE period = ?", period)
+			.toArray()[0];
+		if (stored) {
+			this.remember(period, JSON.parse(stored.plan) as PeriodPlan);
+			return;
+		}
+		const plan = await fetchPlanInEffect(this.env.DB, identity, period);
+		// An unknown subscription (a test's bare accumulator) meters nothing more than the daily rows.
+		if (plan === null) {
+			this.unknownUntil = Date.now() + UNKNOWN_RETRY_MS;
+			return;
+		}
+		if (this.periods.has(period)) return; // learnt by a concurrent call while D1 answered
+		const sources = meteredSources(plan.charges);
+		this.storage.transactionSync(() => {
+			sql.exec(
+				"INSERT OR REPLACE INTO plan_periods (period, plan) VALUES (?, ?)",
+				period,
+				JSON.stringify(plan),
+			);
+			if (sources.length > 0 && countedBefore(sql, period)) {
+				const { start, end } = periodBounds(period);
+				rebuildPeriod(sql, period, sources, readRawEvents(sql, start, end));
+			}
+		});
+		this.periods.set(period, { plan, sources });
+	}
+
+	private remember(period: string, plan: PeriodPlan): void {
+		this.periods.set(period, { plan, sources: meteredSources(plan.charges) });
+	}
+
+	private ensureTables(): void {
+		if (this.tablesReady) return;
+		this.storage.sql.exec(METRICS_SCHEMA);
+		this.tablesReady = true;
+	}
+}
+
+/** Whether events of the period were counted already (the daily rows exist once anything was). */
+function countedBefore(sql: SqlStorage, period: string): boolean {
+	const daily = sql
+		.exec<{ n: number }>("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'daily'")
+		.one().n;
+	if (daily === 0) return false;
+	return (
+		sql
+			.exec<{ n: number }>(
+				"SELECT EXISTS (SELECT 1 FROM daily WHERE day >= ? AND day <= ?) AS n",
+				`${period}-01`,
+				`${period}-31`,
+			)
+			.one().n === 1
+	);
+}
+
+/** The plan history row with the greatest effective period ≤ P; else the subscription's own plan (load.ts). */
+async function fetchPlanInEffect(
+	d1: D1Database,
+	identity: AccumulatorIdentity,
+	period: string,
+): Promise<PeriodPlan | null> {
+	const row = await d1
+		.prepare(
+			`SELECT p.id, p.currency, p.base_fee, p.minimum_amount, p.charges
+			FROM subscriptions AS s
+			JOIN rate_plans AS p ON p.environment = s.environment AND p.id = coalesce((
+				SELECT sp.rate_plan_id FROM subscription_plans AS sp
+				WHERE sp.subscription_id = s.id AND sp.effective_period <= ?3
+				ORDER BY sp.effective_period DESC LIMIT 1), s.rate_plan_id)
+			WHERE s.environment = ?1 AND s.id = ?2`,
+		)
+		.bind(identity.environment, identity.id, period)
+		.first<{ id: string; currency: string; base_fee: string; minimum_amount: string; charges: string }>();
+	if (!row) return null;
+	return {
+		id: row.id,
+		currency: row.currency,
+		base_fee: row.base_fee,
+		minimum_amount: row.minimum_amount,
+		charges: JSON.parse(row.charges) as Charge[],
+	};
+}

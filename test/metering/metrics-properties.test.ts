@@ -1,0 +1,163 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { MetricDeltas, readMetrics } from "../../src/durable-objects/usage-accumulator/metrics";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
+import { Decimal } from "../../src/lib/decimal";
+import type { ChargeSource } from "../../src/pricing/plan";
+import { combineQuantities, meteredSources, sourceKey } from "../../src/pricing/sources";
+
+// The accumulator's filtered / max / unique_count quantities equal a naive computation over all the events,
+// however the events are split into record calls and whichever instance sends them.
+
+const NAME = "live:sub:sub_metricsproperty";
+
+const sources: ChargeSource[] = [
+	{ kind: "action", type: "llm_call", aggregate: "sum", field: "tokens", filter: { model: ["a", "b"] } },
+	{ kind: "action", type: "llm_call", aggregate: "count", filter: { model: "a", tier: "premium" } },
+	{ kind: "action", type: "llm_call", aggregate: "max", field: "tokens" },
+	{ kind: "action", type: "llm_call", aggregate: "unique_count", field: "user" },
+	{ kind: "outcome", type: "deal", aggregate: "max" },
+	{ kind: "outcome", type: "deal", aggregate: "sum", filter: { region: "eu" } },
+];
+const charges = sources.map((source, i) => ({
+	metric: `m${i}`,
+	source,
+	model: "per_unit" as const,
+	unit_price: 1,
+}));
+
+const metadataValue = (values: (string | number | boolean)[]) =>
+	fc.option(fc.constantFrom(...values), { nil: undefined });
+
+const eventArb = fc
+	.record({
+		outcome: fc.boolean(),
+		agent: fc.constantFrom("i1", "i2", "i3"),
+		model: metadataValue(["a", "b", "c"]),
+		tier: metadataValue(["premium", "basic"]),
+		region: metadataValue(["eu", "us"]),
+		user: metadataValue(["u1", "u2", "u3", 7, true]),
+		tokens: fc.option(fc.integer({ min: 0, max: 1_000_000 }), { nil: undefined }),
+		value: fc.integer({ min: 0, max: 10_000 }).map((cents) => Decimal.fromUnits(BigInt(cents), 2).toString()),
+	})
+	.map((e): MeteringEvent => {
+		const metadata: Record<string, string | number | boolean> = {};
+		for (const key of ["model", "tier", "region", "user", "tokens"] as const) {
+			if (e[key] !== undefined) metadata[key] = e[key] as string | number | boolean;
+		}
+		return {
+			id: `act_${crypto.randomUUID()}`,
+			kind: e.outcome ? "outcome" : "action",
+			agentKey: e.agent,
+			type: e.outcome ? "deal" : "llm_call",
+			value: e.outcome ? e.value : null,
+			metadata,
+			timestamp: "2026-11-10T10:00:00.000Z",
+			receivedAt: "2026-11-10T10:00:00.000Z",
+			idempotencyKey: null,
+		};
+	});
+
+/** What each source's quantity must be, computed the obvious way. */
+function reference(events: MeteringEvent[]): Map<string, Decimal> {
+	const result = new Map<string, Decimal>();
+	for (const source of sources) {
+		const matching = events.filter(
+			(e) =>
+				e.kind === source.kind &&
+				e.type === source.type &&
+				Object.entries(source.filter ?? {}).every(([key, allowed]) => {
+					const value = e.metadata?.[key];
+					return value !== undefined && value !== null && [allowed].flat().includes(String(value));
+				}),
+		);
+		const numbers = matching.flatMap((e) => {
+			if (e.kind === "outcome") return [Decimal.from(e.value ?? "0")];
+			const n = e.metadata?.[source.field ?? ""];
+			return typeof n === "number" ? [Decimal.from(n)] : [];
+		});
+		let quantity: Decimal;
+		if (source.aggregate === "count") quantity = Decimal.from(matching.length);
+		else if (source.aggregate === "sum") quantity = Decimal.sum(numbers);
+		else if (source.aggregate === "max")
+			quantity = numbers.length ? Decimal.max(...(numbers as [Decimal])) : Decimal.ZERO;
+		else {
+			const values = matching.flatMap((e) => {
+				const v = e.metadata?.[source.field ?? ""];
+				return v === undefined || v === null ? [] : [String(v)];
+			});
+			quantity = Decimal.from(new Set(values).size);
+		}
+		if (!quantity.isZero()) result.set(sourceKey(source), quantity);
+	}
+	return result;
+}
+
+describe("metric quantities (property)", () => {
+	it("equal a naive computation over all the events, whatever the record calls", async () => {
+		const stub = env.USAGE_ACCUMULATOR.get(env.USAGE_ACCUMULATOR.idFromName(NAME));
+		await runInDurableObject(stub, (_, state) => {
+			const store = new AccumulatorStore(state.storage);
+			store.remember(NAME, null);
+			// The subscription holds the three instances, their dedupe keys already taken over (handover.ts).
+			const instances = ["i1", "i2", "i3"];
+			store.applyHoldings(instances.map((agentKey) => ({ agentKey, generation: 1, held: true })));
+			for (const agentKey of instances) store.markTakenOver({ agentKey, generation: 1 });
+			const metered = meteredSources(charges);
+			expect(metered).toHaveLength(sources.length);
+			fc.assert(
+				fc.property(
+					fc.array(eventArb, { maxLength: 60 }),
+					fc.array(fc.integer({ min: 1, max: 20 }), { minLength: 1, maxLength: 10 }),
+					(events, cuts) => {
+						state.storage.sql.exec("DELETE FROM metrics");
+						state.storage.sql.exec("DELETE FROM metric_values");
+						let start = 0;
+						for (let i = 0; start < events.length; i++) {
+							const size = cuts[i % cuts.length] as number;
+							const batch = events.slice(start, start + size);
+							start += size;
+							store.record(
+								{ name: NAME, accountId: null, claims: { i1: 1, i2: 1, i3: 1 }, events: batch },
+								Date.now(),
+								undefined,
+								new MetricDeltas(() => metered),
+							);
+						}
+						const stored = readMetrics(state.storage.sql, "2026-11");
+						const totals = new Map(
+							[...combineQuantities(stored)].filter(([, quantity]) => !quantity.isZero()),
+						);
+						expect(new Map([...totals].map(([k, v]) => [k, v.toString()]))).toEqual(
+							new Map([...reference(events)].map(([k, v]) => [k, v.toString()])),
+						);
+					},
+				),
+				{ numRuns: 100 },
+			);
+		});
+	});
+
+	it("a source key does not depend on the order of filter keys or values", () => {
+		fc.assert(
+			fc.property(fc.shuffledSubarray(["a", "b", "c", "d"], { minLength: 1 }), (values) => {
+				const one = sourceKey({
+					kind: "action",
+					type: "t",
+					aggregate: "count",
+					filter: { x: values, y: "1" },
+				});
+				const other = sourceKey({
+					kind: "action",
+					type: "t",
+					aggregate: "count",
+					filter: { y: "1", x: [...values].reverse() },
+				});
+				expect(one).toBe(other);
+			}),
+		);
+	});
+});
