@@ -3,6 +3,7 @@ import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { costRoutes } from "./costs/routes";
 import { creditRoutes } from "./credits/routes";
+import { documentRoutes } from "./documents/routes";
 import { jsonBody } from "./http/body";
 import { docsPage } from "./http/docs";
 import { ApiError, statusOf } from "./http/errors";
@@ -58,6 +59,7 @@ export function createApp() {
 	app.route("/v1", subscriptionRoutes);
 	app.route("/v1", invoiceRoutes);
 	app.route("/v1", paymentRoutes);
+	app.route("/v1", documentRoutes);
 	app.route("/v1", creditRoutes);
 	app.route("/v1", meteringRoutes);
 	app.route("/v1", usageRoutes);

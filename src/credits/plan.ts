@@ -49,6 +49,7 @@ export class CreditWallet {
 		let owed = amountMinor;
 		for (const grant of this.byAccount.get(accountId) ?? []) {
 			if (owed <= 0n) break;
+			// biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
 			const take = grant.remainingMinor < owed ? grant.remainingMinor : owed;
 			if (take <= 0n) continue;
 			grant.remainingMinor -= take;

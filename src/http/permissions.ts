@@ -59,6 +59,7 @@ export const routeAccess = {
 	"GET /v1/invoices/{invoice_id}": READ,
 	"POST /v1/invoices/{invoice_id}/pay": WRITE,
 	"POST /v1/invoices/{invoice_id}/void": WRITE,
+	"GET /v1/invoices/{invoice_id}/pdf": READ,
 	"GET /v1/payments": READ,
 
 	"GET /v1/accounts/{account_id}/balance": READ,
