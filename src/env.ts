@@ -16,6 +16,8 @@ export interface Env {
 	WEBHOOK_SECRETS_KEY?: string;
 	RATE_LIMIT_SDK_PER_MINUTE?: string;
 	RATE_LIMIT_API_PER_MINUTE?: string;
+	/** The seller on invoice documents (§20); "Agent Metering & Billing" when unset. */
+	BILLING_COMPANY_NAME?: string;
 }
 
 export type Environment = "live" | "test";

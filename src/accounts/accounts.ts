@@ -7,6 +7,8 @@ import { conflict, notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 
+export const DEFAULT_NET_TERMS_DAYS = 30;
+
 export type BillingAddress = Partial<Record<"street" | "city" | "state" | "zip" | "country", string>>;
 
 export interface AccountView {
@@ -16,6 +18,8 @@ export interface AccountView {
 	billing_address: BillingAddress | null;
 	currency: string;
 	external_id: string | null;
+	/** Days from an invoice's issue to its due date (§20). */
+	net_terms_days: number;
 	created_at: string;
 }
 
@@ -25,6 +29,7 @@ export interface AccountInput {
 	billing_address?: BillingAddress | null;
 	currency?: string;
 	external_id?: string | null;
+	net_terms_days?: number;
 }
 
 function toView(row: typeof accounts.$inferSelect): AccountView {
@@ -35,6 +40,7 @@ function toView(row: typeof accounts.$inferSelect): AccountView {
 		billing_address: row.billingAddress ?? null,
 		currency: row.currency,
 		external_id: row.externalId,
+		net_terms_days: row.netTermsDays,
 		created_at: row.createdAt,
 	};
 }
@@ -53,6 +59,7 @@ export async function createAccount({ db, scope, input }: { db: Db; scope: Scope
 		billingAddress: input.billing_address ?? null,
 		currency: input.currency ?? "USD",
 		externalId: input.external_id ?? null,
+		netTermsDays: input.net_terms_days ?? DEFAULT_NET_TERMS_DAYS,
 		createdAt: now,
 		updatedAt: now,
 	};
@@ -113,6 +120,7 @@ export async function updateAccount({
 		...(input.email !== undefined ? { email: input.email } : {}),
 		...(input.billing_address !== undefined ? { billingAddress: input.billing_address } : {}),
 		...(input.external_id !== undefined ? { externalId: input.external_id } : {}),
+		...(input.net_terms_days !== undefined ? { netTermsDays: input.net_terms_days } : {}),
 		updatedAt: nowIso(),
 	};
 	try {

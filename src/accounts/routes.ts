@@ -25,6 +25,7 @@ const Account = z
 		billing_address: BillingAddress.nullable(),
 		currency: z.string().openapi({ example: "USD" }),
 		external_id: z.string().nullable(),
+		net_terms_days: z.number().int().openapi({ example: 30, description: "Days from issue to due date." }),
 		created_at: z.string(),
 	})
 	.openapi("Account");
@@ -36,6 +37,12 @@ const name = z
 	.refine((s) => s.trim().length > 0, "Must not be blank.");
 const email = z.email("Must be a valid e-mail address.").max(320);
 const externalId = z.string().min(1).max(200).nullable();
+const netTermsDays = z
+	.number()
+	.int("Must be a whole number of days.")
+	.min(0)
+	.max(365)
+	.openapi({ description: "Days from an invoice's issue to its due date (0–365, default 30)." });
 
 const CreateAccount = z
 	.strictObject({
@@ -47,6 +54,7 @@ const CreateAccount = z
 			.refine(isCurrencyCode, "Must be an ISO 4217 currency code in upper case.")
 			.optional(),
 		external_id: externalId.optional(),
+		net_terms_days: netTermsDays.optional(),
 	})
 	.openapi("CreateAccount");
 
@@ -56,6 +64,7 @@ const UpdateAccount = z
 		email: email.optional(),
 		billing_address: BillingAddress.nullable().optional(),
 		external_id: externalId.optional(),
+		net_terms_days: netTermsDays.optional(),
 	})
 	.openapi("UpdateAccount");
 

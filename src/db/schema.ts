@@ -88,6 +88,7 @@ export const accounts = sqliteTable(
 		externalId: text("external_id"),
 		createdAt: text("created_at").notNull(),
 		updatedAt: text("updated_at").notNull(),
+		netTermsDays: integer("net_terms_days").notNull().default(30),
 	},
 	(t) => [
 		index("accounts_env_created").on(t.environment, t.createdAt, t.id),
@@ -287,6 +288,11 @@ export const invoices = sqliteTable(
 		paidAt: text("paid_at"),
 		voidedAt: text("voided_at"),
 		createdAt: text("created_at").notNull(),
+		// §20: issued_at + the account's net terms, and the account's name, email and address when issued.
+		dueAt: text("due_at"),
+		billTo: text("bill_to", { mode: "json" }).$type<BillTo>(),
+		// §17: what prepaid credits paid of `amount` (amount_due = amount − credits_applied).
+		creditsApplied: text("credits_applied").notNull().default("0"),
 	},
 	(t) => [
 		uniqueIndex("invoices_subscription_period_seq").on(t.subscriptionId, t.billingPeriod, t.sequence),
@@ -294,6 +300,7 @@ export const invoices = sqliteTable(
 		index("invoices_env_created").on(t.environment, t.createdAt, t.id),
 		index("invoices_env_period").on(t.environment, t.billingPeriod),
 		index("invoices_env_subscription").on(t.environment, t.subscriptionId, t.billingPeriod),
+		index("invoices_env_due").on(t.environment, t.status, t.dueAt),
 	],
 );
 
@@ -325,8 +332,54 @@ export const payments = sqliteTable(
 		currency: text("currency").notNull(),
 		reference: text("reference"),
 		createdAt: text("created_at").notNull(),
+		accountId: text("account_id"),
 	},
-	(t) => [uniqueIndex("payments_invoice").on(t.invoiceId)],
+	(t) => [
+		uniqueIndex("payments_invoice").on(t.invoiceId),
+		index("payments_env_created").on(t.environment, t.createdAt, t.id),
+	],
+);
+
+export interface BillTo {
+	name: string;
+	email: string;
+	billing_address: Record<string, string> | null;
+}
+
+// Prepaid credits (§17). A grant's remaining balance is the sum of its ledger rows, never a stored number.
+export const creditGrants = sqliteTable(
+	"credit_grants",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		accountId: text("account_id").notNull(),
+		amount: text("amount").notNull(),
+		currency: text("currency").notNull(),
+		expiresAt: text("expires_at"),
+		description: text("description"),
+		voidedAt: text("voided_at"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [index("credit_grants_env_account").on(t.environment, t.accountId, t.createdAt, t.id)],
+);
+
+// Amounts in minor units of the grant's currency, signed; a trigger refuses any row that overdraws a grant.
+export const creditLedger = sqliteTable(
+	"credit_ledger",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		grantId: text("grant_id").notNull(),
+		accountId: text("account_id").notNull(),
+		kind: text("kind", { enum: ["grant", "application", "reversal", "expiry", "void"] }).notNull(),
+		amountMinor: integer("amount_minor").notNull(),
+		invoiceId: text("invoice_id"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [
+		index("credit_ledger_grant").on(t.grantId, t.createdAt, t.id),
+		index("credit_ledger_invoice").on(t.invoiceId),
+	],
 );
 
 export const webhookEndpoints = sqliteTable(

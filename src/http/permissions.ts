@@ -68,6 +68,13 @@ export const routeAccess = {
 	"GET /v1/invoices/{invoice_id}": READ,
 	"POST /v1/invoices/{invoice_id}/pay": WRITE,
 	"POST /v1/invoices/{invoice_id}/void": WRITE,
+	"GET /v1/invoices/{invoice_id}/pdf": READ,
+	"GET /v1/payments": READ,
+
+	"GET /v1/accounts/{account_id}/balance": READ,
+	"GET /v1/accounts/{account_id}/credit-grants": READ,
+	"POST /v1/accounts/{account_id}/credit-grants": WRITE,
+	"POST /v1/accounts/{account_id}/credit-grants/{grant_id}/void": WRITE,
 
 	"GET /v1/costs": READ,
 	"POST /v1/costs": WRITE,

@@ -2,9 +2,9 @@
  * Invoices as the API shows them (CONTRACT §10), and reading them. Amounts and quantities are exact decimal
  * strings in D1 and become JSON numbers only here, at the edge.
  */
-import { and, asc, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { invoiceLines, invoices } from "../db/schema";
+import { type BillTo, invoiceLines, invoices, payments } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
@@ -38,6 +38,26 @@ export interface InvoiceView {
 	paid_at: string | null;
 	voided_at: string | null;
 	created_at: string;
+	due_at: string;
+	bill_to: BillTo;
+	credits_applied: number;
+	amount_due: number;
+	payments: InvoicePaymentView[];
+}
+
+export interface InvoicePaymentView {
+	id: string;
+	amount: number;
+	reference: string | null;
+	paid_at: string;
+}
+
+interface StoredPayment {
+	id: string;
+	invoiceId: string;
+	amount: string;
+	reference: string | null;
+	createdAt: string;
 }
 
 interface StoredLine {
@@ -52,8 +72,14 @@ export function invoiceNumber(number: number): string {
 	return `INV-${String(number).padStart(6, "0")}`;
 }
 
-export function invoiceView(row: InvoiceRow, lines: readonly StoredLine[]): InvoiceView {
+export function invoiceView(
+	row: InvoiceRow,
+	lines: readonly StoredLine[],
+	paid: readonly StoredPayment[] = [],
+): InvoiceView {
 	const { start, end } = periodBounds(row.billingPeriod);
+	const amount = Decimal.from(row.amount);
+	const creditsApplied = Decimal.from(row.creditsApplied);
 	return {
 		id: row.id,
 		number: invoiceNumber(row.number),
@@ -72,11 +98,21 @@ export function invoiceView(row: InvoiceRow, lines: readonly StoredLine[]): Invo
 			quantity: Decimal.from(line.quantity).toNumber(),
 			amount: Decimal.from(line.amount).toNumber(),
 		})),
-		amount: Decimal.from(row.amount).toNumber(),
+		amount: amount.toNumber(),
 		issued_at: row.issuedAt,
 		paid_at: row.paidAt,
 		voided_at: row.voidedAt,
 		created_at: row.createdAt,
+		due_at: row.dueAt ?? row.issuedAt,
+		bill_to: row.billTo ?? { name: "", email: "", billing_address: null },
+		credits_applied: creditsApplied.toNumber(),
+		amount_due: amount.sub(creditsApplied).toNumber(),
+		payments: paid.map((payment) => ({
+			id: payment.id,
+			amount: Decimal.from(payment.amount).toNumber(),
+			reference: payment.reference,
+			paid_at: payment.createdAt,
+		})),
 	};
 }
 
@@ -99,6 +135,14 @@ const lineColumns = {
 	description: invoiceLines.description,
 	quantity: invoiceLines.quantity,
 	amount: invoiceLines.amount,
+};
+
+const paymentColumns = {
+	id: payments.id,
+	invoiceId: payments.invoiceId,
+	amount: payments.amount,
+	reference: payments.reference,
+	createdAt: payments.createdAt,
 };
 
 export async function getInvoiceRow({
@@ -127,7 +171,7 @@ export async function getInvoice({
 	scope: Scope;
 	id: string;
 }): Promise<InvoiceView> {
-	const [rows, lines] = await db.batch([
+	const [rows, lines, paid] = await db.batch([
 		db
 			.select()
 			.from(invoices)
@@ -137,10 +181,15 @@ export async function getInvoice({
 			.from(invoiceLines)
 			.where(inScope(scope, invoiceLines, eq(invoiceLines.invoiceId, id)))
 			.orderBy(asc(invoiceLines.position)),
+		db
+			.select(paymentColumns)
+			.from(payments)
+			.where(inScope(scope, payments, eq(payments.invoiceId, id)))
+			.orderBy(asc(payments.createdAt), asc(payments.id)),
 	]);
 	const [row] = rows;
 	if (!row) throw notFound("invoice", id);
-	return invoiceView(row, lines);
+	return invoiceView(row, lines, paid);
 }
 
 export interface InvoiceFilters {
@@ -148,6 +197,9 @@ export interface InvoiceFilters {
 	subscription_id?: string;
 	status?: InvoiceStatus;
 	billing_period?: string;
+	/** true: open invoices past their due date (at `now`); false: every other invoice. */
+	overdue?: boolean;
+	now?: string;
 }
 
 /** One page of invoices, newest first, with the line items of that page read in the same round trip. */
@@ -171,6 +223,7 @@ export async function listInvoices({
 		filters.subscription_id === undefined ? undefined : eq(invoices.subscriptionId, filters.subscription_id),
 		filters.status === undefined ? undefined : eq(invoices.status, filters.status),
 		filters.billing_period === undefined ? undefined : eq(invoices.billingPeriod, filters.billing_period),
+		overdueCondition(filters.overdue, filters.now ?? new Date().toISOString()),
 	);
 	const newestFirst = [desc(invoices.createdAt), desc(invoices.id)] as const;
 	const pageIds = db
@@ -180,7 +233,7 @@ export async function listInvoices({
 		.orderBy(...newestFirst)
 		.limit(limit)
 		.offset(offset);
-	const [rows, [count], lines] = await db.batch([
+	const [rows, [count], lines, paid] = await db.batch([
 		db
 			.select()
 			.from(invoices)
@@ -194,12 +247,30 @@ export async function listInvoices({
 			.from(invoiceLines)
 			.where(and(inScope(scope, invoiceLines), inArray(invoiceLines.invoiceId, pageIds)))
 			.orderBy(asc(invoiceLines.invoiceId), asc(invoiceLines.position)),
+		db
+			.select(paymentColumns)
+			.from(payments)
+			.where(and(inScope(scope, payments), inArray(payments.invoiceId, pageIds)))
+			.orderBy(asc(payments.createdAt), asc(payments.id)),
 	]);
+	const paymentsOf = new Map<string, StoredPayment[]>();
+	for (const payment of paid)
+		paymentsOf.set(payment.invoiceId, [...(paymentsOf.get(payment.invoiceId) ?? []), payment]);
 	const linesOf = new Map<string, StoredLine[]>();
 	for (const line of lines) {
 		const list = linesOf.get(line.invoiceId);
 		if (list) list.push(line);
 		else linesOf.set(line.invoiceId, [line]);
 	}
-	return { items: rows.map((row) => invoiceView(row, linesOf.get(row.id) ?? [])), total: count?.n ?? 0 };
+	return {
+		items: rows.map((row) => invoiceView(row, linesOf.get(row.id) ?? [], paymentsOf.get(row.id) ?? [])),
+		total: count?.n ?? 0,
+	};
+}
+
+/** Overdue (§20): still open after its due date. */
+function overdueCondition(overdue: boolean | undefined, now: string): SQL | undefined {
+	if (overdue === undefined) return undefined;
+	const isOverdue = and(eq(invoices.status, "open"), lt(invoices.dueAt, now)) as SQL;
+	return overdue ? isOverdue : not(isOverdue);
 }

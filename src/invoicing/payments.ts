@@ -1,15 +1,18 @@
 /**
- * Paying and voiding (CONTRACT §10). Only an open invoice can change state, and the change is a conditional
- * UPDATE … WHERE status = 'open', so two concurrent payments can never both succeed.
+ * Paying and voiding (CONTRACT §10, §17, §20). Only an open invoice can change state, and the change is a
+ * conditional UPDATE … WHERE status = 'open', so two concurrent payments can never both succeed. A payment pays
+ * what credits left due; a void gives the credits it used back to their grants, in the same batch.
  */
 import { and, eq, sql } from "drizzle-orm";
+import { settleGrants } from "../credits/ledger";
 import type { Db } from "../db/client";
-import { invoices, payments } from "../db/schema";
+import { creditLedger, invoices, payments } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { conflict } from "../http/errors";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
 
@@ -41,7 +44,8 @@ export async function payInvoice({
 	const paidAt = nowIso();
 	const paymentId = newId("pay");
 	const paid: InvoiceRow = { ...row, status: "paid", paidAt };
-	const amount = Decimal.from(row.amount).toNumber();
+	const due = Decimal.from(row.amount).sub(Decimal.from(row.creditsApplied));
+	const amount = due.toNumber();
 	try {
 		await db.batch([
 			db
@@ -52,7 +56,8 @@ export async function payInvoice({
 				id: paymentId,
 				environment: scope.environment,
 				invoiceId: id,
-				amount: sql`(SELECT ${invoices.amount} FROM ${invoices} WHERE ${and(
+				accountId: row.accountId,
+				amount: sql`(SELECT ${due.toString()} FROM ${invoices} WHERE ${and(
 					eq(invoices.id, id),
 					eq(invoices.status, "paid"),
 					eq(invoices.paidAt, paidAt),
@@ -79,7 +84,11 @@ export async function payInvoice({
 	return getInvoice({ db, scope, id });
 }
 
-/** Voiding a void invoice answers it again unchanged; voiding a paid one is a conflict. */
+/**
+ * Voiding a void invoice answers it again unchanged; voiding a paid one is a conflict. The void, the reversal of
+ * its credit applications, the re-expiry of grants that expired meanwhile, and invoice.voided are one batch,
+ * which a guard rolls back when the conditional UPDATE changed nothing.
+ */
 export async function voidInvoice({
 	db,
 	scope,
@@ -89,14 +98,40 @@ export async function voidInvoice({
 	scope: Scope;
 	id: string;
 }): Promise<InvoiceView> {
-	const [voided] = await db
-		.update(invoices)
-		.set({ status: "void", voidedAt: nowIso() })
-		.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open")))
-		.returning({ id: invoices.id });
-	if (!voided) {
-		const row = await getInvoiceRow({ db, scope, id });
-		if (row.status === "paid") throw notOpen(row, "void");
+	const row = await getInvoiceRow({ db, scope, id });
+	if (row.status === "paid") throw notOpen(row, "void");
+	if (row.status === "void") return getInvoice({ db, scope, id });
+
+	const d1 = db.$client;
+	const voidedAt = nowIso();
+	const voided: InvoiceRow = { ...row, status: "void", voidedAt };
+	const giveCreditsBack = db.insert(creditLedger).select(sql`
+		SELECT 'cle_' || lower(hex(randomblob(13))), environment, grant_id, account_id, 'reversal', -amount_minor,
+			invoice_id, ${voidedAt}
+		FROM ${creditLedger}
+		WHERE environment = ${scope.environment} AND invoice_id = ${id} AND kind = 'application'`);
+	try {
+		await d1.batch([
+			fromDrizzle(
+				d1,
+				db
+					.update(invoices)
+					.set({ status: "void", voidedAt })
+					.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open"))),
+			),
+			abortUnlessChanged(d1),
+			fromDrizzle(d1, giveCreditsBack),
+			// Credits given back to a grant that has expired or was voided meanwhile stay out of reach.
+			settleGrants(d1, scope.environment, [row.accountId], voidedAt),
+			fromDrizzle(
+				d1,
+				outboxInsert(db, scope, "invoice.voided", { ...invoiceEventData(voided), voided_at: voidedAt }),
+			),
+		]);
+	} catch (error) {
+		if (!isAbortedByGuard(error)) throw error;
+		const now = await getInvoiceRow({ db, scope, id });
+		if (now.status === "paid") throw notOpen(now, "void");
 	}
 	return getInvoice({ db, scope, id });
 }

@@ -43,6 +43,25 @@ export const InvoiceLine = z
 	})
 	.openapi("InvoiceLine");
 
+export const BillTo = z
+	.object({
+		name: z.string(),
+		email: z.string(),
+		billing_address: z.record(z.string(), z.string()).nullable(),
+	})
+	.openapi("BillTo", {
+		description: "The account's name, email and billing address when the invoice was issued.",
+	});
+
+export const InvoicePayment = z
+	.object({
+		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
+		amount: z.number(),
+		reference: z.string().nullable().openapi({ example: "wire-2026-001" }),
+		paid_at: z.string(),
+	})
+	.openapi("InvoicePayment");
+
 export const Invoice = z
 	.object({
 		id: z.string().openapi({ example: "inv_01jd0000000000000000000000" }),
@@ -66,6 +85,11 @@ export const Invoice = z
 		paid_at: z.string().nullable(),
 		voided_at: z.string().nullable(),
 		created_at: z.string(),
+		due_at: z.string().openapi({ description: "issued_at plus the account's net_terms_days." }),
+		bill_to: BillTo,
+		credits_applied: z.number().openapi({ description: "What prepaid credits paid of the amount." }),
+		amount_due: z.number().openapi({ description: "amount − credits_applied." }),
+		payments: z.array(InvoicePayment),
 	})
 	.openapi("Invoice");
 
@@ -77,6 +101,11 @@ export const ListInvoicesQuery = z.strictObject({
 	subscription_id: z.string().min(1).optional(),
 	status: z.enum(["open", "paid", "void"]).optional(),
 	billing_period: billingPeriod.optional(),
+	overdue: z
+		.enum(["true", "false"])
+		.transform((value) => value === "true")
+		.optional()
+		.openapi({ description: "true: only open invoices past their due_at; false: all others." }),
 });
 
 export const InvoiceParams = z.object({ invoice_id: z.string() });

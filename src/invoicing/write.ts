@@ -7,16 +7,22 @@
  * period use the same sequence, so the unique (subscription_id, billing_period, sequence) index fails the
  * loser's whole batch — counter update included, so numbers stay gapless. The loser then stores its drafts one
  * by one (storeInvoice), each in its own batch, and skips those the winner stored.
+ *
+ * Each invoice is issued with terms (issue.ts): due date, bill-to, and the prepaid credits that pay it, whose
+ * ledger rows go in the same batch. If a concurrent batch spent those credits first, the ledger's trigger fails
+ * ours whole, and the group is planned again from what is left.
  */
 import { sql } from "drizzle-orm";
+import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { type Db, isUniqueViolation } from "../db/client";
 import { invoiceCounters, invoiceLines, invoices } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { newId } from "../lib/ids";
-import { chunkJsonRows, outboxInsertMany, returned, statement } from "../metering/d1-batch";
-import { outboxInsert } from "../webhooks/outbox";
+import { chunkJsonRows, fromDrizzle, outboxInsertMany, returned, statement } from "../metering/d1-batch";
+import { outboxInsert, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
+import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
 import type { PeriodWindow } from "./period";
 
 type StoredLine = ReturnType<typeof storedLines>[number];
@@ -37,6 +43,7 @@ function invoiceRow(
 	window: PeriodWindow,
 	draft: InvoiceDraft,
 	now: string,
+	terms: IssueTerms,
 ): Omit<InvoiceRow, "number"> {
 	return {
 		id: newId("inv"),
@@ -47,13 +54,16 @@ function invoiceRow(
 		billingPeriod: window.period,
 		sequence: draft.sequence,
 		kind: draft.kind,
-		status: "open",
+		status: terms.status,
 		currency: draft.currency,
 		amount: draft.amount.toString(),
 		issuedAt: now,
-		paidAt: null,
+		paidAt: terms.paidAt,
 		voidedAt: null,
 		createdAt: now,
+		dueAt: terms.dueAt,
+		billTo: terms.billTo,
+		creditsApplied: terms.creditsApplied.toString(),
 	};
 }
 
@@ -70,13 +80,35 @@ export async function storeInvoices(
 	now: string,
 ): Promise<InvoiceView[]> {
 	if (drafts.length === 0) return [];
+	for (let attempt = 1; ; attempt++) {
+		try {
+			return await storeIssued(db, d1, scope, window, drafts, now);
+		} catch (error) {
+			if (!isCreditOverdrawn(error) || attempt === CREDIT_RACE_ATTEMPTS) throw error;
+		}
+	}
+}
+
+/** Credits are planned again after losing a race for them; a few rounds settle any realistic contention. */
+const CREDIT_RACE_ATTEMPTS = 5;
+
+async function storeIssued(
+	db: Db,
+	d1: D1Database,
+	scope: Scope,
+	window: PeriodWindow,
+	drafts: readonly InvoiceDraft[],
+	now: string,
+): Promise<InvoiceView[]> {
 	if (drafts.length === 1) {
 		const stored = await storeInvoice(db, scope, window, drafts[0] as InvoiceDraft, now);
 		return stored === null ? [] : [stored];
 	}
-	const invoices = drafts.map((draft) => ({
-		row: invoiceRow(scope, window, draft, now),
+	const terms = await prepareIssue(d1, scope, drafts, now);
+	const invoices = drafts.map((draft, i) => ({
+		row: invoiceRow(scope, window, draft, now, terms[i] as IssueTerms),
 		lines: storedLines(draft),
+		terms: terms[i] as IssueTerms,
 	}));
 	try {
 		const numbers = await insertGroup(d1, scope, invoices, now);
@@ -88,9 +120,10 @@ export async function storeInvoices(
 	} catch (error) {
 		if (!isUniqueViolation(error)) throw error;
 	}
+	// The group's terms still hold: its batch rolled back, so none of the credits it planned were spent.
 	const stored: InvoiceView[] = [];
-	for (const draft of drafts) {
-		const invoice = await storeInvoice(db, scope, window, draft, now);
+	for (const [i, draft] of drafts.entries()) {
+		const invoice = await storeInvoice(db, scope, window, draft, now, terms[i]);
 		if (invoice !== null) stored.push(invoice);
 	}
 	return stored;
@@ -100,7 +133,7 @@ export async function storeInvoices(
 async function insertGroup(
 	d1: D1Database,
 	scope: Scope,
-	invoices: { row: Omit<InvoiceRow, "number">; lines: StoredLine[] }[],
+	invoices: { row: Omit<InvoiceRow, "number">; lines: StoredLine[]; terms: IssueTerms }[],
 	now: string,
 ): Promise<Map<string, number>> {
 	const environment = scope.environment;
@@ -123,6 +156,11 @@ async function insertGroup(
 			kind: row.kind,
 			currency: row.currency,
 			amount: row.amount,
+			status: row.status,
+			paid_at: row.paidAt,
+			due_at: row.dueAt,
+			bill_to: JSON.stringify(row.billTo),
+			credits_applied: row.creditsApplied,
 		}),
 	);
 	// The block is last_number − n + 1 … last_number, read after the reservation in the same transaction.
@@ -130,12 +168,14 @@ async function insertGroup(
 		statement(
 			d1,
 			`INSERT INTO invoices (id, environment, number, account_id, subscription_id, rate_plan_id, billing_period,
-				sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at)
+				sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at, due_at, bill_to,
+				credits_applied)
 			SELECT i.value ->> '$.id', ?1,
 				(SELECT last_number FROM invoice_counters WHERE environment = ?1) - ?2 + 1 + (i.value ->> '$.place'),
 				i.value ->> '$.account_id', i.value ->> '$.subscription_id', i.value ->> '$.rate_plan_id',
-				i.value ->> '$.billing_period', i.value ->> '$.sequence', i.value ->> '$.kind', 'open',
-				i.value ->> '$.currency', i.value ->> '$.amount', ?3, NULL, NULL, ?3
+				i.value ->> '$.billing_period', i.value ->> '$.sequence', i.value ->> '$.kind', i.value ->> '$.status',
+				i.value ->> '$.currency', i.value ->> '$.amount', ?3, i.value ->> '$.paid_at', NULL, ?3,
+				i.value ->> '$.due_at', i.value ->> '$.bill_to', i.value ->> '$.credits_applied'
 			FROM json_each(?4) AS i WHERE true
 			RETURNING id, number`,
 			environment,
@@ -159,22 +199,38 @@ async function insertGroup(
 			`[${group.join(",")}]`,
 		),
 	);
+	const spendCredits = ledgerInsert(
+		d1,
+		environment,
+		invoices.flatMap(({ row, terms }) => applicationRows(row.id, row.accountId, terms)),
+		now,
+	);
 	const announce = outboxInsertMany(
 		d1,
 		environment,
-		invoices.map(({ row }) => ({
-			id: newId("evt"),
-			event: "invoice.created",
-			data: JSON.stringify(invoiceEventData({ ...row, number: 0 })),
-		})),
+		invoices.flatMap(({ row }) =>
+			issuedEvents(row).map(([event, data]) => ({
+				id: newId("evt"),
+				event,
+				data: JSON.stringify(data),
+			})),
+		),
 		now,
 	);
-	const results = await d1.batch([reserve, ...insertInvoices, ...insertLines, ...announce]);
+	const results = await d1.batch([reserve, ...insertInvoices, ...insertLines, ...spendCredits, ...announce]);
 	const numbers = new Map<string, number>();
 	for (const result of results.slice(1, 1 + insertInvoices.length)) {
 		for (const { id, number } of returned<{ id: string; number: number }>(result)) numbers.set(id, number);
 	}
 	return numbers;
+}
+
+/** invoice.created, and invoice.paid after it when nothing is left to pay (§17). */
+function issuedEvents(row: Omit<InvoiceRow, "number">): [WebhookEventKind, Record<string, unknown>][] {
+	const data = invoiceEventData({ ...row, number: 0 });
+	const events: [WebhookEventKind, Record<string, unknown>][] = [["invoice.created", data]];
+	if (row.status === "paid") events.push(["invoice.paid", { ...data, paid_at: row.paidAt }]);
+	return events;
 }
 
 /** The stored invoice, or null when a concurrent generator stored this subscription's invoice first. */
@@ -184,9 +240,12 @@ export async function storeInvoice(
 	window: PeriodWindow,
 	draft: InvoiceDraft,
 	now: string,
+	planned?: IssueTerms,
 ): Promise<InvoiceView | null> {
+	const d1 = db.$client;
 	const lines = storedLines(draft);
-	const row = invoiceRow(scope, window, draft, now);
+	const terms = planned ?? ((await prepareIssue(d1, scope, [draft], now))[0] as IssueTerms);
+	const row = invoiceRow(scope, window, draft, now, terms);
 	const id = row.id;
 	const takeNumber = db
 		.insert(invoiceCounters)
@@ -209,11 +268,15 @@ export async function storeInvoice(
 			json_extract(value, '$.description'), json_extract(value, '$.quantity'), json_extract(value, '$.amount'),
 			json_extract(value, '$.agent_shares')
 		FROM json_each(${JSON.stringify(lines)})`);
-	const announce = outboxInsert(db, scope, "invoice.created", invoiceEventData({ ...row, number: 0 }));
+	const announce = issuedEvents(row).map(([event, data]) => outboxInsert(db, scope, event, data));
+	const spendCredits = ledgerInsert(d1, scope.environment, applicationRows(id, row.accountId, terms), now);
 
 	try {
-		const [, inserted] = await db.batch([takeNumber, insertInvoice, insertLines, announce]);
-		const number = inserted[0]?.number;
+		const results = await d1.batch([
+			...[takeNumber, insertInvoice, insertLines, ...announce].map((query) => fromDrizzle(d1, query)),
+			...spendCredits,
+		]);
+		const number = returned<{ number: number }>(results[1])[0]?.number;
 		if (number === undefined) throw new Error(`invoice ${id} was stored without a number`);
 		return invoiceView({ ...row, number }, lines);
 	} catch (error) {

@@ -16,6 +16,8 @@ export type IdPrefix =
 	| "evt"
 	| "key"
 	| "pay"
+	| "cgr"
+	| "cle"
 	| "req"
 	| "alr";
 

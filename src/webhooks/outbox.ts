@@ -7,6 +7,7 @@ import { nowIso } from "../lib/time";
 export const WEBHOOK_EVENT_KINDS = [
 	"invoice.created",
 	"invoice.paid",
+	"invoice.voided",
 	"outcome.completed",
 	"payment.successful",
 	"subscription.created",

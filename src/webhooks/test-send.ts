@@ -33,6 +33,8 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 			return { ...invoice, status: "open" };
 		case "invoice.paid":
 			return { ...invoice, status: "paid", paid_at: now };
+		case "invoice.voided":
+			return { ...invoice, status: "void", voided_at: now };
 		case "payment.successful":
 			return {
 				payment_id: newId("pay"),

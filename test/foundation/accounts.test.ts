@@ -18,6 +18,7 @@ describe("accounts (§8)", () => {
 			billing_address: address,
 			currency: "USD",
 			external_id: null,
+			net_terms_days: 30,
 			created_at: expect.any(String),
 		});
 		expect((await get(`/v1/accounts/${response.body.id}`)).body).toEqual(response.body);

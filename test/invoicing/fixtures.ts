@@ -126,6 +126,11 @@ export interface Invoice {
 	paid_at: string | null;
 	voided_at: string | null;
 	created_at: string;
+	due_at: string;
+	bill_to: { name: string; email: string; billing_address: Record<string, string> | null };
+	credits_applied: number;
+	amount_due: number;
+	payments: { id: string; amount: number; reference: string | null; paid_at: string }[];
 }
 
 export async function generate(

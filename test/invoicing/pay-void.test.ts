@@ -45,7 +45,19 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 		const response = await post(`/v1/invoices/${invoice.id}/pay`, { reference: "wire-2026-0042" });
 		expect(response.status, JSON.stringify(response.body)).toBe(200);
 		const paidAt = response.body.paid_at as string;
-		expect(response.body).toEqual({ ...invoice, status: "paid", paid_at: expect.stringMatching(/Z$/) });
+		expect(response.body).toEqual({
+			...invoice,
+			status: "paid",
+			paid_at: expect.stringMatching(/Z$/),
+			payments: [
+				{
+					id: expect.stringMatching(/^pay_/),
+					amount: 12.8,
+					reference: "wire-2026-0042",
+					paid_at: response.body.paid_at,
+				},
+			],
+		});
 		expect(await storedStatus(invoice.id)).toEqual({ status: "paid", paid_at: paidAt, voided_at: null });
 
 		const [payment, ...others] = await paymentsOf(invoice.id);
@@ -57,6 +69,7 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 			currency: "USD",
 			reference: "wire-2026-0042",
 			created_at: paidAt,
+			account_id: invoice.account_id,
 		});
 
 		const { results } = await env.DB.prepare(

@@ -1,5 +1,5 @@
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { database } from "../../src/db/client";
 import type { Scope } from "../../src/db/scope";
 import type { InvoiceDraft } from "../../src/invoicing/draft";
@@ -83,15 +83,25 @@ async function count(sql: string, ...params: unknown[]): Promise<number> {
 }
 
 describe("storing a group of invoices", () => {
+	// Invoices are issued to an account: its net terms and bill-to are read with its credit grants (§17, §20).
+	beforeAll(async () => {
+		await env.DB.prepare(
+			"INSERT INTO accounts (id, environment, name, email, currency, created_at, updated_at, net_terms_days) VALUES ('acct_write_test', 'test', 'Writer', 'w@example.com', 'USD', ?1, ?1, 15)",
+		)
+			.bind(NOW)
+			.run();
+	});
+
 	it("stores 30 invoices, their lines and their outbox rows in one D1 batch, numbered in draft order", async () => {
 		const drafts = Array.from({ length: 30 }, (_, i) => draft(`sub_group_${i}`, i + 1));
 		const { d1, calls } = countingD1();
 
 		const stored = await storeInvoices(database(d1), d1, scope, window, drafts, NOW);
 
-		expect(calls.batches).toBe(1);
-		// The counter, then one statement each for invoices, lines and outbox rows, whatever the group's size.
-		expect(calls.statements).toBe(4);
+		// One read of the issue terms (settle expired credits, the accounts, their grants), then one write batch:
+		// the counter, then one statement each for invoices, lines and outbox rows, whatever the group's size.
+		expect(calls.batches).toBe(2);
+		expect(calls.statements).toBe(3 + 4);
 		expect(stored.map((invoice) => invoice.number)).toEqual(
 			Array.from({ length: 30 }, (_, i) => `INV-${String(i + 1).padStart(6, "0")}`),
 		);
@@ -103,6 +113,8 @@ describe("storing a group of invoices", () => {
 			status: "open",
 			billing_period: "2026-10",
 			created_at: NOW,
+			due_at: "2026-11-16T00:05:00.000Z",
+			bill_to: { name: "Writer", email: "w@example.com", billing_address: null },
 			line_items: [
 				{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 10 },
 				{ metric: "calls", description: "Calls: 5", quantity: 5, amount: 10 },
@@ -136,8 +148,8 @@ describe("storing a group of invoices", () => {
 		const drafts = Array.from({ length: 5 }, (_, i) => draft(`sub_wide_${i}`, 400, 400));
 		const { d1, calls } = countingD1();
 		const stored = await storeInvoices(database(d1), d1, scope, window, drafts, NOW);
-		expect(calls.batches).toBe(1);
-		expect(calls.statements).toBeGreaterThan(4);
+		expect(calls.batches).toBe(2);
+		expect(calls.statements).toBeGreaterThan(3 + 4);
 		expect(stored).toHaveLength(5);
 		const ids = JSON.stringify(stored.map((invoice) => invoice.id));
 		expect(
@@ -159,8 +171,8 @@ describe("storing a group of invoices", () => {
 		const drafts = [draft("sub_race_a", 1), draft("sub_race_b", 7), draft("sub_race_c", 2)];
 		const stored = await storeInvoices(database(d1), d1, scope, window, drafts, NOW);
 
-		// The group's batch, rolled back as a whole, then one batch per draft.
-		expect(calls.batches).toBe(4);
+		// The read of the issue terms, the group's batch, rolled back as a whole, then one batch per draft.
+		expect(calls.batches).toBe(5);
 		expect(stored.map((invoice) => [invoice.subscription_id, invoice.number])).toEqual([
 			["sub_race_a", `INV-${String(last + 2).padStart(6, "0")}`],
 			["sub_race_c", `INV-${String(last + 3).padStart(6, "0")}`],

@@ -59,7 +59,7 @@ describe("POST /v1/webhooks", () => {
 		["not a URL", { url: "receiver" }, "url"],
 		["a missing url", { url: undefined }, "url"],
 		["no events", { events: [] }, "events"],
-		["an unknown event kind", { events: ["invoice.voided"] }, "events[0]"],
+		["an unknown event kind", { events: ["invoice.deleted"] }, "events[0]"],
 		["a duplicate event kind", { events: ["invoice.paid", "invoice.paid"] }, "events"],
 		["a description over 1000 characters", { description: "x".repeat(1001) }, "description"],
 		["a status (not settable on create)", { status: "disabled" }, "status"],

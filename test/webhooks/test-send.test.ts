@@ -29,6 +29,7 @@ const subscriptionFields = [
 const DATA_FIELDS: Record<(typeof WEBHOOK_EVENT_KINDS)[number], string[]> = {
 	"invoice.created": invoiceFields,
 	"invoice.paid": [...invoiceFields, "paid_at"],
+	"invoice.voided": [...invoiceFields, "voided_at"],
 	"payment.successful": ["payment_id", "invoice_id", "account_id", "amount", "currency", "paid_at"],
 	"outcome.completed": [
 		"outcome_id",
@@ -145,7 +146,7 @@ describe("POST /v1/webhooks/test", () => {
 	});
 
 	it.each([
-		["an event not among the seven kinds", { event: "invoice.voided" }, "event"],
+		["an event not among the kinds", { event: "invoice.deleted" }, "event"],
 		["no event", { event: undefined }, "event"],
 		["no webhook_id", { webhook_id: undefined }, "webhook_id"],
 		["an unknown field", { data: {} }, "data"],

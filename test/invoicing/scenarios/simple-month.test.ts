@@ -98,6 +98,11 @@ describe("scenario: a simple month", () => {
 			paid_at: null,
 			voided_at: null,
 			created_at: invoice.issued_at,
+			due_at: new Date(Date.parse(invoice.issued_at) + 30 * 86_400_000).toISOString(),
+			bill_to: { name: "Acme", email: "billing@acme.test", billing_address: null },
+			credits_applied: 0,
+			amount_due: 201.55,
+			payments: [],
 		});
 		expect((await get(`/v1/invoices/${invoice.id}`)).body).toEqual(invoice);
 

@@ -49,7 +49,15 @@ describe("scenario: zero usage", () => {
 			["api_calls", 0, 0],
 			["conversions", 0, 0],
 		]);
-		expect(invoice).toMatchObject({ kind: "regular", status: "open", amount: 0 });
+		// Nothing is due, so it is paid at once (§17), without a payment.
+		expect(invoice).toMatchObject({
+			kind: "regular",
+			status: "paid",
+			amount: 0,
+			amount_due: 0,
+			payments: [],
+		});
+		expect(invoice.paid_at).toBe(invoice.issued_at);
 	});
 
 	it("issues an empty invoice of 0 for a plan with neither base fee nor charges", async () => {

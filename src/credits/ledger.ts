@@ -1,0 +1,110 @@
+/**
+ * The credit ledger (CONTRACT §17): every movement of a grant's balance is a row — grant (+), application to an
+ * invoice (−), reversal of an application by a void (+), expiry (−), void (−) — so a grant's `remaining` is the
+ * sum of its rows and can be explained line by line. Rows are written in the same D1 batch as the change that
+ * causes them. A trigger (migration 0005) aborts any batch that would take a grant below zero: that is what
+ * stops two invoices created at once from spending the same credit (the loser is planned again).
+ */
+import { chunkJsonRows, statement } from "../metering/d1-batch";
+import type { SpendableGrant } from "./plan";
+
+export type LedgerKind = "grant" | "application" | "reversal" | "expiry" | "void";
+
+export interface LedgerRow {
+	id: string;
+	grant_id: string;
+	account_id: string;
+	kind: LedgerKind;
+	/** Signed, in minor units, as decimal digits (JSON numbers lose precision past 2^53). */
+	amount_minor: string;
+	invoice_id: string | null;
+}
+
+export function isCreditOverdrawn(error: unknown): boolean {
+	return /credit_overdrawn/.test(String((error as { cause?: unknown })?.cause ?? "") + String(error));
+}
+
+/** Inserts ledger rows, one statement per ~90 KB of rows. */
+export function ledgerInsert(
+	d1: D1Database,
+	environment: string,
+	rows: readonly LedgerRow[],
+	createdAt: string,
+): D1PreparedStatement[] {
+	if (rows.length === 0) return [];
+	return chunkJsonRows(rows.map((row) => JSON.stringify(row))).map((group) =>
+		statement(
+			d1,
+			`INSERT INTO credit_ledger (id, environment, grant_id, account_id, kind, amount_minor, invoice_id, created_at)
+			SELECT r.value ->> '$.id', ?1, r.value ->> '$.grant_id', r.value ->> '$.account_id', r.value ->> '$.kind',
+				CAST(r.value ->> '$.amount_minor' AS INTEGER), r.value ->> '$.invoice_id', ?2
+			FROM json_each(?3) AS r`,
+			environment,
+			createdAt,
+			`[${group.join(",")}]`,
+		),
+	);
+}
+
+/**
+ * Writes the expiry (or void) row of every grant of these accounts that has expired (or was voided) and still
+ * holds something, so that its balance reads 0 from then on. Idempotent: a settled grant sums to 0.
+ */
+export function settleGrants(
+	d1: D1Database,
+	environment: string,
+	accountIds: readonly string[],
+	now: string,
+): D1PreparedStatement {
+	return statement(
+		d1,
+		`INSERT INTO credit_ledger (id, environment, grant_id, account_id, kind, amount_minor, invoice_id, created_at)
+		SELECT 'cle_' || lower(hex(randomblob(13))), g.environment, g.id, g.account_id,
+			CASE WHEN g.voided_at IS NOT NULL THEN 'void' ELSE 'expiry' END, -SUM(l.amount_minor), NULL, ?3
+		FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
+		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2))
+			AND (g.voided_at IS NOT NULL OR g.expires_at <= ?3)
+		GROUP BY g.id HAVING SUM(l.amount_minor) > 0`,
+		environment,
+		JSON.stringify(accountIds),
+		now,
+	);
+}
+
+interface SpendableRow {
+	id: string;
+	account_id: string;
+	expires_at: string | null;
+	created_at: string;
+	remaining: string;
+}
+
+/** The grants of these accounts that can pay now: not void, not expired, something left. */
+export function spendableGrantsQuery(
+	d1: D1Database,
+	environment: string,
+	accountIds: readonly string[],
+	now: string,
+): D1PreparedStatement {
+	return statement(
+		d1,
+		`SELECT g.id, g.account_id, g.expires_at, g.created_at, CAST(SUM(l.amount_minor) AS TEXT) AS remaining
+		FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
+		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2))
+			AND g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3)
+		GROUP BY g.id HAVING SUM(l.amount_minor) > 0`,
+		environment,
+		JSON.stringify(accountIds),
+		now,
+	);
+}
+
+export function spendableGrants(result: D1Result | undefined): SpendableGrant[] {
+	return ((result?.results ?? []) as unknown as SpendableRow[]).map((row) => ({
+		id: row.id,
+		accountId: row.account_id,
+		remainingMinor: BigInt(row.remaining),
+		expiresAt: row.expires_at,
+		createdAt: row.created_at,
+	}));
+}

@@ -1,0 +1,145 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
+import { PageQuery, pageOf, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { decimalPlaces } from "../lib/money";
+import { accountBalance } from "./balance";
+import { createGrant, listGrants, voidGrant } from "./grants";
+
+const CreditGrant = z
+	.object({
+		id: z.string().openapi({ example: "cgr_01jd0000000000000000000000" }),
+		account_id: z.string(),
+		amount: z.number().openapi({ example: 1000 }),
+		remaining: z.number().openapi({ example: 640.5, description: "The sum of the grant's ledger." }),
+		currency: z.string().openapi({ example: "USD", description: "The account's currency." }),
+		expires_at: z.string().nullable(),
+		description: z.string().nullable(),
+		status: z.enum(["active", "depleted", "expired", "void"]),
+		created_at: z.string(),
+	})
+	.openapi("CreditGrant");
+
+const CreateCreditGrant = z
+	.strictObject({
+		amount: z
+			.number()
+			.positive()
+			.max(1e15)
+			.refine((x) => decimalPlaces(x) <= 12, "At most 12 decimal places.")
+			.openapi({ example: 1000, description: "Major units of the account's currency, > 0." }),
+		expires_at: z.iso
+			.datetime({ offset: true })
+			.optional()
+			.openapi({ example: "2027-01-01T00:00:00Z", description: "In the future; never expires when absent." }),
+		description: z.string().min(1).max(500).optional(),
+	})
+	.openapi("CreateCreditGrant");
+
+const Balance = z
+	.object({
+		account_id: z.string(),
+		currency: z.string(),
+		available: z.number().openapi({ description: "The remaining of the account's active grants." }),
+		pending_usage: z
+			.number()
+			.openapi({ description: "What the account's subscriptions accrued in the current period so far." }),
+		projected: z.number().openapi({ description: "available − pending_usage." }),
+	})
+	.openapi("CreditBalance");
+
+const AccountParams = z.object({ account_id: z.string() });
+const GrantParams = z.object({ account_id: z.string(), grant_id: z.string() });
+
+export const creditRoutes = newRouter();
+
+creditRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/accounts/{account_id}/credit-grants",
+		tags: ["Credits"],
+		summary: "Grant prepaid credit to an account",
+		description: "Credits pay the account's next invoices first, the grant expiring soonest first.",
+		request: { params: AccountParams, body: { required: true, ...json(CreateCreditGrant) } },
+		responses: {
+			201: { description: "The grant", ...json(CreditGrant) },
+			...errorResponses(...bodyErrors, 404),
+		},
+	}),
+	async (c) =>
+		c.json(
+			await createGrant({
+				db: database(c.env.DB),
+				scope: c.get("scope"),
+				accountId: c.req.valid("param").account_id,
+				input: c.req.valid("json"),
+			}),
+			201,
+		),
+);
+
+creditRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/accounts/{account_id}/credit-grants",
+		tags: ["Credits"],
+		summary: "List an account's credit grants",
+		request: { params: AccountParams, query: PageQuery },
+		responses: {
+			200: { description: "Grants, newest first", ...json(pageSchema("credit_grants", CreditGrant)) },
+			...errorResponses(400, 404),
+		},
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const { items, total } = await listGrants({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			accountId: c.req.valid("param").account_id,
+			...query,
+		});
+		return c.json(pageOf("credit_grants", items, total, query), 200);
+	},
+);
+
+creditRoutes.openapi(
+	createRoute({
+		method: "post",
+		path: "/accounts/{account_id}/credit-grants/{grant_id}/void",
+		tags: ["Credits"],
+		summary: "Void what is left of a credit grant",
+		description: "Only while the grant has credit left; a depleted, expired or void grant answers 409.",
+		request: { params: GrantParams },
+		responses: { 200: { description: "The void grant", ...json(CreditGrant) }, ...errorResponses(404, 409) },
+	}),
+	async (c) => {
+		const { account_id, grant_id } = c.req.valid("param");
+		return c.json(
+			await voidGrant({
+				db: database(c.env.DB),
+				scope: c.get("scope"),
+				accountId: account_id,
+				grantId: grant_id,
+			}),
+			200,
+		);
+	},
+);
+
+creditRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/accounts/{account_id}/balance",
+		tags: ["Credits"],
+		summary: "An account's credit balance and what its usage has accrued this period",
+		request: { params: AccountParams },
+		responses: { 200: { description: "The balance", ...json(Balance) }, ...errorResponses(404) },
+	}),
+	async (c) =>
+		c.json(
+			await accountBalance({ env: c.env, scope: c.get("scope"), accountId: c.req.valid("param").account_id }),
+			200,
+		),
+);

@@ -1,0 +1,302 @@
+/**
+ * The invoice as a printable document (CONTRACT §20): pure, invoice in, PDF bytes out, so that it runs in the
+ * Worker and in Node alike. pdf-lib writes the PDF (pure JavaScript, no Node APIs, so it runs on Workers);
+ * fontkit embeds Inter, so the text is real text a reader can search and copy. The fonts go in whole: fontkit's
+ * subsetting drops most of Inter's glyphs from the rendered page (seen by rasterizing it), though the text layer
+ * survives. A4, one page unless
+ * the lines need more: the table continues on the next page under its header again, and the totals follow the
+ * last line.
+ */
+import fontkit from "@pdf-lib/fontkit";
+import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
+import type { InvoiceView } from "../invoicing/invoices";
+import { formatCount, formatDate, formatMoney, formatPeriod } from "./format";
+
+export interface InvoiceFonts {
+	regular: Uint8Array | ArrayBuffer;
+	bold: Uint8Array | ArrayBuffer;
+}
+
+export interface InvoiceDocumentOptions {
+	/** Who sends the invoice (the Worker variable BILLING_COMPANY_NAME). */
+	seller: string;
+	fonts: InvoiceFonts;
+}
+
+const PAGE = { width: 595.28, height: 841.89 }; // A4 in points
+const MARGIN = 56;
+const INK = rgb(0.11, 0.13, 0.17);
+const MUTED = rgb(0.42, 0.45, 0.5);
+const RULE = rgb(0.86, 0.87, 0.9);
+const BAND = rgb(0.95, 0.96, 0.97);
+const ACCENT = rgb(0.15, 0.33, 0.8);
+
+const STATUS_LABEL = { open: "OPEN", paid: "PAID", void: "VOID" } as const;
+const STATUS_COLOR = { open: ACCENT, paid: rgb(0.09, 0.5, 0.27), void: rgb(0.7, 0.15, 0.15) } as const;
+
+/** Table columns: description fills what quantity and amount leave. */
+const COLUMNS = { quantityRight: PAGE.width - MARGIN - 130, amountRight: PAGE.width - MARGIN };
+const DESCRIPTION_WIDTH = COLUMNS.quantityRight - 90 - MARGIN;
+
+interface Pen {
+	regular: PDFFont;
+	bold: PDFFont;
+}
+
+function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
+	const lines: string[] = [];
+	let line = "";
+	for (const word of text.split(/\s+/)) {
+		const candidate = line ? `${line} ${word}` : word;
+		if (line && font.widthOfTextAtSize(candidate, size) > width) {
+			lines.push(line);
+			line = word;
+		} else {
+			line = candidate;
+		}
+	}
+	if (line) lines.push(line);
+	return lines.length > 0 ? lines : [""];
+}
+
+function textRight(
+	page: PDFPage,
+	text: string,
+	right: number,
+	y: number,
+	font: PDFFont,
+	size: number,
+	color = INK,
+) {
+	page.drawText(text, { x: right - font.widthOfTextAtSize(text, size), y, size, font, color });
+}
+
+function addressLines(invoice: InvoiceView): string[] {
+	const address = invoice.bill_to.billing_address ?? {};
+	const cityLine = [address.city, [address.state, address.zip].filter(Boolean).join(" ")]
+		.filter(Boolean)
+		.join(", ");
+	return [address.street, cityLine, address.country].filter((line): line is string => Boolean(line));
+}
+
+/** The header of the first page: seller, title, invoice facts, bill-to. Returns where the table starts. */
+function drawHeading(page: PDFPage, pen: Pen, invoice: InvoiceView, seller: string): number {
+	let y = PAGE.height - MARGIN - 8;
+	page.drawText(seller, { x: MARGIN, y, size: 16, font: pen.bold, color: INK });
+	textRight(page, "INVOICE", PAGE.width - MARGIN, y - 2, pen.bold, 24, ACCENT);
+	page.drawText("Usage-based billing", { x: MARGIN, y: y - 16, size: 9, font: pen.regular, color: MUTED });
+
+	y -= 58;
+	page.drawLine({
+		start: { x: MARGIN, y: y + 20 },
+		end: { x: PAGE.width - MARGIN, y: y + 20 },
+		thickness: 0.75,
+		color: RULE,
+	});
+
+	// Bill to, on the left.
+	page.drawText("BILL TO", { x: MARGIN, y, size: 8, font: pen.bold, color: MUTED });
+	let left = y - 16;
+	page.drawText(invoice.bill_to.name, { x: MARGIN, y: left, size: 11, font: pen.bold, color: INK });
+	for (const line of [invoice.bill_to.email, ...addressLines(invoice)]) {
+		left -= 14;
+		page.drawText(line, { x: MARGIN, y: left, size: 9.5, font: pen.regular, color: INK });
+	}
+
+	// The invoice's facts, on the right.
+	const facts: [string, string][] = [
+		["Invoice number", invoice.number],
+		["Issue date", formatDate(invoice.issued_at)],
+		["Due date", formatDate(invoice.due_at)],
+		["Billing period", formatPeriod(invoice.billing_period)],
+		[
+			"Service period",
+			`${invoice.period_start.slice(0, 10)} to ${new Date(Date.parse(invoice.period_end) - 1).toISOString().slice(0, 10)}`,
+		],
+	];
+	if (invoice.kind === "supplementary") facts.push(["Kind", "Supplementary"]);
+	let right = y;
+	const labelX = PAGE.width - MARGIN - 230;
+	for (const [label, value] of facts) {
+		page.drawText(label, { x: labelX, y: right, size: 9, font: pen.regular, color: MUTED });
+		textRight(page, value, PAGE.width - MARGIN, right, pen.bold, 9.5);
+		right -= 15;
+	}
+	// Status as a small badge under the facts.
+	const status = STATUS_LABEL[invoice.status];
+	const badgeWidth = pen.bold.widthOfTextAtSize(status, 8.5) + 14;
+	page.drawRectangle({
+		x: PAGE.width - MARGIN - badgeWidth,
+		y: right - 4.5,
+		width: badgeWidth,
+		height: 15,
+		borderColor: STATUS_COLOR[invoice.status],
+		borderWidth: 1,
+	});
+	textRight(page, status, PAGE.width - MARGIN - 7, right, pen.bold, 8.5, STATUS_COLOR[invoice.status]);
+	page.drawText("Status", { x: labelX, y: right, size: 9, font: pen.regular, color: MUTED });
+
+	return Math.min(left, right) - 34;
+}
+
+function drawTableHeader(page: PDFPage, pen: Pen, y: number, currency: string): number {
+	page.drawRectangle({ x: MARGIN, y: y - 7, width: PAGE.width - 2 * MARGIN, height: 22, color: BAND });
+	page.drawText("DESCRIPTION", { x: MARGIN + 8, y, size: 8, font: pen.bold, color: MUTED });
+	textRight(page, "QUANTITY", COLUMNS.quantityRight, y, pen.bold, 8, MUTED);
+	textRight(page, `AMOUNT (${currency})`, COLUMNS.amountRight - 8, y, pen.bold, 8, MUTED);
+	return y - 28;
+}
+
+function drawFooter(
+	page: PDFPage,
+	pen: Pen,
+	invoice: InvoiceView,
+	seller: string,
+	index: number,
+	count: number,
+) {
+	const y = MARGIN - 20;
+	page.drawLine({
+		start: { x: MARGIN, y: y + 14 },
+		end: { x: PAGE.width - MARGIN, y: y + 14 },
+		thickness: 0.5,
+		color: RULE,
+	});
+	page.drawText(`${seller} · ${invoice.number}`, { x: MARGIN, y, size: 8, font: pen.regular, color: MUTED });
+	textRight(page, `Page ${index + 1} of ${count}`, PAGE.width - MARGIN, y, pen.regular, 8, MUTED);
+}
+
+export async function renderInvoicePdf(
+	invoice: InvoiceView,
+	options: InvoiceDocumentOptions,
+): Promise<Uint8Array> {
+	const doc = await PDFDocument.create();
+	doc.registerFontkit(fontkit);
+	const pen: Pen = {
+		regular: await doc.embedFont(options.fonts.regular, { subset: false }),
+		bold: await doc.embedFont(options.fonts.bold, { subset: false }),
+	};
+	doc.setTitle(`Invoice ${invoice.number}`);
+	doc.setAuthor(options.seller);
+	doc.setSubject(`Invoice ${invoice.number} for ${formatPeriod(invoice.billing_period)}`);
+	doc.setCreator(options.seller);
+	doc.setProducer("pdf-lib");
+	doc.setCreationDate(new Date(invoice.issued_at));
+	doc.setModificationDate(new Date(invoice.issued_at));
+
+	const bottom = MARGIN + 24;
+	let page = doc.addPage([PAGE.width, PAGE.height]);
+	let y = drawTableHeader(page, pen, drawHeading(page, pen, invoice, options.seller), invoice.currency);
+	const size = 9.5;
+	const leading = 13;
+
+	const newPage = () => {
+		page = doc.addPage([PAGE.width, PAGE.height]);
+		y = drawTableHeader(page, pen, PAGE.height - MARGIN - 10, invoice.currency);
+	};
+
+	if (invoice.line_items.length === 0) {
+		page.drawText("No charges in this period.", { x: MARGIN + 8, y, size, font: pen.regular, color: MUTED });
+		y -= leading + 10;
+	}
+	// Each row: its text, then 8 points of air, a hairline, and 12 points before the next row's first baseline.
+	let firstOnPage = true;
+	for (const line of invoice.line_items) {
+		const text = wrap(line.description, pen.regular, size, DESCRIPTION_WIDTH);
+		const height = (text.length - 1) * leading + 24;
+		if (y - height < bottom) {
+			newPage();
+			firstOnPage = true;
+		}
+		if (!firstOnPage) {
+			page.drawLine({
+				start: { x: MARGIN, y: y + 13 },
+				end: { x: PAGE.width - MARGIN, y: y + 13 },
+				thickness: 0.5,
+				color: RULE,
+			});
+		}
+		text.forEach((part, i) => {
+			page.drawText(part, { x: MARGIN + 8, y: y - i * leading, size, font: pen.regular, color: INK });
+		});
+		textRight(page, formatCount(line.quantity), COLUMNS.quantityRight, y, pen.regular, size);
+		textRight(
+			page,
+			formatMoney(line.amount, invoice.currency),
+			COLUMNS.amountRight - 8,
+			y,
+			pen.regular,
+			size,
+		);
+		y -= height;
+		firstOnPage = false;
+	}
+	page.drawLine({
+		start: { x: MARGIN, y: y + 13 },
+		end: { x: PAGE.width - MARGIN, y: y + 13 },
+		thickness: 0.75,
+		color: INK,
+	});
+
+	// Totals, right-aligned under the amounts; they never split across pages.
+	const paidRows = invoice.payments.length;
+	if (y - (110 + paidRows * 14) < bottom) newPage();
+	y -= 6;
+	const labelX = PAGE.width - MARGIN - 230;
+	const totals: [string, string][] = [
+		["Subtotal", formatMoney(invoice.amount, invoice.currency)],
+		["Credits applied", formatMoney(-invoice.credits_applied, invoice.currency)],
+	];
+	for (const [label, value] of totals) {
+		page.drawText(label, { x: labelX, y, size, font: pen.regular, color: MUTED });
+		textRight(page, value, COLUMNS.amountRight - 8, y, pen.regular, size);
+		y -= 17;
+	}
+	y -= 12;
+	page.drawRectangle({
+		x: labelX - 8,
+		y: y - 10,
+		width: PAGE.width - MARGIN - labelX + 8,
+		height: 30,
+		color: BAND,
+	});
+	page.drawText("Amount due", { x: labelX, y, size: 11, font: pen.bold, color: INK });
+	textRight(
+		page,
+		formatMoney(invoice.amount_due, invoice.currency),
+		COLUMNS.amountRight - 8,
+		y,
+		pen.bold,
+		12,
+	);
+	y -= 44;
+
+	// What settles it, or what voided it.
+	const notes: string[] = [];
+	for (const payment of invoice.payments) {
+		notes.push(
+			`Paid ${formatMoney(payment.amount, invoice.currency)} on ${formatDate(payment.paid_at)}${payment.reference ? ` — reference ${payment.reference}` : ""}.`,
+		);
+	}
+	if (invoice.status === "paid" && invoice.payments.length === 0) {
+		notes.push(`Settled by prepaid credits on ${formatDate(invoice.paid_at ?? invoice.issued_at)}.`);
+	}
+	if (invoice.status === "void")
+		notes.push(`Voided on ${formatDate(invoice.voided_at ?? invoice.issued_at)}; nothing is due.`);
+	if (invoice.status === "open") {
+		notes.push(
+			`Please pay ${formatMoney(invoice.amount_due, invoice.currency)} by ${formatDate(invoice.due_at)}, quoting ${invoice.number}.`,
+		);
+	}
+	for (const note of notes) {
+		for (const part of wrap(note, pen.regular, 9, PAGE.width - 2 * MARGIN)) {
+			page.drawText(part, { x: MARGIN, y, size: 9, font: pen.regular, color: MUTED });
+			y -= 13;
+		}
+	}
+
+	const pages = doc.getPages();
+	for (const [i, p] of pages.entries()) drawFooter(p, pen, invoice, options.seller, i, pages.length);
+	// Plain cross-reference objects (no object streams): older PDF readers and mail scanners read them all.
+	return doc.save({ useObjectStreams: false });
+}

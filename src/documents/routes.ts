@@ -1,0 +1,48 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { errorResponses } from "../http/errors";
+import { newRouter } from "../http/router";
+import { getInvoice } from "../invoicing/invoices";
+import { interFonts } from "./fonts";
+import { renderInvoicePdf } from "./invoice-pdf";
+
+export const DEFAULT_BILLING_COMPANY_NAME = "Agent Metering & Billing";
+
+export const documentRoutes = newRouter();
+
+documentRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/invoices/{invoice_id}/pdf",
+		tags: ["Invoices"],
+		summary: "The invoice as a printable PDF",
+		description:
+			"A4, with the seller (the Worker variable BILLING_COMPANY_NAME), number, issue and due dates, billing period, " +
+			"bill-to, every line with quantity and amount, credits applied, amount due and status. Fonts are embedded " +
+			"and the text is extractable.",
+		request: { params: z.object({ invoice_id: z.string() }) },
+		responses: {
+			200: {
+				description: "The invoice document",
+				content: { "application/pdf": { schema: z.string().openapi({ format: "binary" }) } },
+			},
+			...errorResponses(404),
+		},
+	}),
+	async (c) => {
+		const invoice = await getInvoice({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			id: c.req.valid("param").invoice_id,
+		});
+		const bytes = await renderInvoicePdf(invoice, {
+			seller: c.env.BILLING_COMPANY_NAME?.trim() || DEFAULT_BILLING_COMPANY_NAME,
+			fonts: interFonts,
+		});
+		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+			"Content-Type": "application/pdf",
+			"Content-Disposition": `inline; filename="${invoice.number}.pdf"`,
+			"Cache-Control": "private, no-store",
+		});
+	},
+);

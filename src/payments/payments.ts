@@ -1,0 +1,52 @@
+/** The payments recorded by POST /v1/invoices/{id}/pay (CONTRACT §20), listed newest first. */
+import { eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { newestFirst } from "../db/pages";
+import { payments } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { Decimal } from "../lib/decimal";
+
+export interface PaymentView {
+	id: string;
+	invoice_id: string;
+	account_id: string | null;
+	amount: number;
+	currency: string;
+	reference: string | null;
+	paid_at: string;
+}
+
+function toView(row: typeof payments.$inferSelect): PaymentView {
+	return {
+		id: row.id,
+		invoice_id: row.invoiceId,
+		account_id: row.accountId,
+		amount: Decimal.from(row.amount).toNumber(),
+		currency: row.currency,
+		reference: row.reference,
+		paid_at: row.createdAt,
+	};
+}
+
+export async function listPayments({
+	db,
+	scope,
+	filters,
+	limit,
+	offset,
+}: {
+	db: Db;
+	scope: Scope;
+	filters: { account_id?: string; invoice_id?: string };
+	limit: number;
+	offset: number;
+}): Promise<{ items: PaymentView[]; total: number }> {
+	const where = inScope(
+		scope,
+		payments,
+		filters.account_id === undefined ? undefined : eq(payments.accountId, filters.account_id),
+		filters.invoice_id === undefined ? undefined : eq(payments.invoiceId, filters.invoice_id),
+	);
+	const { rows, total } = await newestFirst(db, payments, where, { limit, offset });
+	return { items: rows.map(toView), total };
+}

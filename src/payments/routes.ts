@@ -1,0 +1,52 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { database } from "../db/client";
+import { errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
+import { pageOf, pageQuery, pageSchema } from "../http/pagination";
+import { newRouter } from "../http/router";
+import { listPayments } from "./payments";
+
+const Payment = z
+	.object({
+		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
+		invoice_id: z.string(),
+		account_id: z.string().nullable(),
+		amount: z.number().openapi({ description: "What was paid: the invoice's amount_due." }),
+		currency: z.string().openapi({ example: "USD" }),
+		reference: z.string().nullable().openapi({ example: "wire-2026-001" }),
+		paid_at: z.string(),
+	})
+	.openapi("Payment");
+
+const ListPaymentsQuery = z.strictObject({
+	...pageQuery,
+	account_id: z.string().min(1).optional(),
+	invoice_id: z.string().min(1).optional(),
+});
+
+export const paymentRoutes = newRouter();
+
+paymentRoutes.openapi(
+	createRoute({
+		method: "get",
+		path: "/payments",
+		tags: ["Invoices"],
+		summary: "List payments",
+		request: { query: ListPaymentsQuery },
+		responses: {
+			200: { description: "Payments, newest first", ...json(pageSchema("payments", Payment)) },
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const { limit, offset, ...filters } = c.req.valid("query");
+		const { items, total } = await listPayments({
+			db: database(c.env.DB),
+			scope: c.get("scope"),
+			filters,
+			limit,
+			offset,
+		});
+		return c.json(pageOf("payments", items, total, { limit, offset }), 200);
+	},
+);
