@@ -53,7 +53,7 @@ export async function subscriptionsInPeriod(
 }
 
 /** The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. */
-function planInEffect(period: string): SQL {
+export function planInEffect(period: string): SQL {
 	return sql`coalesce((
 		SELECT ${subscriptionPlans.ratePlanId} FROM ${subscriptionPlans}
 		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptions.id} AND ${subscriptionPlans.effectivePeriod} <= ${period}
