@@ -105,6 +105,8 @@ export const ratePlans = sqliteTable(
 		charges: text("charges", { mode: "json" }).$type<unknown[]>().notNull(),
 		status: text("status", { enum: ["active", "archived"] }).notNull(),
 		createdAt: text("created_at").notNull(),
+		// Migration 0004: bill the base fee in proportion to the time active in the period (§19).
+		prorate: integer("prorate", { mode: "boolean" }).notNull().default(false),
 	},
 	(t) => [index("rate_plans_env_created").on(t.environment, t.createdAt, t.id)],
 );
@@ -122,6 +124,8 @@ export const subscriptions = sqliteTable(
 		cancelledAt: text("cancelled_at"),
 		createdAt: text("created_at").notNull(),
 		updatedAt: text("updated_at").notNull(),
+		// Migration 0004: set by a cancellation at period end; the cron cancels it at that instant (§19).
+		cancelAt: text("cancel_at"),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
@@ -129,6 +133,7 @@ export const subscriptions = sqliteTable(
 		// Invoicing reads groups of subscriptions by id: with only the index above, SQLite would scan the
 		// environment's subscriptions for each group.
 		index("subscriptions_env_id").on(t.environment, t.id),
+		index("subscriptions_cancel_at").on(t.cancelAt).where(sql`cancel_at IS NOT NULL`),
 	],
 );
 

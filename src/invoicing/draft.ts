@@ -7,6 +7,8 @@
  * - Otherwise the period's full usage is rated again and each metric's quantity and amount are compared with
  *   what the live invoices billed; the differences, if any, make a supplementary invoice. Re-rating the whole
  *   period (instead of pricing only the late units) keeps tiers right: late units are priced where they fall.
+ *   A supplementary invoice is made only when some amount differs: more units inside the included quantity
+ *   change nothing the customer owes, and an invoice of 0 would only be noise (CONTRACT §10).
  */
 
 import { Decimal } from "../lib/decimal";
@@ -14,13 +16,14 @@ import type { Charge } from "../pricing/plan";
 import type { RatePlanRow } from "../pricing/plans";
 import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
-import { BASE_FEE_METRIC, rateUsage } from "../pricing/rate";
+import { BASE_FEE_METRIC } from "../pricing/rate";
 import {
 	BASE_FEE_DESCRIPTION,
 	formatQuantity,
 	lateUsageLineDescription,
 	usageLineDescription,
 } from "./descriptions";
+import { type BaseFeeProration, proratedBaseFeeDescription, rateWithProration } from "./proration";
 
 export interface AgentShare {
 	/** null: instances not assigned to any agent. */
@@ -51,6 +54,13 @@ export interface SubscriptionPeriodState {
 	billedLines: BilledLine[];
 	/** Whether a non-void invoice of the period exists. */
 	invoiced: boolean;
+	/**
+	 * Whether the first of those invoices was issued before the period ended: then what came after it is usage
+	 * since the previous invoice, not late usage.
+	 */
+	invoicedWhileOpen?: boolean;
+	/** Set when the plan prorates and the subscription was not active the whole period (proration.ts). */
+	baseFeeProration?: BaseFeeProration | null;
 }
 
 export interface DraftLine {
@@ -78,6 +88,8 @@ interface MeteredLine {
 	quantity: Decimal;
 	amount: Decimal;
 	shares: Map<string | null, Decimal> | null;
+	/** How the base fee line reads: "Base fee", or how it was prorated. */
+	baseFeeDescription?: string;
 }
 
 const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
@@ -106,12 +118,14 @@ function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	const quantities = quantitiesForPlan(pricing.charges, state.usage);
 	const shares = sharesByMetric(pricing.charges, state.usage);
 	const charges = new Map(pricing.charges.map((c) => [c.metric, c]));
-	return rateUsage(pricing, quantities).charges.map((rated) => ({
+	const proration = state.baseFeeProration ?? null;
+	return rateWithProration(pricing, quantities, proration).charges.map((rated) => ({
 		metric: rated.metric,
 		charge: charges.get(rated.metric) ?? null,
 		quantity: rated.quantity,
 		amount: rated.amount,
 		shares: rated.metric === BASE_FEE_METRIC ? null : (shares.get(rated.metric) ?? new Map()),
+		baseFeeDescription: proration === null ? BASE_FEE_DESCRIPTION : proratedBaseFeeDescription(proration),
 	}));
 }
 
@@ -126,9 +140,15 @@ function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] 
 function regularLine(line: MeteredLine): DraftLine {
 	const description =
 		line.charge === null
-			? BASE_FEE_DESCRIPTION
+			? (line.baseFeeDescription ?? BASE_FEE_DESCRIPTION)
 			: usageLineDescription(labelOf(line.charge), line.quantity, includedOf(line.charge));
-	return { ...line, description, agentShares: sharesToJson(line.shares) };
+	return {
+		metric: line.metric,
+		description,
+		quantity: line.quantity,
+		amount: line.amount,
+		agentShares: sharesToJson(line.shares),
+	};
 }
 
 interface Billed {
@@ -171,12 +191,16 @@ function extraShares(now: Map<string | null, Decimal> | null, before: Billed | u
 	return extra;
 }
 
-function differenceLine(line: MeteredLine, before: Billed | undefined): DraftLine | null {
+function differenceLine(
+	line: MeteredLine,
+	before: Billed | undefined,
+	since: "late" | "previous_invoice" = "late",
+): DraftLine | null {
 	const quantity = line.quantity.sub(before?.quantity ?? Decimal.ZERO);
 	const amount = line.amount.sub(before?.amount ?? Decimal.ZERO);
 	if (quantity.isZero() && amount.isZero()) return null;
 	let description: string;
-	if (line.charge === null) description = `${BASE_FEE_DESCRIPTION} — adjustment`;
+	if (line.charge === null) description = `${line.baseFeeDescription ?? BASE_FEE_DESCRIPTION} — adjustment`;
 	else if (quantity.isNegative() || quantity.isZero()) {
 		description = `${labelOf(line.charge)} — adjustment of ${formatQuantity(quantity)} units`;
 	} else {
@@ -185,6 +209,7 @@ function differenceLine(line: MeteredLine, before: Billed | undefined): DraftLin
 			quantity,
 			line.quantity,
 			includedOf(line.charge),
+			since,
 		);
 	}
 	return {
@@ -204,7 +229,8 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 		lines = metered.map(regularLine);
 	} else {
 		const billed = addUpBilled(state.billedLines);
-		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric)) ?? []);
+		const since = state.invoicedWhileOpen ? "previous_invoice" : "late";
+		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric), since) ?? []);
 		// A metric billed earlier that the plan no longer has (it cannot happen with one plan per period, but a
 		// credit is the honest answer if it ever does).
 		const ratedMetrics = new Set(metered.map((line) => line.metric));
@@ -216,7 +242,7 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 			);
 			if (line) lines.push({ ...line, description: `${metric} — adjustment` });
 		}
-		if (lines.length === 0) return null;
+		if (lines.every((line) => line.amount.isZero())) return null;
 	}
 	return {
 		subscriptionId: state.subscriptionId,

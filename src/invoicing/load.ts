@@ -4,7 +4,7 @@
  * parameter (json_each), so a group costs the same few statements whatever its size, and no statement nears
  * D1's 100 bound parameters.
  */
-import { and, asc, eq, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import {
@@ -20,10 +20,14 @@ import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import type { AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 import type { PeriodWindow } from "./period";
+import { baseFeeProration } from "./proration";
 
 export interface SubscriptionInPeriod {
 	id: string;
 	accountId: string;
+	startedAt: string;
+	/** cancelled_at, or cancel_at when a cancellation at period end is scheduled. */
+	endsAt: string | null;
 }
 
 function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
@@ -38,7 +42,12 @@ export async function subscriptionsInPeriod(
 	accountId?: string,
 ): Promise<SubscriptionInPeriod[]> {
 	return db
-		.select({ id: subscriptions.id, accountId: subscriptions.accountId })
+		.select({
+			id: subscriptions.id,
+			accountId: subscriptions.accountId,
+			startedAt: subscriptions.startedAt,
+			endsAt: sql<string | null>`coalesce(${subscriptions.cancelledAt}, ${subscriptions.cancelAt})`,
+		})
 		.from(subscriptions)
 		.where(
 			inScope(
@@ -47,6 +56,8 @@ export async function subscriptionsInPeriod(
 				accountId === undefined ? undefined : eq(subscriptions.accountId, accountId),
 				lt(subscriptions.startedAt, window.end),
 				or(isNull(subscriptions.cancelledAt), gte(subscriptions.cancelledAt, window.start)),
+				// Due to be cancelled before the period (the cron has not come by yet): not in it.
+				or(isNull(subscriptions.cancelAt), gt(subscriptions.cancelAt, window.start)),
 			),
 		)
 		.orderBy(asc(subscriptions.createdAt), asc(subscriptions.id));
@@ -124,6 +135,7 @@ export async function loadPeriodStates(
 				subscriptionId: invoices.subscriptionId,
 				sequence: invoices.sequence,
 				status: invoices.status,
+				issuedAt: invoices.issuedAt,
 			})
 			.from(invoices)
 			.where(
@@ -183,7 +195,14 @@ export async function loadPeriodStates(
 				usage: usageOf.get(subscription.id) ?? [],
 				sequences: earlier.map((invoice) => invoice.sequence),
 				invoiced: earlier.some((invoice) => invoice.status !== "void"),
+				invoicedWhileOpen: earlier.some(
+					(invoice) => invoice.status !== "void" && invoice.issuedAt < window.end,
+				),
 				billedLines: (billedOf.get(subscription.id) ?? []) as BilledLine[],
+				baseFeeProration: baseFeeProration(plan.prorate, window, {
+					startedAt: subscription.startedAt,
+					endsAt: subscription.endsAt,
+				}),
 			},
 		];
 	});

@@ -14,12 +14,13 @@ import type { Env } from "../env";
 import { activeSpan } from "../invoicing/activity";
 import { periodWindow } from "../invoicing/period";
 import { planForPeriod } from "../invoicing/period-plan";
+import { baseFeeProration, rateWithProration } from "../invoicing/proration";
 import { Decimal } from "../lib/decimal";
 import { periodBounds } from "../lib/time";
 import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
 import { quantitiesForPlan } from "../pricing/quantities";
-import { type RatedUsageJson, ratedUsageToJson, rateUsage } from "../pricing/rate";
+import { type RatedUsageJson, ratedUsageToJson } from "../pricing/rate";
 import { getSubscription } from "../subscriptions/views";
 
 export interface UsageLine {
@@ -116,10 +117,17 @@ export async function readUsage({
 	]);
 	if (!plan) throw new Error(`Subscription ${subscriptionId} has no plan for ${period}`);
 	const pricing = ratePlanPricing(plan);
+	const window = periodWindow(period);
 	const lifetime = { startedAt: subscription.started_at, endsAt: subscription.cancelled_at };
 	// A period the subscription was never active in is billed nothing, so it shows no charges.
-	const rated = activeSpan(periodWindow(period), lifetime)
-		? ratedUsageToJson(rateUsage(pricing, quantitiesForPlan(pricing.charges, thisPeriod)))
+	const rated = activeSpan(window, lifetime)
+		? ratedUsageToJson(
+				rateWithProration(
+					pricing,
+					quantitiesForPlan(pricing.charges, thisPeriod),
+					baseFeeProration(plan.prorate, window, lifetime),
+				),
+			)
 		: { currency: plan.currency, charges: [], total: 0 };
 	return {
 		start_date: startDay,

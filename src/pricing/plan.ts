@@ -144,6 +144,7 @@ export const RatePlanInput = z
 			.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
 			.default(DEFAULT_CURRENCY),
 		base_fee: Price.default(0),
+		prorate: z.boolean().default(false),
 		charges: z.array(Charge).max(50),
 	})
 	.superRefine((plan, ctx) => {

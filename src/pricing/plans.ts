@@ -24,6 +24,8 @@ export interface RatePlanView {
 	currency: string;
 	/** Major units, a JSON number at the edge; stored as an exact decimal string. */
 	base_fee: number;
+	/** Base fee in proportion to the time a subscription was active in the period (§19). */
+	prorate: boolean;
 	charges: Charge[];
 	status: RatePlanStatus;
 	created_at: string;
@@ -38,6 +40,7 @@ export function ratePlanView(row: RatePlanRow): RatePlanView {
 		description: row.description,
 		currency: row.currency,
 		base_fee: Decimal.from(row.baseFee).toNumber(),
+		prorate: row.prorate,
 		// Stored as validated at creation; prices have at most 12 decimals, so JSON numbers carry them exactly.
 		charges: row.charges as Charge[],
 		status: row.status,
@@ -70,6 +73,7 @@ export async function createRatePlan({
 		charges: input.charges,
 		status: "active",
 		createdAt: nowIso(),
+		prorate: input.prorate,
 	};
 	await db.insert(ratePlans).values(row);
 	return ratePlanView(row);

@@ -54,6 +54,10 @@ const RatePlan = z
 		base_fee: z
 			.number()
 			.openapi({ description: "Billed once per billing period, in major units.", example: 49 }),
+		prorate: z.boolean().openapi({
+			description:
+				"Whether the base fee is billed in proportion to the time a subscription was active in the period.",
+		}),
 		charges: z.array(Charge.openapi("Charge")),
 		status: z.enum(["active", "archived"]),
 		created_at: z.string().openapi({ example: "2026-11-21T10:00:00.000Z" }),

@@ -75,6 +75,7 @@ describe("RatePlanInput accepts", () => {
 			description: null,
 			currency: "USD",
 			base_fee: 0,
+			prorate: false,
 			charges: [],
 		});
 	});
