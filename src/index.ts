@@ -2,6 +2,7 @@ import { createApp } from "./app";
 import type { Env } from "./env";
 import type { InvoiceJob } from "./invoicing/jobs";
 import { handleInvoiceBatch, runMonthlyInvoicing } from "./invoicing/monthly";
+import { cancelDueSubscriptions } from "./subscriptions/scheduled";
 import { handleWebhookBatch } from "./webhooks/consumer";
 import type { WebhookMessage } from "./webhooks/messages";
 import { sweepWebhooks } from "./webhooks/sweep";
@@ -32,8 +33,10 @@ export default {
 		switch (controller.cron) {
 			case "*/5 * * * *":
 				await sweepWebhooks(env);
+				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
 				break;
 			case "5 0 1 * *":
+				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
 				await runMonthlyInvoicing(env, new Date(controller.scheduledTime));
 				break;
 			default:

@@ -34,7 +34,7 @@ function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
 	return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 }
 
-/** Subscriptions active at some time in the period: started before its end, not cancelled before its start. */
+/** Subscriptions active at some time in the period: started before its end, not cancelled by its start. */
 export async function subscriptionsInPeriod(
 	db: Db,
 	scope: Scope,
@@ -55,7 +55,7 @@ export async function subscriptionsInPeriod(
 				subscriptions,
 				accountId === undefined ? undefined : eq(subscriptions.accountId, accountId),
 				lt(subscriptions.startedAt, window.end),
-				or(isNull(subscriptions.cancelledAt), gte(subscriptions.cancelledAt, window.start)),
+				or(isNull(subscriptions.cancelledAt), gt(subscriptions.cancelledAt, window.start)),
 				// Due to be cancelled before the period (the cron has not come by yet): not in it.
 				or(isNull(subscriptions.cancelAt), gt(subscriptions.cancelAt, window.start)),
 			),

@@ -118,7 +118,10 @@ export async function readUsage({
 	if (!plan) throw new Error(`Subscription ${subscriptionId} has no plan for ${period}`);
 	const pricing = ratePlanPricing(plan);
 	const window = periodWindow(period);
-	const lifetime = { startedAt: subscription.started_at, endsAt: subscription.cancelled_at };
+	const lifetime = {
+		startedAt: subscription.started_at,
+		endsAt: subscription.cancelled_at ?? subscription.cancel_at,
+	};
 	// A period the subscription was never active in is billed nothing, so it shows no charges.
 	const rated = activeSpan(window, lifetime)
 		? ratedUsageToJson(
