@@ -9,6 +9,7 @@ import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
 import { newRouter } from "./http/router";
 import { invoiceRoutes } from "./invoicing/routes";
+import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
 import { newId } from "./lib/ids";
 import { meteringRoutes } from "./metering/routes";
@@ -54,6 +55,7 @@ export function createApp() {
 	app.route("/v1", reportRoutes);
 	app.route("/v1", pricingRoutes);
 	app.route("/v1", subscriptionRoutes);
+	app.route("/v1", upcomingInvoiceRoutes);
 	app.route("/v1", invoiceRoutes);
 	app.route("/v1", meteringRoutes);
 	app.route("/v1", usageRoutes);
