@@ -121,6 +121,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 				costType: usageCosts.costType,
 				period: usageCosts.period,
 				amount: usageCosts.amount,
+				id: usageCosts.id,
 			})
 			.from(usageCosts)
 			.leftJoin(
@@ -142,13 +143,17 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			),
 	]);
 
-	const groups = new Map<string, Omit<CostRecord, "id">>();
+	// A record adds up rollup rows; its id is the earliest of theirs, so it stays put as more rows join it.
+	const groups = new Map<string, Omit<CostRecord, "id"> & { id: string | null }>();
 	for (const row of fromEvents) {
 		const groupKey = JSON.stringify([row.agentId, row.customerId, row.costType, row.period, row.ratePlanId]);
 		const group = groups.get(groupKey);
-		if (group) group.amount = group.amount.add(Decimal.from(row.amount));
-		else {
+		if (group) {
+			group.amount = group.amount.add(Decimal.from(row.amount));
+			if (row.id !== null && (group.id === null || row.id < group.id)) group.id = row.id;
+		} else {
 			groups.set(groupKey, {
+				id: row.id,
 				agent_id: row.agentId,
 				customer_id: row.customerId,
 				rate_plan_id: row.ratePlanId ?? null,
@@ -163,8 +168,8 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 	}
 	const derived = await Promise.all(
 		[...groups].map(async ([groupKey, record]) => ({
-			id: await derivedCostId(scope, filter.currency, groupKey),
 			...record,
+			id: record.id ?? (await derivedCostId(scope, filter.currency, groupKey)),
 		})),
 	);
 	const records: CostRecord[] = [
@@ -193,7 +198,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 		);
 }
 
-/** Records derived from events have no row of their own: their id is a digest of what they add up. */
+/** Only for rollups not flushed since migration 0004, which have no id yet: a digest of what they add up. */
 async function derivedCostId(scope: Scope, currency: string, groupKey: string): Promise<string> {
 	const digest = await sha256Hex(`${scope.environment}|${currency}|${groupKey}`);
 	return `cost_${digest.slice(0, 26)}`;

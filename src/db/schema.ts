@@ -230,6 +230,8 @@ export const usageCosts = sqliteTable(
 		costType: text("cost_type").notNull(),
 		currency: text("currency").notNull(),
 		amount: text("amount").notNull(),
+		// Migration 0004: taken at the row's first flush, kept by later ones (a time-sortable cost id).
+		id: text("id"),
 	},
 	(t) => [
 		primaryKey({ columns: [t.accumulator, t.period, t.agentKey, t.costType, t.currency] }),
