@@ -16,6 +16,7 @@ import { finishedDocument } from "./http/openapi-document";
 import { singleQueryValues } from "./http/query";
 import { newRouter } from "./http/router";
 import { invoiceRoutes } from "./invoicing/routes";
+import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
 import { newId } from "./lib/ids";
 import { meteringRoutes } from "./metering/routes";
@@ -69,6 +70,7 @@ export function createApp() {
 	app.route("/v1", reportRoutes);
 	app.route("/v1", pricingRoutes);
 	app.route("/v1", subscriptionRoutes);
+	app.route("/v1", upcomingInvoiceRoutes);
 	app.route("/v1", invoiceRoutes);
 	app.route("/v1", paymentRoutes);
 	app.route("/v1", documentRoutes);

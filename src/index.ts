@@ -3,6 +3,7 @@ import { database } from "./db/client";
 import type { Env } from "./env";
 import type { InvoiceJob } from "./invoicing/jobs";
 import { handleInvoiceBatch, runMonthlyInvoicing } from "./invoicing/monthly";
+import { cancelDueSubscriptions } from "./subscriptions/scheduled";
 import { handleWebhookBatch } from "./webhooks/consumer";
 import type { WebhookMessage } from "./webhooks/messages";
 import { resealWebhookSecrets } from "./webhooks/secret-box";
@@ -35,8 +36,10 @@ export default {
 			case "*/5 * * * *":
 				await sweepWebhooks(env);
 				await resealWebhookSecrets(database(env.DB), env);
+				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
 				break;
 			case "5 0 1 * *":
+				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
 				await runMonthlyInvoicing(env, new Date(controller.scheduledTime));
 				break;
 			default:

@@ -1,4 +1,4 @@
-import { and, eq, gte, lte } from "drizzle-orm";
+import { and, eq, gte, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -11,6 +11,8 @@ export interface CostRecord {
 	id: string;
 	agent_id: string | null;
 	customer_id: string | null;
+	/** The plan in effect for the period of the subscription the events came from; null for manual records. */
+	rate_plan_id: string | null;
 	cost_type: string;
 	amount: Decimal;
 	currency: string;
@@ -27,7 +29,7 @@ export interface CostFilter {
 }
 
 export function costRecordJson(record: CostRecord) {
-	const { created_at: _, amount, ...rest } = record;
+	const { created_at: _, rate_plan_id: _plan, amount, ...rest } = record;
 	return { ...rest, amount: amount.toNumber() };
 }
 
@@ -64,6 +66,7 @@ export async function createManualCost({
 		id: newId("cost"),
 		agent_id: input.agent_id,
 		customer_id: input.customer_id ?? null,
+		rate_plan_id: null,
 		cost_type: input.cost_type,
 		amount: Decimal.from(input.amount),
 		currency: input.currency ?? "USD",
@@ -108,9 +111,17 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			.select({
 				agentId: agentInstances.agentId,
 				customerId: subscriptions.accountId,
+				// The plan that rated the subscription's period (the plan history's row), so margins per product
+				// can set these costs against that plan's revenue.
+				ratePlanId: sql<string | null>`coalesce((
+					SELECT p.rate_plan_id FROM subscription_plans AS p
+					WHERE p.subscription_id = ${usageCosts.subscriptionId} AND p.effective_period <= ${usageCosts.period}
+					ORDER BY p.effective_period DESC LIMIT 1
+				), ${subscriptions.ratePlanId})`,
 				costType: usageCosts.costType,
 				period: usageCosts.period,
 				amount: usageCosts.amount,
+				id: usageCosts.id,
 			})
 			.from(usageCosts)
 			.leftJoin(
@@ -132,15 +143,20 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			),
 	]);
 
-	const groups = new Map<string, Omit<CostRecord, "id">>();
+	// A record adds up rollup rows; its id is the earliest of theirs, so it stays put as more rows join it.
+	const groups = new Map<string, Omit<CostRecord, "id"> & { id: string | null }>();
 	for (const row of fromEvents) {
-		const groupKey = JSON.stringify([row.agentId, row.customerId, row.costType, row.period]);
+		const groupKey = JSON.stringify([row.agentId, row.customerId, row.costType, row.period, row.ratePlanId]);
 		const group = groups.get(groupKey);
-		if (group) group.amount = group.amount.add(Decimal.from(row.amount));
-		else {
+		if (group) {
+			group.amount = group.amount.add(Decimal.from(row.amount));
+			if (row.id !== null && (group.id === null || row.id < group.id)) group.id = row.id;
+		} else {
 			groups.set(groupKey, {
+				id: row.id,
 				agent_id: row.agentId,
 				customer_id: row.customerId,
+				rate_plan_id: row.ratePlanId ?? null,
 				cost_type: row.costType,
 				amount: Decimal.from(row.amount),
 				currency: filter.currency,
@@ -152,8 +168,8 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 	}
 	const derived = await Promise.all(
 		[...groups].map(async ([groupKey, record]) => ({
-			id: await derivedCostId(scope, filter.currency, groupKey),
 			...record,
+			id: record.id ?? (await derivedCostId(scope, filter.currency, groupKey)),
 		})),
 	);
 	const records: CostRecord[] = [
@@ -162,6 +178,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			id: row.id,
 			agent_id: row.agentId,
 			customer_id: row.customerId,
+			rate_plan_id: null,
 			cost_type: row.costType,
 			amount: Decimal.from(row.amount),
 			currency: row.currency,
@@ -181,7 +198,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 		);
 }
 
-/** Records derived from events have no row of their own: their id is a digest of what they add up. */
+/** Only for rollups not flushed since migration 0004, which have no id yet: a digest of what they add up. */
 async function derivedCostId(scope: Scope, currency: string, groupKey: string): Promise<string> {
 	const digest = await sha256Hex(`${scope.environment}|${currency}|${groupKey}`);
 	return `cost_${digest.slice(0, 26)}`;

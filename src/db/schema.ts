@@ -110,6 +110,8 @@ export const ratePlans = sqliteTable(
 		// Migration 0003 adds it last; the column order of drizzle does not matter to its queries.
 		minimumAmount: text("minimum_amount").notNull().default("0"),
 		createdAt: text("created_at").notNull(),
+		// Migration 0004: bill the base fee in proportion to the time active in the period (§19).
+		prorate: integer("prorate", { mode: "boolean" }).notNull().default(false),
 	},
 	(t) => [index("rate_plans_env_created").on(t.environment, t.createdAt, t.id)],
 );
@@ -127,6 +129,8 @@ export const subscriptions = sqliteTable(
 		cancelledAt: text("cancelled_at"),
 		createdAt: text("created_at").notNull(),
 		updatedAt: text("updated_at").notNull(),
+		// Migration 0004: set by a cancellation at period end; the cron cancels it at that instant (§19).
+		cancelAt: text("cancel_at"),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
@@ -134,6 +138,7 @@ export const subscriptions = sqliteTable(
 		// Invoicing reads groups of subscriptions by id: with only the index above, SQLite would scan the
 		// environment's subscriptions for each group.
 		index("subscriptions_env_id").on(t.environment, t.id),
+		index("subscriptions_cancel_at").on(t.cancelAt).where(sql`cancel_at IS NOT NULL`),
 	],
 );
 
@@ -241,6 +246,8 @@ export const usageCosts = sqliteTable(
 		costType: text("cost_type").notNull(),
 		currency: text("currency").notNull(),
 		amount: text("amount").notNull(),
+		// Migration 0004: taken at the row's first flush, kept by later ones (a time-sortable cost id).
+		id: text("id"),
 	},
 	(t) => [
 		primaryKey({ columns: [t.accumulator, t.period, t.agentKey, t.costType, t.currency] }),

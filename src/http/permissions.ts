@@ -65,6 +65,7 @@ export const routeAccess = {
 
 	"GET /v1/invoices": READ,
 	"POST /v1/invoices/generate": WRITE,
+	"GET /v1/invoices/upcoming": READ,
 	"GET /v1/invoices/{invoice_id}": READ,
 	"POST /v1/invoices/{invoice_id}/pay": WRITE,
 	"POST /v1/invoices/{invoice_id}/void": WRITE,

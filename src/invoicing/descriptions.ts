@@ -34,13 +34,17 @@ export function usageLineDescription(label: string, quantity: Decimal, included:
 /**
  * A line of a supplementary invoice: usage that arrived after the period was first invoiced. It states the
  * extra units and the new total, since the amount is the price of the total minus what was already billed.
+ * `since` says what the extra units are: late usage of a period that had ended when it was first invoiced, or
+ * simply usage since the previous invoice of a period invoiced while still open.
  */
 export function lateUsageLineDescription(
 	label: string,
 	extra: Decimal,
 	total: Decimal,
 	included: Decimal,
+	since: "late" | "previous_invoice" = "late",
 ): string {
 	const note = includedNote(included);
-	return `${label} — late usage: ${unitsOf(extra)} (${formatQuantity(total)} in total${note ? `, ${note}` : ""})`;
+	const what = since === "late" ? "late usage" : "usage since the previous invoice";
+	return `${label} — ${what}: ${unitsOf(extra)} (${formatQuantity(total)} in total${note ? `, ${note}` : ""})`;
 }

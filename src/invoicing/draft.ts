@@ -7,6 +7,8 @@
  * - Otherwise the period's full usage is rated again and each metric's quantity and amount are compared with
  *   what the live invoices billed; the differences, if any, make a supplementary invoice. Re-rating the whole
  *   period (instead of pricing only the late units) keeps tiers right: late units are priced where they fall.
+ *   A supplementary invoice is made only when some amount differs: more units inside the included quantity
+ *   change nothing the customer owes, and an invoice of 0 would only be noise (CONTRACT §10).
  */
 
 import { Decimal } from "../lib/decimal";
@@ -14,7 +16,7 @@ import type { Charge } from "../pricing/plan";
 import type { RatePlanRow } from "../pricing/plans";
 import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
-import { BASE_FEE_METRIC, MINIMUM_METRIC, rateUsage } from "../pricing/rate";
+import { BASE_FEE_METRIC, MINIMUM_METRIC } from "../pricing/rate";
 import type { MetricQuantity } from "../pricing/sources";
 import {
 	BASE_FEE_DESCRIPTION,
@@ -23,6 +25,7 @@ import {
 	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
+import { type BaseFeeProration, proratedBaseFeeDescription, rateWithProration } from "./proration";
 
 export interface AgentShare {
 	/** null: instances not assigned to any agent. */
@@ -60,6 +63,13 @@ export interface SubscriptionPeriodState {
 	billedLines: BilledLine[];
 	/** Whether a non-void invoice of the period exists. */
 	invoiced: boolean;
+	/**
+	 * Whether the first of those invoices was issued before the period ended: then what came after it is usage
+	 * since the previous invoice, not late usage.
+	 */
+	invoicedWhileOpen?: boolean;
+	/** Set when the plan prorates and the subscription was not active the whole period (proration.ts). */
+	baseFeeProration?: BaseFeeProration | null;
 }
 
 export interface DraftLine {
@@ -87,6 +97,8 @@ interface MeteredLine {
 	quantity: Decimal;
 	amount: Decimal;
 	shares: Map<string | null, Decimal> | null;
+	/** How the base fee line reads: "Base fee", or how it was prorated. */
+	baseFeeDescription?: string;
 }
 
 const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
@@ -132,7 +144,8 @@ function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	const quantities = quantitiesForPlan(pricing.charges, state.usage, metrics);
 	const shares = sharesByMetric(pricing.charges, state.usage, metrics);
 	const charges = new Map(pricing.charges.map((c) => [c.metric, c]));
-	return rateUsage(pricing, quantities).charges.map((rated) => ({
+	const proration = state.baseFeeProration ?? null;
+	return rateWithProration(pricing, quantities, proration).charges.map((rated) => ({
 		metric: rated.metric,
 		charge: charges.get(rated.metric) ?? null,
 		quantity: rated.quantity,
@@ -141,6 +154,7 @@ function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 			rated.metric === BASE_FEE_METRIC || rated.metric === MINIMUM_METRIC
 				? null
 				: (shares.get(rated.metric) ?? new Map()),
+		baseFeeDescription: proration === null ? BASE_FEE_DESCRIPTION : proratedBaseFeeDescription(proration),
 	}));
 }
 
@@ -153,16 +167,24 @@ function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] 
 }
 
 /** The base fee's or the minimum's description: the lines that no charge of the plan makes. */
-function flatDescription(metric: string): string {
-	return metric === MINIMUM_METRIC ? MINIMUM_DESCRIPTION : BASE_FEE_DESCRIPTION;
+/** A line without a charge: the minimum's top-up, or the base fee (prorated or not). */
+function flatDescription(line: MeteredLine): string {
+	if (line.metric === MINIMUM_METRIC) return MINIMUM_DESCRIPTION;
+	return line.baseFeeDescription ?? BASE_FEE_DESCRIPTION;
 }
 
 function regularLine(line: MeteredLine): DraftLine {
 	const description =
 		line.charge === null
-			? flatDescription(line.metric)
+			? flatDescription(line)
 			: usageLineDescription(labelOf(line.charge), line.quantity, includedOf(line.charge));
-	return { ...line, description, agentShares: sharesToJson(line.shares) };
+	return {
+		metric: line.metric,
+		description,
+		quantity: line.quantity,
+		amount: line.amount,
+		agentShares: sharesToJson(line.shares),
+	};
 }
 
 interface Billed {
@@ -205,12 +227,16 @@ function extraShares(now: Map<string | null, Decimal> | null, before: Billed | u
 	return extra;
 }
 
-function differenceLine(line: MeteredLine, before: Billed | undefined): DraftLine | null {
+function differenceLine(
+	line: MeteredLine,
+	before: Billed | undefined,
+	since: "late" | "previous_invoice" = "late",
+): DraftLine | null {
 	const quantity = line.quantity.sub(before?.quantity ?? Decimal.ZERO);
 	const amount = line.amount.sub(before?.amount ?? Decimal.ZERO);
 	if (quantity.isZero() && amount.isZero()) return null;
 	let description: string;
-	if (line.charge === null) description = `${flatDescription(line.metric)} — adjustment`;
+	if (line.charge === null) description = `${flatDescription(line)} — adjustment`;
 	else if (quantity.isNegative() || quantity.isZero()) {
 		description = `${labelOf(line.charge)} — adjustment of ${formatQuantity(quantity)} units`;
 	} else {
@@ -219,6 +245,7 @@ function differenceLine(line: MeteredLine, before: Billed | undefined): DraftLin
 			quantity,
 			line.quantity,
 			includedOf(line.charge),
+			since,
 		);
 	}
 	return {
@@ -238,7 +265,8 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 		lines = metered.map(regularLine);
 	} else {
 		const billed = addUpBilled(state.billedLines);
-		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric)) ?? []);
+		const since = state.invoicedWhileOpen ? "previous_invoice" : "late";
+		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric), since) ?? []);
 		// A metric billed earlier that the period no longer has: the minimum's top-up once usage reached the
 		// minimum (its credit keeps the period's total at the minimum, never above what was used), or a metric
 		// the plan no longer has (it cannot happen with one plan per period, but a credit is the honest answer).
@@ -254,7 +282,7 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 				lines.push({ ...line, description: `${label} — adjustment` });
 			}
 		}
-		if (lines.length === 0) return null;
+		if (lines.every((line) => line.amount.isZero())) return null;
 	}
 	return {
 		subscriptionId: state.subscriptionId,

@@ -26,7 +26,7 @@ export interface IssueTerms {
 	applications: CreditApplication[];
 }
 
-interface AccountRow {
+export interface IssuedAccountRow {
 	id: string;
 	name: string;
 	email: string;
@@ -50,41 +50,56 @@ export async function prepareIssue(
 	const environment = scope.environment;
 	const [, accountsRead, grantsRead] = await d1.batch([
 		settleGrants(d1, environment, accountIds, now),
-		statement(
-			d1,
-			`SELECT id, name, email, billing_address, net_terms_days FROM accounts
-			WHERE environment = ?1 AND id IN (SELECT value FROM json_each(?2))`,
-			environment,
-			JSON.stringify(accountIds),
-		),
+		issuedAccountsQuery(d1, scope, accountIds),
 		spendableGrantsQuery(d1, environment, accountIds, now),
 	]);
 	const accounts = new Map(
-		((accountsRead?.results ?? []) as unknown as AccountRow[]).map((row) => [row.id, row]),
+		((accountsRead?.results ?? []) as unknown as IssuedAccountRow[]).map((row) => [row.id, row]),
 	);
 	const wallet = new CreditWallet(spendableGrants(grantsRead));
 	return drafts.map((draft) => {
 		const account = accounts.get(draft.accountId);
 		if (!account) throw new Error(`account ${draft.accountId} of a draft invoice does not exist`);
-		const applications = wallet.spend(draft.accountId, toMinor(draft.amount, draft.currency));
-		const creditsApplied = fromMinor(
-			applications.reduce((sum, application) => sum + application.amountMinor, 0n),
-			draft.currency,
-		);
-		const settled = draft.amount.sub(creditsApplied).isZero();
-		return {
-			dueAt: dueDate(now, account.net_terms_days),
-			billTo: {
-				name: account.name,
-				email: account.email,
-				billing_address: account.billing_address === null ? null : JSON.parse(account.billing_address),
-			},
-			creditsApplied,
-			status: settled ? "paid" : "open",
-			paidAt: settled ? now : null,
-			applications,
-		};
+		return issueTermsOf(account, wallet, draft, now);
 	});
+}
+
+/** The terms of one draft issued `now`: due date, bill-to, and the credits the wallet spends on it. */
+export function issueTermsOf(
+	account: IssuedAccountRow,
+	wallet: CreditWallet,
+	draft: Pick<InvoiceDraft, "accountId" | "amount" | "currency">,
+	now: string,
+): IssueTerms {
+	const applications = wallet.spend(draft.accountId, toMinor(draft.amount, draft.currency));
+	const creditsApplied = fromMinor(
+		applications.reduce((sum, application) => sum + application.amountMinor, 0n),
+		draft.currency,
+	);
+	const settled = draft.amount.sub(creditsApplied).isZero();
+	return {
+		dueAt: dueDate(now, account.net_terms_days),
+		billTo: {
+			name: account.name,
+			email: account.email,
+			billing_address: account.billing_address === null ? null : JSON.parse(account.billing_address),
+		},
+		creditsApplied,
+		status: settled ? "paid" : "open",
+		paidAt: settled ? now : null,
+		applications,
+	};
+}
+
+/** The accounts an invoice bills, as issuing reads them. */
+export function issuedAccountsQuery(d1: D1Database, scope: Scope, accountIds: readonly string[]) {
+	return statement(
+		d1,
+		`SELECT id, name, email, billing_address, net_terms_days FROM accounts
+		WHERE environment = ?1 AND id IN (SELECT value FROM json_each(?2))`,
+		scope.environment,
+		JSON.stringify(accountIds),
+	);
 }
 
 /** The ledger rows of an invoice's credit applications. */

@@ -4,7 +4,7 @@
  * parameter (json_each), so a group costs the same few statements whatever its size, and no statement nears
  * D1's 100 bound parameters.
  */
-import { and, asc, eq, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import {
@@ -21,17 +21,21 @@ import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 import type { PeriodWindow } from "./period";
+import { baseFeeProration } from "./proration";
 
 export interface SubscriptionInPeriod {
 	id: string;
 	accountId: string;
+	startedAt: string;
+	/** cancelled_at, or cancel_at when a cancellation at period end is scheduled. */
+	endsAt: string | null;
 }
 
 function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
 	return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 }
 
-/** Subscriptions active at some time in the period: started before its end, not cancelled before its start. */
+/** Subscriptions active at some time in the period: started before its end, not cancelled by its start. */
 export async function subscriptionsInPeriod(
 	db: Db,
 	scope: Scope,
@@ -39,7 +43,12 @@ export async function subscriptionsInPeriod(
 	accountId?: string,
 ): Promise<SubscriptionInPeriod[]> {
 	return db
-		.select({ id: subscriptions.id, accountId: subscriptions.accountId })
+		.select({
+			id: subscriptions.id,
+			accountId: subscriptions.accountId,
+			startedAt: subscriptions.startedAt,
+			endsAt: sql<string | null>`coalesce(${subscriptions.cancelledAt}, ${subscriptions.cancelAt})`,
+		})
 		.from(subscriptions)
 		.where(
 			inScope(
@@ -47,14 +56,16 @@ export async function subscriptionsInPeriod(
 				subscriptions,
 				accountId === undefined ? undefined : eq(subscriptions.accountId, accountId),
 				lt(subscriptions.startedAt, window.end),
-				or(isNull(subscriptions.cancelledAt), gte(subscriptions.cancelledAt, window.start)),
+				or(isNull(subscriptions.cancelledAt), gt(subscriptions.cancelledAt, window.start)),
+				// Due to be cancelled before the period (the cron has not come by yet): not in it.
+				or(isNull(subscriptions.cancelAt), gt(subscriptions.cancelAt, window.start)),
 			),
 		)
 		.orderBy(asc(subscriptions.createdAt), asc(subscriptions.id));
 }
 
 /** The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. */
-function planInEffect(period: string): SQL {
+export function planInEffect(period: string): SQL {
 	return sql`coalesce((
 		SELECT ${subscriptionPlans.ratePlanId} FROM ${subscriptionPlans}
 		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptions.id} AND ${subscriptionPlans.effectivePeriod} <= ${period}
@@ -125,6 +136,7 @@ export async function loadPeriodStates(
 				subscriptionId: invoices.subscriptionId,
 				sequence: invoices.sequence,
 				status: invoices.status,
+				issuedAt: invoices.issuedAt,
 			})
 			.from(invoices)
 			.where(
@@ -217,7 +229,14 @@ export async function loadPeriodStates(
 				metrics: metricsOf.get(subscription.id) ?? [],
 				sequences: earlier.map((invoice) => invoice.sequence),
 				invoiced: earlier.some((invoice) => invoice.status !== "void"),
+				invoicedWhileOpen: earlier.some(
+					(invoice) => invoice.status !== "void" && invoice.issuedAt < window.end,
+				),
 				billedLines: (billedOf.get(subscription.id) ?? []) as BilledLine[],
+				baseFeeProration: baseFeeProration(plan.prorate, window, {
+					startedAt: subscription.startedAt,
+					endsAt: subscription.endsAt,
+				}),
 			},
 		];
 	});

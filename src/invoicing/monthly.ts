@@ -4,7 +4,7 @@
  * limits, and a part that fails is retried alone. A retried message cannot bill twice: it runs the same
  * generation as POST /v1/invoices/generate, which bills only what is not billed yet.
  */
-import { and, gte, isNull, lt, or } from "drizzle-orm";
+import { and, gt, isNull, lt, or } from "drizzle-orm";
 import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import type { Env, Environment } from "../env";
@@ -34,7 +34,7 @@ export async function runMonthlyInvoicing(env: Env, now: Date): Promise<InvoiceJ
 		.where(
 			and(
 				lt(subscriptions.startedAt, window.end),
-				or(isNull(subscriptions.cancelledAt), gte(subscriptions.cancelledAt, window.start)),
+				or(isNull(subscriptions.cancelledAt), gt(subscriptions.cancelledAt, window.start)),
 			),
 		)
 		.orderBy(subscriptions.environment, subscriptions.accountId);

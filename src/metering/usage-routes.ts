@@ -4,7 +4,7 @@ import { database } from "../db/client";
 import { readUnbilledUsage } from "../events/unbilled";
 import { errorResponses, validationError } from "../http/errors";
 import { newRouter } from "../http/router";
-import { BILLING_PERIOD_PATTERN } from "../invoicing/period";
+import { BILLING_PERIOD_PATTERN, isFuturePeriod } from "../invoicing/period";
 import { dayOf, nowIso, periodOf } from "../lib/time";
 import { lastDayOf, readUsage } from "./usage";
 
@@ -28,11 +28,19 @@ const dayOfBound = (bound: string) => (BARE_DATE.test(bound) ? bound : dayOf(new
 const UsageQuery = z.strictObject({
 	agent_key: z.string().regex(INSTANCE_KEY, "must be 1–200 characters of A-Z a-z 0-9 . _ : -").optional(),
 	subscription_id: z.string().min(1).optional(),
+	billing_period: z
+		.string()
+		.regex(BILLING_PERIOD_PATTERN, "Must be a month written YYYY-MM, e.g. 2026-11.")
+		.optional()
+		.openapi({
+			example: "2026-11",
+			description: "The billing period to answer. Default: the month of start_date, else the current month.",
+		}),
 	start_date: DateParam.optional().openapi({
-		description: "Default: the first day of the current month (UTC).",
+		description: "Filters the usage lines. Default: the first day of the billing period (UTC).",
 	}),
 	end_date: DateParam.optional().openapi({
-		description: "Inclusive. Default: the last day of the current month.",
+		description: "Inclusive; filters the usage lines. Default: the last day of the billing period.",
 	}),
 });
 
@@ -65,15 +73,55 @@ const UsageReport = z
 		rate_plan_id: z
 			.string()
 			.optional()
-			.openapi({ description: "With subscription_id: the plan of the current period." }),
-		billing_period: z.string().optional(),
+			.openapi({ description: "With subscription_id: the plan of the billing period." }),
+		billing_period: z
+			.string()
+			.optional()
+			.openapi({ description: "With subscription_id: the billing period the charges and total are of." }),
 		currency: z.string().optional(),
 		charges: z.array(RatedCharge).optional().openapi({
-			description: "With subscription_id: the current period's usage so far, priced like a simulation.",
+			description: "With subscription_id: the billing period's usage so far, priced like a simulation.",
 		}),
 		total: z.number().optional(),
 	})
 	.openapi("Usage");
+
+/**
+ * One billing period per answer (CONTRACT §6): billing_period, else the month of start_date, else the current
+ * month. The dates default to that period's bounds and only filter the usage lines; with a subscription they
+ * must lie in the period, so its lines never stand next to another month's charges.
+ */
+function usageWindow(query: z.infer<typeof UsageQuery>) {
+	const now = nowIso();
+	const startDay = query.start_date === undefined ? undefined : dayOfBound(query.start_date);
+	const period = query.billing_period ?? (startDay === undefined ? periodOf(now) : periodOf(startDay));
+	if (query.billing_period !== undefined && isFuturePeriod(query.billing_period, new Date(now))) {
+		throw validationError("billing_period", `${query.billing_period} has not begun yet.`);
+	}
+	const window = {
+		period,
+		startDay: startDay ?? `${period}-01`,
+		endDay: query.end_date === undefined ? lastDayOf(period) : dayOfBound(query.end_date),
+	};
+	if (window.startDay > window.endDay) {
+		throw validationError("start_date", "start_date must not be after end_date.");
+	}
+	if (query.subscription_id !== undefined) {
+		const source = query.billing_period === undefined ? "the month of start_date" : "billing_period";
+		for (const [name, day] of [
+			["start_date", window.startDay],
+			["end_date", window.endDay],
+		] as const) {
+			if (periodOf(day) !== period) {
+				throw validationError(
+					name,
+					`${name} must lie in billing period ${period} (${source}); ask for one period at a time.`,
+				);
+			}
+		}
+	}
+	return window;
+}
 
 export const usageRoutes = newRouter();
 
@@ -92,16 +140,14 @@ usageRoutes.openapi(
 		if (query.agent_key === undefined && query.subscription_id === undefined) {
 			throw validationError("agent_key", "Give agent_key or subscription_id (or both).");
 		}
-		const period = periodOf(nowIso());
-		const startDay = query.start_date === undefined ? `${period}-01` : dayOfBound(query.start_date);
-		const endDay = query.end_date === undefined ? lastDayOf(period) : dayOfBound(query.end_date);
-		if (startDay > endDay) throw validationError("start_date", "start_date must not be after end_date.");
+		const { period, startDay, endDay } = usageWindow(query);
 		const report = await readUsage({
 			env: c.env,
 			db: database(c.env.DB),
 			scope: c.get("scope"),
 			agentKey: query.agent_key,
 			subscriptionId: query.subscription_id,
+			period,
 			startDay,
 			endDay,
 		});

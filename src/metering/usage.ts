@@ -2,7 +2,8 @@
  * GET /v1/usage, answered in real time from the accumulators (not from D1, which lags by a flush).
  * An instance's usage may sit in several accumulators — its own, and one per subscription it has been in — so a
  * read by agent_key asks each of them for that instance. A read by subscription asks the subscription's one, and
- * also prices the current period so far with the plan of the current period.
+ * also prices one billing period — the one asked for, so far — with the plan of that period; the answer never
+ * mixes two periods (CONTRACT §6).
  */
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
@@ -10,12 +11,16 @@ import { subscriptionInstances } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
+import { activeSpan } from "../invoicing/activity";
+import { periodWindow } from "../invoicing/period";
+import { planForPeriod } from "../invoicing/period-plan";
+import { baseFeeProration, rateWithProration } from "../invoicing/proration";
 import { Decimal } from "../lib/decimal";
-import { nowIso, periodBounds, periodOf } from "../lib/time";
-import { getRatePlanRow, ratePlanPricing } from "../pricing/plans";
+import { periodBounds } from "../lib/time";
+import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
 import { quantitiesForPlan } from "../pricing/quantities";
-import { type RatedUsageJson, ratedUsageToJson, rateUsage } from "../pricing/rate";
+import { type RatedUsageJson, ratedUsageToJson } from "../pricing/rate";
 import { getSubscription } from "../subscriptions/views";
 
 export interface UsageLine {
@@ -75,6 +80,7 @@ export async function readUsage({
 	scope,
 	agentKey,
 	subscriptionId,
+	period,
 	startDay,
 	endDay,
 }: {
@@ -83,6 +89,8 @@ export async function readUsage({
 	scope: Scope;
 	agentKey?: string;
 	subscriptionId?: string;
+	/** The billing period whose charges a read by subscription shows. */
+	period: string;
 	startDay: string;
 	endDay: string;
 }): Promise<UsageReport | SubscriptionUsageReport> {
@@ -98,20 +106,33 @@ export async function readUsage({
 	}
 
 	// The accumulator is asked while D1 is read; an unknown subscription's answer is dropped with the 404.
-	const period = periodOf(nowIso());
 	const accumulator = accumulatorStub(env, accumulatorName(scope.environment, { subscriptionId }));
-	const [subscription, [inRange = [], thisPeriod = []], metrics] = await Promise.all([
+	const [subscription, plan, [inRange = [], thisPeriod = []], metrics] = await Promise.all([
 		getSubscription({ db, scope, id: subscriptionId }),
+		planForPeriod(db, scope, subscriptionId, period),
 		accumulator.usageOf([
 			{ startDay, endDay, agentKey },
 			{ startDay: `${period}-01`, endDay: lastDayOf(period) },
 		]),
 		accumulator.metricsOf(period),
 	]);
-	const plan = await getRatePlanRow({ db, scope, id: subscription.rate_plan_id });
+	if (!plan) throw new Error(`Subscription ${subscriptionId} has no plan for ${period}`);
 	const pricing = ratePlanPricing(plan);
-	const quantities = quantitiesForPlan(pricing.charges, thisPeriod, metrics);
-	const rated = ratedUsageToJson(rateUsage(pricing, quantities));
+	const window = periodWindow(period);
+	const lifetime = {
+		startedAt: subscription.started_at,
+		endsAt: subscription.cancelled_at ?? subscription.cancel_at,
+	};
+	// A period the subscription was never active in is billed nothing, so it shows no charges.
+	const rated = activeSpan(window, lifetime)
+		? ratedUsageToJson(
+				rateWithProration(
+					pricing,
+					quantitiesForPlan(pricing.charges, thisPeriod, metrics),
+					baseFeeProration(plan.prorate, window, lifetime),
+				),
+			)
+		: { currency: plan.currency, charges: [], total: 0 };
 	return {
 		start_date: startDay,
 		end_date: endDay,

@@ -186,6 +186,7 @@ export const RatePlanInput = z
 			.default(DEFAULT_CURRENCY),
 		base_fee: Price.default(0),
 		minimum_amount: Price.default(0),
+		prorate: z.boolean().default(false),
 		charges: z.array(Charge).max(50),
 	})
 	.superRefine((plan, ctx) => {

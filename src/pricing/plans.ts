@@ -26,6 +26,8 @@ export interface RatePlanView {
 	base_fee: number;
 	/** The least a billing period costs; 0: no minimum. */
 	minimum_amount: number;
+	/** Base fee in proportion to the time a subscription was active in the period (§19). */
+	prorate: boolean;
 	charges: Charge[];
 	status: RatePlanStatus;
 	created_at: string;
@@ -41,6 +43,7 @@ export function ratePlanView(row: RatePlanRow): RatePlanView {
 		currency: row.currency,
 		base_fee: Decimal.from(row.baseFee).toNumber(),
 		minimum_amount: Decimal.from(row.minimumAmount).toNumber(),
+		prorate: row.prorate,
 		// Stored as validated at creation; prices have at most 12 decimals, so JSON numbers carry them exactly.
 		charges: row.charges as Charge[],
 		status: row.status,
@@ -79,6 +82,7 @@ export async function createRatePlan({
 		charges: input.charges,
 		status: "active",
 		createdAt: nowIso(),
+		prorate: input.prorate,
 	};
 	await db.insert(ratePlans).values(row);
 	return ratePlanView(row);

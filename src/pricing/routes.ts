@@ -60,6 +60,10 @@ const RatePlan = z
 				"The least a billing period costs: below it, invoices and simulations end with a minimum_commitment top-up line.",
 			example: 0,
 		}),
+		prorate: z.boolean().openapi({
+			description:
+				"Whether the base fee is billed in proportion to the time a subscription was active in the period.",
+		}),
 		charges: z.array(Charge.openapi("Charge")),
 		status: z.enum(["active", "archived"]),
 		created_at: z.string().openapi({ example: "2026-11-21T10:00:00.000Z" }),

@@ -9,6 +9,7 @@ import { minorUnits } from "../lib/money";
 export type RevenueGrouping = "agent" | "customer" | "product";
 
 export interface RevenueLine {
+	billingPeriod: string;
 	accountId: string;
 	ratePlanId: string;
 	metric: string;
@@ -23,7 +24,7 @@ export interface BreakdownItem {
 }
 
 const BASE_FEE_METRIC = "base_fee";
-const UNATTRIBUTED = "unattributed";
+export const UNATTRIBUTED = "unattributed";
 
 /**
  * Revenue is read from invoice lines (an aggregate already), never from events: the lines of invoices that are
@@ -39,6 +40,7 @@ export async function revenueLines(
 	if (!periods) return [];
 	return db
 		.select({
+			billingPeriod: invoices.billingPeriod,
 			accountId: invoices.accountId,
 			ratePlanId: invoices.ratePlanId,
 			metric: invoiceLines.metric,
@@ -83,6 +85,20 @@ function revenueByAgent(lines: RevenueLine[], currency: string): Map<string | nu
 	return totals;
 }
 
+/** Revenue per entity of the grouping (null: unattributed); the parts add up to the lines' total exactly. */
+export function revenueTotals(
+	lines: RevenueLine[],
+	groupBy: RevenueGrouping,
+	currency: string,
+): Map<string | null, Decimal> {
+	if (groupBy === "agent") return revenueByAgent(lines, currency);
+	const totals = new Map<string | null, Decimal>();
+	for (const line of lines) {
+		addTo(totals, groupBy === "customer" ? line.accountId : line.ratePlanId, line.amount);
+	}
+	return totals;
+}
+
 export async function revenueBreakdown(
 	db: Db,
 	scope: Scope,
@@ -90,12 +106,7 @@ export async function revenueBreakdown(
 	groupBy: RevenueGrouping,
 	currency: string,
 ): Promise<BreakdownItem[]> {
-	const totals = new Map<string | null, Decimal>();
-	if (groupBy === "agent")
-		for (const [id, amount] of revenueByAgent(lines, currency)) addTo(totals, id, amount);
-	for (const line of groupBy === "agent" ? [] : lines) {
-		addTo(totals, groupBy === "customer" ? line.accountId : line.ratePlanId, line.amount);
-	}
+	const totals = revenueTotals(lines, groupBy, currency);
 	const ids = [...totals.keys()].filter((id): id is string => id !== null);
 	const names = await namesOf(db, scope, groupBy, ids);
 	return [...totals]
@@ -103,7 +114,7 @@ export async function revenueBreakdown(
 		.sort((a, b) => b.revenue.compare(a.revenue) || String(a.id).localeCompare(String(b.id)));
 }
 
-async function namesOf(
+export async function namesOf(
 	db: Db,
 	scope: Scope,
 	groupBy: RevenueGrouping,

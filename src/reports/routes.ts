@@ -6,6 +6,7 @@ import { newRouter } from "../http/router";
 import { DateParam, instantRange, periodsStartingIn } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
 import { isCurrencyCode } from "../lib/money";
+import { pnlBreakdown, pnlFigures, pnlJson, pnlSeries } from "./pnl";
 import { revenueBreakdown, revenueLines } from "./revenue";
 
 const Currency = z
@@ -37,17 +38,45 @@ const RevenueReport = z
 	})
 	.openapi("RevenueReport");
 
+const PnlFigures = {
+	revenue: z.number(),
+	costs: z.number(),
+	margin: z.number().openapi({ description: "revenue − costs" }),
+	margin_percent: z
+		.number()
+		.openapi({ description: "margin / revenue × 100, rounded half-up to 2 decimals; 0 when revenue is 0." }),
+};
+
 const PnlReport = z
 	.object({
-		revenue: z.number(),
-		costs: z.number(),
-		margin: z.number(),
-		margin_percent: z.number(),
+		...PnlFigures,
 		currency: z.string(),
 		start_date: z.string(),
 		end_date: z.string(),
+		group_by: z.enum(["agent", "customer", "product"]).optional(),
+		breakdown: z
+			.array(
+				z
+					.object({
+						id: z.string().nullable().openapi({ description: "null: the unattributed row." }),
+						name: z.string(),
+						...PnlFigures,
+					})
+					.openapi("PnlBreakdownRow"),
+			)
+			.optional()
+			.openapi({ description: "With group_by: one row per entity, summing exactly to the totals." }),
+		series: z
+			.array(
+				z.object({ period: z.string().openapi({ example: "2026-11" }), ...PnlFigures }).openapi("PnlPeriod"),
+			)
+			.optional()
+			.openapi({ description: "With interval=month: one row per month of the range, oldest first." }),
 	})
 	.openapi("PnlReport");
+
+/** A monthly series is bounded: ten years of months at most. */
+const MAX_SERIES_MONTHS = 120;
 
 const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
@@ -93,8 +122,15 @@ reportRoutes.openapi(
 		path: "/reports/pnl",
 		operationId: "getPnlReport",
 		tags: ["Reports"],
-		summary: "Revenue, costs and margin of billing periods starting in the range",
-		request: { query: z.strictObject(RangeQuery) },
+		summary:
+			"Revenue, costs and margin of billing periods starting in the range, optionally by entity and month",
+		request: {
+			query: z.strictObject({
+				...RangeQuery,
+				group_by: z.enum(["agent", "customer", "product"]).optional(),
+				interval: z.enum(["month"]).optional(),
+			}),
+		},
 		responses: { 200: { description: "Profit and loss", ...json(PnlReport) }, ...errorResponses(400) },
 	}),
 	async (c) => {
@@ -103,27 +139,34 @@ reportRoutes.openapi(
 		const scope = c.get("scope");
 		const range = checkedRange(query);
 		const periods = periodsStartingIn(range);
+		if (query.interval !== undefined && periods !== null && monthsBetween(periods) > MAX_SERIES_MONTHS) {
+			throw validationError("interval", `A monthly series covers at most ${MAX_SERIES_MONTHS} months.`);
+		}
 		const [lines, costRecords] = await Promise.all([
 			revenueLines(db, scope, range, query.currency),
 			periods ? findCostRecords(db, scope, { currency: query.currency, periods }) : [],
 		]);
-		const revenue = Decimal.sum(lines.map((l) => l.amount));
-		const costs = Decimal.sum(costRecords.map((r) => r.amount));
-		const margin = revenue.sub(costs);
-		const marginPercent = revenue.isZero()
-			? Decimal.ZERO
-			: margin.mul(Decimal.from(100)).divRoundHalfUp(revenue, 2);
-		return c.json(
-			{
-				revenue: revenue.toNumber(),
-				costs: costs.toNumber(),
-				margin: margin.toNumber(),
-				margin_percent: marginPercent.toNumber(),
-				currency: query.currency,
-				start_date: query.start_date,
-				end_date: query.end_date,
-			},
-			200,
+		const totals = pnlFigures(
+			Decimal.sum(lines.map((l) => l.amount)),
+			Decimal.sum(costRecords.map((r) => r.amount)),
 		);
+		const report: Record<string, unknown> = {
+			...pnlJson(totals),
+			currency: query.currency,
+			start_date: query.start_date,
+			end_date: query.end_date,
+		};
+		if (query.group_by !== undefined) {
+			report.group_by = query.group_by;
+			const rows = await pnlBreakdown(db, scope, lines, costRecords, query.group_by, query.currency);
+			report.breakdown = rows.map(pnlJson);
+		}
+		if (query.interval !== undefined) report.series = pnlSeries(lines, costRecords, periods).map(pnlJson);
+		return c.json(report as z.infer<typeof PnlReport>, 200);
 	},
 );
+
+function monthsBetween(periods: { first: string; last: string }): number {
+	const months = (period: string) => Number(period.slice(0, 4)) * 12 + Number(period.slice(5, 7));
+	return months(periods.last) - months(periods.first) + 1;
+}

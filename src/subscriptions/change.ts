@@ -9,7 +9,7 @@ import { type Db, isUniqueViolation } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict } from "../http/errors";
-import { addPeriods, nowIso, periodOf } from "../lib/time";
+import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import {
@@ -86,6 +86,11 @@ async function pendingPlanAfter(
 ): Promise<string | null> {
 	if (wanted === undefined || wanted === view.pending_rate_plan_id) return view.pending_rate_plan_id;
 	if (wanted === view.rate_plan_id) return null;
+	if (view.cancel_at !== null) {
+		throw conflict(
+			`Subscription ${view.id} is set to cancel at ${view.cancel_at}: it has no next period to change the plan of.`,
+		);
+	}
 	const [[account], [plan]] = await db.batch([
 		accountQuery(db, scope, view.account_id),
 		ratePlanQuery(db, scope, wanted),
@@ -209,24 +214,62 @@ async function tryUpdate({
 /**
  * Cancels at once: the instances leave the subscription (their later events are counted, unbilled, by their own
  * accumulators) and a pending plan change is dropped. Usage received before stays billable for its period.
+ * With `atPeriodEnd` it only schedules that: the subscription stays active with cancel_at, the next period's
+ * first instant, until the cron cancels it then (cancelDueSubscriptions).
  */
 export function cancelSubscription(args: {
 	env: Env;
 	db: Db;
 	scope: Scope;
 	id: string;
+	atPeriodEnd?: boolean;
 }): Promise<SubscriptionView> {
-	return withRetries(() => tryCancel(args));
+	return withRetries(() => (args.atPeriodEnd ? tryScheduleCancel(args) : tryCancel(args)));
 }
 
-async function tryCancel({ env, db, scope, id }: { env: Env; db: Db; scope: Scope; id: string }) {
-	const current = await loadSubscription(db, scope, id);
+/**
+ * Cancels a subscription whose cancel_at has come, as of that instant (the cron calls this a little later, so
+ * the memberships close and cancelled_at reads exactly the period boundary). Null when it is no longer due:
+ * cancelled meanwhile, by a request or by a concurrent run.
+ */
+export async function cancelScheduled(args: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	id: string;
+	now: string;
+}): Promise<SubscriptionView | null> {
+	return withRetries(async () => {
+		const current = await loadSubscription(args.db, args.scope, args.id);
+		const at = current.view.cancel_at;
+		if (current.view.status !== "active" || at === null || at > args.now) return null;
+		return tryCancel({ ...args, current, at });
+	});
+}
+
+async function tryCancel({
+	env,
+	db,
+	scope,
+	id,
+	current: loaded,
+	at,
+}: {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	id: string;
+	current?: LoadedSubscription;
+	at?: string;
+}) {
+	const current = loaded ?? (await loadSubscription(db, scope, id));
 	assertActive(current, "cancelled again");
-	const now = nowIso();
+	const now = at ?? nowIso();
 	const cancelled: SubscriptionView = {
 		...current.view,
 		status: "cancelled",
 		cancelled_at: now,
+		cancel_at: null,
 		pending_rate_plan_id: null,
 	};
 	const d1 = env.DB;
@@ -235,8 +278,9 @@ async function tryCancel({ env, db, scope, id }: { env: Env; db: Db; scope: Scop
 			d1,
 			scope,
 			current,
-			"status = 'cancelled', cancelled_at = ?4, updated_at = ?4, pending_rate_plan_id = NULL",
+			"status = 'cancelled', cancelled_at = ?4, updated_at = ?5, pending_rate_plan_id = NULL, cancel_at = NULL",
 			now,
+			nowIso(),
 		),
 		statement(
 			d1,
@@ -250,4 +294,33 @@ async function tryCancel({ env, db, scope, id }: { env: Env; db: Db; scope: Scop
 	const closed = membershipChanges(returned<Membership>(results[3]), false);
 	await announceMembershipChanges(env, scope, { id, accountId: current.view.account_id }, closed);
 	return cancelled;
+}
+
+/**
+ * Schedules the cancellation for the start of the next period. A pending plan change is dropped: there is no
+ * next period for it. Emits subscription.updated now; subscription.cancelled follows when it is cancelled.
+ */
+async function tryScheduleCancel({ env, db, scope, id }: { env: Env; db: Db; scope: Scope; id: string }) {
+	const current = await loadSubscription(db, scope, id);
+	assertActive(current, "cancelled again");
+	if (current.view.cancel_at !== null) {
+		throw conflict(`Subscription ${id} is already set to cancel at ${current.view.cancel_at}.`);
+	}
+	const now = nowIso();
+	const cancelAt = periodBounds(periodOf(now)).end;
+	const scheduled: SubscriptionView = { ...current.view, cancel_at: cancelAt, pending_rate_plan_id: null };
+	const d1 = env.DB;
+	await d1.batch([
+		...claimRow(
+			d1,
+			scope,
+			current,
+			"cancel_at = ?4, updated_at = ?5, pending_rate_plan_id = NULL",
+			cancelAt,
+			now,
+		),
+		...planHistoryStatements(d1, id, periodOf(now), null),
+		fromDrizzle(d1, outboxInsert(db, scope, "subscription.updated", subscriptionEventData(scheduled))),
+	]);
+	return scheduled;
 }

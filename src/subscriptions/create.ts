@@ -63,6 +63,7 @@ export async function createSubscription({
 		status: "active",
 		started_at: startedAt,
 		cancelled_at: null,
+		cancel_at: null,
 		created_at: now,
 	};
 	const d1 = env.DB;

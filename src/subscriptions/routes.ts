@@ -33,6 +33,10 @@ const Subscription = z
 		status: z.enum(["active", "cancelled"]),
 		started_at: z.string(),
 		cancelled_at: z.string().nullable(),
+		cancel_at: z.string().nullable().openapi({
+			description:
+				"Set by a cancellation at period end: the first instant of the next period, when it will be cancelled.",
+		}),
 		created_at: z.string(),
 	})
 	.openapi("Subscription");
@@ -54,6 +58,19 @@ const StartedAt = z.iso
 		description: "When the subscription starts (§19); default now.",
 		example: "2026-11-06T00:00:00Z",
 	});
+
+const CancelSubscription = z
+	.strictObject({
+		at_period_end: z
+			.boolean()
+			.optional()
+			.openapi({
+				description:
+					"true: stay active until the current period ends, then be cancelled (subscription.cancelled is emitted " +
+					"then). Default false: cancel now.",
+			}),
+	})
+	.openapi("CancelSubscription");
 
 const CreateSubscription = z
 	.strictObject({
@@ -187,20 +204,25 @@ subscriptionRoutes.openapi(
 		path: "/subscriptions/{subscription_id}/cancel",
 		operationId: "cancelSubscription",
 		tags: ["Subscriptions"],
-		summary: "Cancel a subscription",
-		description: "Emits subscription.cancelled. Cancelling twice → 409.",
-		request: { params: SubscriptionParams },
+		summary: "Cancel a subscription, now or at the end of its period",
+		description:
+			"Now: emits subscription.cancelled. With at_period_end: stays active with cancel_at and emits " +
+			"subscription.updated; it is cancelled at cancel_at, emitting subscription.cancelled then. Cancelling a " +
+			"cancelled subscription, or scheduling a scheduled one again → 409.",
+		request: { params: SubscriptionParams, body: { required: false, ...json(CancelSubscription) } },
 		responses: {
-			200: { description: "The cancelled subscription", ...json(Subscription) },
-			...errorResponses(404, 409),
+			200: { description: "The cancelled (or scheduled) subscription", ...json(Subscription) },
+			...errorResponses(...bodyErrors, 404),
 		},
 	}),
 	async (c) => {
+		const body = c.req.valid("json") as z.infer<typeof CancelSubscription> | undefined;
 		const subscription = await cancelSubscription({
 			env: c.env,
 			db: database(c.env.DB),
 			scope: c.get("scope"),
 			id: c.req.valid("param").subscription_id,
+			atPeriodEnd: body?.at_period_end ?? false,
 		});
 		deliverOutbox(c);
 		return c.json(subscription, 200);

@@ -22,6 +22,8 @@ export interface SubscriptionView {
 	status: SubscriptionStatus;
 	started_at: string;
 	cancelled_at: string | null;
+	/** Set by a cancellation at period end: the instant the cron cancels it (§19). */
+	cancel_at: string | null;
 	created_at: string;
 }
 
@@ -80,6 +82,7 @@ function toLoaded({ row, currentPlan, pendingPlan, instanceKeys }: Selected): Lo
 			status: row.status,
 			started_at: row.startedAt,
 			cancelled_at: row.cancelledAt,
+			cancel_at: row.cancelAt,
 			created_at: row.createdAt,
 		},
 	};

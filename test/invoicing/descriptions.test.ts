@@ -37,5 +37,8 @@ describe("line descriptions", () => {
 		expect(lateUsageLineDescription("Calls", d("1"), d("11"), d("0"))).toBe(
 			"Calls — late usage: 1 unit (11 in total)",
 		);
+		expect(lateUsageLineDescription("Calls", d("2"), d("12"), d("0"), "previous_invoice")).toBe(
+			"Calls — usage since the previous invoice: 2 units (12 in total)",
+		);
 	});
 });

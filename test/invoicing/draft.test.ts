@@ -37,6 +37,7 @@ const plan: RatePlanRow = {
 	],
 	status: "active",
 	createdAt: "2026-01-01T00:00:00.000Z",
+	prorate: false,
 };
 
 function tokens(agentId: string | null, count: number, sum: string): AgentUsage[] {
@@ -132,6 +133,31 @@ describe("draftInvoice", () => {
 			amount: "2.5",
 			lines: [["tokens", "1300", "2.5", [{ agent_id: "agt_b", quantity: "1300" }]]],
 		});
+	});
+
+	it("drafts no supplementary invoice when more units change no amount (inside the included quantity)", () => {
+		const billedLines: BilledLine[] = [
+			{ metric: "base_fee", quantity: "1", amount: "30", agentShares: null },
+			{ metric: "tokens", quantity: "40", amount: "0", agentShares: [{ agent_id: "agt_a", quantity: "40" }] },
+			{ metric: "calls", quantity: "0", amount: "0", agentShares: [] },
+		];
+		// tokens 40 → 90, still inside the 100 included: 0; calls stay 0 (the rows count 0 calls).
+		const usage = tokens("agt_a", 0, "90");
+		expect(draftInvoice(state({ usage, invoiced: true, sequences: [1], billedLines }))).toBeNull();
+	});
+
+	it("words a supplementary line by whether the period was open at its first invoice", () => {
+		const billedLines: BilledLine[] = [
+			{ metric: "base_fee", quantity: "1", amount: "30", agentShares: null },
+			{ metric: "calls", quantity: "1", amount: "0.1", agentShares: null },
+		];
+		const usage = tokens("agt_a", 3, "0");
+		const describe = (invoicedWhileOpen: boolean) =>
+			draftInvoice(
+				state({ usage, invoiced: true, sequences: [1], billedLines, invoicedWhileOpen }),
+			)?.lines.map((line) => line.description);
+		expect(describe(true)).toEqual(["calls — usage since the previous invoice: 2 units (3 in total)"]);
+		expect(describe(false)).toEqual(["calls — late usage: 2 units (3 in total)"]);
 	});
 
 	it("numbers the next invoice after every earlier one, void ones included", () => {

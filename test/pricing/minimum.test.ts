@@ -25,6 +25,7 @@ function plan(baseFee: string, minimum: string): RatePlanRow {
 		currency: "USD",
 		baseFee,
 		minimumAmount: minimum,
+		prorate: false,
 		charges: [tokensCharge],
 		status: "active",
 		createdAt: "2026-01-01T00:00:00.000Z",

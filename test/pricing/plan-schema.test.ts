@@ -97,6 +97,7 @@ describe("RatePlanInput accepts", () => {
 			currency: "USD",
 			base_fee: 0,
 			minimum_amount: 0,
+			prorate: false,
 			charges: [],
 		});
 	});

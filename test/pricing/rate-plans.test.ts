@@ -50,6 +50,7 @@ describe("POST /v1/pricing/rate-plans", () => {
 			currency: "EUR",
 			base_fee: 49.99,
 			minimum_amount: 0,
+			prorate: false,
 			charges: [perUnitTokens, tieredCalls, dealShare],
 			status: "active",
 			created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
@@ -78,6 +79,7 @@ describe("POST /v1/pricing/rate-plans", () => {
 			description: null,
 			currency: "USD",
 			base_fee: 0,
+			prorate: false,
 			charges: [],
 		});
 	});

@@ -12,7 +12,10 @@ describe("report queries (§12)", () => {
 		["/v1/reports/pnl", "end_date=2026-10-31", "start_date"],
 		["/v1/reports/pnl", "start_date=2026-11-01&end_date=2026-10-31", "start_date"],
 		["/v1/reports/pnl", "start_date=2026-10-01&end_date=2026-10-31&currency=ABC", "currency"],
-		["/v1/reports/pnl", "start_date=2026-10-01&end_date=2026-10-31&group_by=agent", "group_by"],
+		// group_by is a grouping of §21 now; an unknown one is still refused.
+		["/v1/reports/pnl", "start_date=2026-10-01&end_date=2026-10-31&group_by=cost_type", "group_by"],
+		["/v1/reports/pnl", "start_date=2026-10-01&end_date=2026-10-31&interval=week", "interval"],
+		["/v1/reports/pnl", "start_date=2000-01-01&end_date=2026-10-31&interval=month", "interval"],
 	])("%s?%s → 400 at %s", async (path, query, field) => {
 		const error = expectError(await get(`${path}?${query}`), 400, "validation_error");
 		expect(error.details?.map((d) => d.path)).toContain(field);

@@ -24,6 +24,7 @@ describe("POST /v1/subscriptions", () => {
 			status: "active",
 			started_at: sub.created_at,
 			cancelled_at: null,
+			cancel_at: null,
 			created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
 		});
 

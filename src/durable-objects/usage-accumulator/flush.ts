@@ -10,6 +10,7 @@
  * being written stays dirty.
  */
 
+import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
@@ -148,16 +149,19 @@ export function chunkStatements(
 		statements.push(
 			statement(
 				d1,
-				`INSERT INTO usage_costs (accumulator, environment, subscription_id, agent_key, period, cost_type, currency, amount)
+				// The id (migration 0004) is taken by the row's first flush and kept by every later one, retries
+				// included, so a cost record's id is sortable by creation time and never changes.
+				`INSERT INTO usage_costs (accumulator, environment, subscription_id, agent_key, period, cost_type, currency, amount, id)
 				SELECT ?1, ?2, ?3, c.value ->> '$.agent_key', c.value ->> '$.period', c.value ->> '$.cost_type',
-					c.value ->> '$.currency', c.value ->> '$.amount'
+					c.value ->> '$.currency', c.value ->> '$.amount', c.value ->> '$.id'
 				FROM json_each(?4) AS c WHERE true
 				ON CONFLICT (accumulator, period, agent_key, cost_type, currency)
-				DO UPDATE SET amount = excluded.amount, subscription_id = excluded.subscription_id`,
+				DO UPDATE SET amount = excluded.amount, subscription_id = excluded.subscription_id,
+					id = coalesce(usage_costs.id, excluded.id)`,
 				target.name,
 				target.environment,
 				subscriptionId,
-				JSON.stringify(chunk.costs),
+				JSON.stringify(chunk.costs.map((row) => ({ ...row, id: newId("cost") }))),
 			),
 		);
 	}

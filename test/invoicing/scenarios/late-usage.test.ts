@@ -70,8 +70,9 @@ describe("scenario: late usage", () => {
 		// base fee and tool calls unchanged → no line for them
 		expect(supplementary).toMatchObject({ kind: "supplementary", status: "open", amount: 195 });
 		expect(linesOf(supplementary)).toEqual([["llm_tokens", 4300, 195]]);
+		// The month was still open when it was first invoiced: these tokens are usage since that invoice (§19).
 		expect(supplementary.line_items[0]?.description).toBe(
-			"LLM tokens — late usage: 4,300 units (5,500 in total)",
+			"LLM tokens — usage since the previous invoice: 4,300 units (5,500 in total)",
 		);
 		expect(Number(supplementary.number.slice(4))).toBe(Number(regular.number.slice(4)) + 1);
 

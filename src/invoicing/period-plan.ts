@@ -1,0 +1,33 @@
+/**
+ * The plan that rates one subscription's billing period: the plan history's row for that period (a plan change
+ * applies from the next period, so a period is always rated by one plan). Shared by real-time usage, upcoming
+ * invoices and anything else that prices a single subscription outside a generation run.
+ */
+import { and, eq } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { ratePlans, subscriptions } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import type { RatePlanRow } from "../pricing/plans";
+import { planInEffect } from "./load";
+
+/** The query for the plan in effect for `period`; its result is empty for an unknown subscription. */
+export function periodPlanQuery(db: Db, scope: Scope, subscriptionId: string, period: string) {
+	return db
+		.select({ plan: ratePlans })
+		.from(subscriptions)
+		.innerJoin(
+			ratePlans,
+			and(eq(ratePlans.id, planInEffect(period)), eq(ratePlans.environment, subscriptions.environment)),
+		)
+		.where(inScope(scope, subscriptions, eq(subscriptions.id, subscriptionId)));
+}
+
+export async function planForPeriod(
+	db: Db,
+	scope: Scope,
+	subscriptionId: string,
+	period: string,
+): Promise<RatePlanRow | null> {
+	const [row] = await periodPlanQuery(db, scope, subscriptionId, period);
+	return row?.plan ?? null;
+}

@@ -1,0 +1,100 @@
+/**
+ * The upcoming invoice (CONTRACT §19): what the current period would be invoiced if it closed now — the same
+ * loader, draft and proration as generation, so the two cannot disagree — with nothing stored: no number, no id,
+ * no invoice.created. The subscription's accumulator is flushed first, as generation does, so usage still in
+ * flight counts.
+ */
+import { spendableGrants, spendableGrantsQuery } from "../credits/ledger";
+import { CreditWallet } from "../credits/plan";
+import { database } from "../db/client";
+import type { Scope } from "../db/scope";
+import { accumulatorName, flushAccumulators } from "../durable-objects/usage-accumulator/client";
+import type { Env } from "../env";
+import { conflict } from "../http/errors";
+import { Decimal } from "../lib/decimal";
+import { periodOf } from "../lib/time";
+import { getSubscription } from "../subscriptions/views";
+import { activeSpan } from "./activity";
+import { draftInvoice } from "./draft";
+import { type InvoiceView, invoiceView } from "./invoices";
+import { type IssuedAccountRow, issuedAccountsQuery, issueTermsOf } from "./issue";
+import { loadPeriodStates } from "./load";
+import { periodWindow } from "./period";
+
+export type UpcomingInvoiceView = Omit<InvoiceView, "id" | "number"> & { id: null; number: null };
+
+export async function upcomingInvoice({
+	env,
+	scope,
+	subscriptionId,
+	now = new Date(),
+}: {
+	env: Env;
+	scope: Scope;
+	subscriptionId: string;
+	now?: Date;
+}): Promise<UpcomingInvoiceView> {
+	const db = database(env.DB);
+	const subscription = await getSubscription({ db, scope, id: subscriptionId });
+	const at = now.toISOString();
+	const window = periodWindow(periodOf(at));
+	const lifetime = {
+		startedAt: subscription.started_at,
+		endsAt: subscription.cancelled_at ?? subscription.cancel_at,
+	};
+	if (activeSpan(window, lifetime) === null) {
+		throw conflict(
+			`Subscription ${subscriptionId} is not active in ${window.period}: it has no upcoming invoice.`,
+		);
+	}
+	await flushAccumulators(env, [accumulatorName(scope.environment, { subscriptionId })]);
+	const [state] = await loadPeriodStates(db, scope, window, [
+		{ id: subscription.id, accountId: subscription.account_id, ...lifetime },
+	]);
+	if (!state) throw new Error(`Subscription ${subscriptionId} has no plan for ${window.period}`);
+	// Everything is billed already: the period would close with an empty supplementary invoice.
+	const draft = draftInvoice(state);
+	const amount = draft?.amount ?? Decimal.ZERO;
+	// Terms as issuing would set them now (due date, bill-to, credits), read without settling anything.
+	const [accountRead, grantsRead] = await env.DB.batch([
+		issuedAccountsQuery(env.DB, scope, [subscription.account_id]),
+		spendableGrantsQuery(env.DB, scope.environment, [subscription.account_id], at),
+	]);
+	const account = (accountRead?.results ?? [])[0] as unknown as IssuedAccountRow | undefined;
+	if (!account)
+		throw new Error(`account ${subscription.account_id} of subscription ${subscriptionId} is missing`);
+	const terms = issueTermsOf(
+		account,
+		new CreditWallet(spendableGrants(grantsRead)),
+		{ accountId: subscription.account_id, amount, currency: state.plan.currency },
+		at,
+	);
+	const row = {
+		id: "",
+		environment: scope.environment,
+		number: 0,
+		accountId: subscription.account_id,
+		subscriptionId: subscription.id,
+		ratePlanId: state.plan.id,
+		billingPeriod: window.period,
+		sequence: draft?.sequence ?? 0,
+		kind: draft?.kind ?? "supplementary",
+		status: terms.status,
+		currency: state.plan.currency,
+		amount: amount.toString(),
+		issuedAt: at,
+		dueAt: terms.dueAt,
+		billTo: terms.billTo,
+		creditsApplied: terms.creditsApplied.toString(),
+		paidAt: terms.paidAt,
+		voidedAt: null,
+		createdAt: at,
+	};
+	const lines = (draft?.lines ?? []).map((line) => ({
+		metric: line.metric,
+		description: line.description,
+		quantity: line.quantity.toString(),
+		amount: line.amount.toString(),
+	}));
+	return { ...invoiceView(row, lines), id: null, number: null };
+}
