@@ -79,6 +79,7 @@ alertRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/alerts",
+		operationId: "createAlert",
 		tags: ["Alerts"],
 		summary: "Create an alert or a budget on a subscription",
 		description:
@@ -103,6 +104,7 @@ alertRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/alerts",
+		operationId: "listAlerts",
 		tags: ["Alerts"],
 		summary: "List alerts",
 		request: { query: ListAlertsQuery },
@@ -127,6 +129,7 @@ alertRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/alerts/{alert_id}",
+		operationId: "getAlert",
 		tags: ["Alerts"],
 		summary: "Get an alert",
 		request: { params: AlertParams },
@@ -142,6 +145,7 @@ alertRoutes.openapi(
 	createRoute({
 		method: "delete",
 		path: "/alerts/{alert_id}",
+		operationId: "deleteAlert",
 		tags: ["Alerts"],
 		summary: "Delete an alert",
 		request: { params: AlertParams },
@@ -158,6 +162,7 @@ alertRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/entitlements",
+		operationId: "getEntitlements",
 		tags: ["Alerts"],
 		summary: "May this agent instance go on?",
 		description:

@@ -59,6 +59,7 @@ creditRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/accounts/{account_id}/credit-grants",
+		operationId: "createCreditGrant",
 		tags: ["Credits"],
 		summary: "Grant prepaid credit to an account",
 		description: "Credits pay the account's next invoices first, the grant expiring soonest first.",
@@ -84,6 +85,7 @@ creditRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/accounts/{account_id}/credit-grants",
+		operationId: "listCreditGrants",
 		tags: ["Credits"],
 		summary: "List an account's credit grants",
 		request: { params: AccountParams, query: PageQuery },
@@ -108,6 +110,7 @@ creditRoutes.openapi(
 	createRoute({
 		method: "post",
 		path: "/accounts/{account_id}/credit-grants/{grant_id}/void",
+		operationId: "voidCreditGrant",
 		tags: ["Credits"],
 		summary: "Void what is left of a credit grant",
 		description: "Only while the grant has credit left; a depleted, expired or void grant answers 409.",
@@ -132,6 +135,7 @@ creditRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/accounts/{account_id}/balance",
+		operationId: "getCreditBalance",
 		tags: ["Credits"],
 		summary: "An account's credit balance and what its usage has accrued this period",
 		request: { params: AccountParams },

@@ -14,6 +14,7 @@ documentRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/invoices/{invoice_id}/pdf",
+		operationId: "getInvoicePdf",
 		tags: ["Invoices"],
 		summary: "The invoice as a printable PDF",
 		description:

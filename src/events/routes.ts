@@ -37,7 +37,13 @@ const EventListQuery = z.strictObject({
 		.transform(Number)
 		.refine((n) => n >= 1 && n <= 1000, "must be an integer from 1 to 1000")
 		.optional()
-		.openapi({ type: "integer", description: "Page size, 1–1000 (default 100).", example: 100 }),
+		.openapi({
+			type: "integer",
+			minimum: 1,
+			maximum: 1000,
+			description: "Page size, 1–1000 (default 100).",
+			example: 100,
+		}),
 	cursor: z.string().min(1).max(500).optional().openapi({ description: "next_cursor of the previous page." }),
 });
 
@@ -54,6 +60,7 @@ eventRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/events",
+		operationId: "listEvents",
 		tags: ["Events"],
 		summary: "Explore raw events, newest first, in real time",
 		description:
@@ -109,6 +116,7 @@ eventRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/events/export",
+		operationId: "exportEvents",
 		tags: ["Events"],
 		summary: "Export a day of archived events as NDJSON (admin)",
 		description:

@@ -319,6 +319,7 @@ export function exampleOf(doc: J, schema: J, property = "", owner = "", depth = 
 	if (schema.default !== undefined) return schema.default;
 	const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
 	const type = types.find((t) => t !== "null") ?? types[0];
+	if (type === "null") return null;
 	const named = BY_NAME[property];
 	if (named !== undefined && fits(schema, type, named)) return named;
 	switch (type) {

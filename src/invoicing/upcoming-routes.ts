@@ -5,10 +5,14 @@ import { newRouter } from "../http/router";
 import { Invoice } from "./schemas";
 import { upcomingInvoice } from "./upcoming";
 
-const UpcomingInvoice = Invoice.extend({
-	id: z.null().openapi({ description: "null: nothing is stored." }),
-	number: z.null().openapi({ description: "null: a number is taken only when an invoice is issued." }),
-}).openapi("UpcomingInvoice");
+const UpcomingInvoice = Invoice.omit({ id: true, number: true })
+	.extend({
+		id: z.null().openapi({ description: "null: nothing is stored.", example: null }),
+		number: z
+			.null()
+			.openapi({ description: "null: a number is taken only when an invoice is issued.", example: null }),
+	})
+	.openapi("UpcomingInvoice");
 
 const UpcomingQuery = z.strictObject({ subscription_id: z.string().min(1) });
 
@@ -19,6 +23,7 @@ upcomingInvoiceRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/invoices/upcoming",
+		operationId: "getUpcomingInvoice",
 		tags: ["Invoices"],
 		summary: "The invoice the current period would produce if it closed now",
 		description:

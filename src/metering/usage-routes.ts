@@ -182,6 +182,7 @@ usageRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/usage/unbilled",
+		operationId: "getUnbilledUsage",
 		tags: ["Metering"],
 		summary: "Usage outside every subscription: recorded, never billed",
 		description:

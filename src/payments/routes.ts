@@ -30,6 +30,7 @@ paymentRoutes.openapi(
 	createRoute({
 		method: "get",
 		path: "/payments",
+		operationId: "listPayments",
 		tags: ["Invoices"],
 		summary: "List payments",
 		request: { query: ListPaymentsQuery },
