@@ -41,7 +41,7 @@ describe("kill -9 mid-ingest with retries across an instance move", { timeout: 6
 			const subscription = await admin("POST", "/v1/subscriptions", {
 				account_id: account.body.id,
 				rate_plan_id: ratePlan.body.id,
-				agent_instance_ids: name === "from" ? ["mover"] : [],
+				agent_instance_ids: name === "from" ? ["mover", "stays-from"] : ["stays-to"],
 			});
 			assert.equal(subscription.status, 201, JSON.stringify(subscription.body));
 			ids[name] = subscription.body.id;
@@ -89,14 +89,13 @@ describe("kill -9 mid-ingest with retries across an instance move", { timeout: 6
 		admin = client(worker.base, state.adminKey);
 
 		// The instance moves to the other subscription, then the client retries and goes on.
-		assert.equal(
-			(await admin("PATCH", `/v1/subscriptions/${ids.from}`, { agent_instance_ids: [] })).status,
-			200,
-		);
-		assert.equal(
-			(await admin("PATCH", `/v1/subscriptions/${ids.to}`, { agent_instance_ids: ["mover"] })).status,
-			200,
-		);
+		for (const [id, instances] of [
+			[ids.from, ["stays-from"]],
+			[ids.to, ["stays-to", "mover"]],
+		]) {
+			const moved = await admin("PATCH", `/v1/subscriptions/${id}`, { agent_instance_ids: instances });
+			assert.equal(moved.status, 200, JSON.stringify(moved.body));
+		}
 		for (const batch of batches.slice(half)) await sendUntilAcknowledged(batch);
 		// Retries of batches acknowledged before the move and the crash: duplicates, whoever holds the instance now.
 		for (const batch of batches.slice(0, 3)) {
