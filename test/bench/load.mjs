@@ -11,7 +11,13 @@ export async function load({
 	rate,
 	expectedStatus,
 	requests,
+	bodies,
 }) {
+	// `bodies`: request bodies sent in turn (e.g. events of many instances), instead of one `body`.
+	let next = 0;
+	const rotating = bodies
+		? [{ setupRequest: (request) => ({ ...request, body: bodies[next++ % bodies.length] }) }]
+		: undefined;
 	const result = await autocannon({
 		url,
 		method,
@@ -21,6 +27,7 @@ export async function load({
 		duration: seconds,
 		...(rate ? { overallRate: rate } : {}),
 		...(requests ? { requests } : {}),
+		...(rotating ? { requests: rotating } : {}),
 	});
 	// A route measured for its error answer (e.g. 404 after the gate) counts that status as success.
 	const unexpected = expectedStatus

@@ -3,7 +3,14 @@
 // 2-core machine behind wrangler's proxy mean little.
 import { apiClient, timed } from "./api.mjs";
 import { interleaved, load } from "./load.mjs";
-import { FILTERED_PLAN, inParallelAlerts, provisionEnvironment, sendUsage } from "./scenarios.mjs";
+import {
+	FILTERED_PLAN,
+	inParallelAlerts,
+	provisionEnvironment,
+	provisionHotSubscription,
+	sendUsage,
+} from "./scenarios.mjs";
+import { storeBytes } from "./storage.mjs";
 import { startWorker } from "./worker.mjs";
 
 const quick = process.argv.includes("--quick");
@@ -95,6 +102,33 @@ try {
 		pricedRatio >= 0.9,
 	);
 
+	// One hot subscription: single events of its 64 instances from 64 connections (against the bare route in the
+	// same rounds), then 1,000-event batches of its instances. Every event lands in the one subscription.
+	const hot = await provisionHotSubscription(base, worker.adminKey, 64);
+	const hotHeaders = { Authorization: `Bearer ${hot.sdkKey}`, "Content-Type": "application/json" };
+	const hotBodies = hot.instanceKeys.map((agentKey) =>
+		JSON.stringify({ agent_key: agentKey, action_type: "llm_call", metadata: { tokens: 10 } }),
+	);
+	await apiClient(base, hot.sdkKey)("POST", "/v1/actions", JSON.parse(hotBodies[0]));
+	const [hotBare, hotSingles] = await interleaved(
+		[
+			{ url: `${base}/healthz` },
+			{ url: `${base}/v1/actions`, method: "POST", headers: hotHeaders, bodies: hotBodies },
+		],
+		{ rounds: size.rounds, seconds: size.seconds },
+	);
+	row(
+		"one hot subscription, single events (64 instances, 64 connections)",
+		`${fmt(hotSingles.rps, 0)} events/s (${fmt(hotSingles.rps / hotBare.rps)} of /healthz)`,
+		"≥ 10,000 events/s in production",
+	);
+	const hotBatches = await timed(() => sendUsage(base, hot.sdkKey, hot.instanceKeys, size.batches * 1000, 4));
+	row(
+		"one hot subscription, 1,000-event batches",
+		`${fmt(hotBatches.value / hotBatches.seconds, 0)} events/s`,
+		"≥ 10,000 events/s in production",
+	);
+
 	// Latency of single events at a fixed moderate rate.
 	const steady = await load({
 		url: `${base}/v1/actions`,
@@ -135,6 +169,7 @@ try {
 	const small = await provisionEnvironment(base, worker.adminKey, "test", size.subscriptions);
 	const smallEvents = await sendUsage(base, small.sdkKey, small.instanceKeys, size.subscriptions);
 	const large = await provisionEnvironment(base, worker.adminKey, "live", size.subscriptions * 2);
+	const storedBefore = storeBytes(worker.state);
 	const loading = performance.now();
 	let reported = 0;
 	const largeEvents = await sendUsage(base, large.sdkKey, large.instanceKeys, size.bigEvents, 4, (sent) => {
@@ -147,6 +182,14 @@ try {
 	// what was just loaded (they fire 1.5 s after the first unflushed event), so that generation is timed on its
 	// own. Usage still unflushed at generation is flushed by generation itself, and would be timed with it.
 	await new Promise((resolve) => setTimeout(resolve, size.settleMs));
+	// Bytes each store grew by per event loaded (the large environment's events, after their flush).
+	const storedAfter = storeBytes(worker.state);
+	const perEvent = (store) => fmt((storedAfter[store] - storedBefore[store]) / largeEvents, 1);
+	row(
+		`bytes per event stored (${largeEvents} events): D1 / accumulators / R2 archive`,
+		`${perEvent("d1")} / ${perEvent("accumulators")} / ${perEvent("archive")} B`,
+		"D1 ≈ 0",
+	);
 	// Generated per account, as the monthly cron fans out, and interleaved (one small-environment account, then two
 	// large ones) so that both sides see the same share of whatever else the machine is doing.
 	const seconds = { small: 0, large: 0 };

@@ -119,3 +119,19 @@ export async function inParallelAlerts({ api, subscriptionIds }) {
 		await api("POST", "/v1/alerts", { subscription_id: subscriptionId, threshold: 1e9, block: true });
 	});
 }
+
+/** One subscription holding `instances` instances: the hot subscription of a busy customer. */
+export async function provisionHotSubscription(base, adminKey, instances) {
+	const api = apiClient(base, adminKey);
+	const sdkKey = (await api("POST", "/v1/api-keys", { type: "sdk" })).key;
+	const plan = await api("POST", "/v1/pricing/rate-plans", PLAN);
+	const account = await api("POST", "/v1/accounts", { name: "Hot customer", email: "hot@bench.example" });
+	const round = provisionings++;
+	const instanceKeys = [...Array(instances).keys()].map((i) => `hot-${round}-${i}`);
+	const subscription = await api("POST", "/v1/subscriptions", {
+		account_id: account.id,
+		rate_plan_id: plan.id,
+		agent_instance_ids: instanceKeys,
+	});
+	return { sdkKey, instanceKeys, subscriptionId: subscription.id };
+}

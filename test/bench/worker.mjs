@@ -97,6 +97,7 @@ export async function startWorker() {
 	return {
 		base,
 		adminKey,
+		state,
 		how: `wrangler dev (local workerd, --log-level error, fresh --persist-to state in ${stateRoot})`,
 		async stop() {
 			try {
