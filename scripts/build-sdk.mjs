@@ -22,6 +22,8 @@ async function openApiDocument() {
 			outfile,
 			bundle: true,
 			platform: "node",
+			// The Node that runs it: newer targets decode binary imports with Uint8Array.fromBase64, which Node 24 lacks.
+			target: "node24",
 			format: "esm",
 			logLevel: "error",
 			alias: { "cloudflare:workers": join(root, "test/node/cloudflare-workers-stub.ts") },
