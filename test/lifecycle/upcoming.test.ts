@@ -29,9 +29,21 @@ const plan = {
 	],
 };
 
-/** What an invoice says, without what only storing gives it (id, number, the instant it was issued). */
+/**
+ * What an invoice says, without what only storing gives it (id, number, the instant it was issued, and the due
+ * date, which follows from that instant: checked on its own).
+ */
 function content(invoice: Record<string, unknown>) {
-	const { id: _id, number: _number, issued_at: _issued, created_at: _created, ...rest } = invoice;
+	const {
+		id: _id,
+		number: _number,
+		issued_at: issuedAt,
+		due_at: dueAt,
+		created_at: _created,
+		...rest
+	} = invoice;
+	// The account's default net terms: 30 days after issue.
+	expect(Date.parse(dueAt as string) - Date.parse(issuedAt as string)).toBe(30 * 86_400_000);
 	return rest;
 }
 
