@@ -1,4 +1,4 @@
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
@@ -291,5 +291,18 @@ describe("GET /v1/entitlements", () => {
 		});
 		expectError(await get("/v1/entitlements"), 400, "validation_error");
 		expectError(await get("/v1/entitlements?agent_key=a%20b"), 400, "validation_error");
+	});
+});
+
+describe("alert state through the accumulator's alarm", () => {
+	it("shows triggered after the alarm's flush, as it does in production (no explicit flush)", async () => {
+		const { subscription, instances } = await customer(plan);
+		const [agentKey] = instances as [string];
+		const alert = await createAlert({ subscription_id: subscription.id, metric: "calls", threshold: 3 });
+		await sendCalls(agentKey, 3);
+		await runDurableObjectAlarm(subscriptionAccumulator(subscription.id));
+		const read = await get(`/v1/alerts/${alert.id}`);
+		expect(read.body).toMatchObject({ status: "triggered" });
+		expect(await triggeredEvents(alert.id)).toHaveLength(1);
 	});
 });
