@@ -306,3 +306,16 @@ describe("alert state through the accumulator's alarm", () => {
 		expect(await triggeredEvents(alert.id)).toHaveLength(1);
 	});
 });
+
+describe("an alert created over a threshold already reached", () => {
+	it("triggers at once, and shows it after the alarm's flush", async () => {
+		const { subscription, instances } = await customer(plan);
+		const [agentKey] = instances as [string];
+		await sendCalls(agentKey, 9);
+		await subscriptionAccumulator(subscription.id).flush();
+		const alert = await createAlert({ subscription_id: subscription.id, metric: "calls", threshold: 5 });
+		await runDurableObjectAlarm(subscriptionAccumulator(subscription.id));
+		expect((await get(`/v1/alerts/${alert.id}`)).body).toMatchObject({ status: "triggered" });
+		expect(await triggeredEvents(alert.id)).toMatchObject([{ value: 9 }]);
+	});
+});
