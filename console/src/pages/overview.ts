@@ -211,7 +211,9 @@ async function usagePerDay(ctx: PageContext, range: DateRange): Promise<Node> {
 
 	// Days after today hold no usage yet; a long range is cut to its last MAX_USAGE_DAYS days.
 	const [end] = [range.end, today()].sort() as [string];
-	let start = range.start;
+	// GET /v1/usage answers one billing period (§6): the days shown are those of the range in the end's month.
+	const monthStart = `${end.slice(0, 7)}-01`;
+	let start = range.start < monthStart ? monthStart : range.start;
 	if (start > end) return h("div", null, picker, h("p", { class: "muted" }, "The range lies in the future."));
 	const wanted = daysBetween(start, end);
 	if (wanted.length > MAX_USAGE_DAYS) start = addDays(end, -(MAX_USAGE_DAYS - 1));
