@@ -1,37 +1,17 @@
 // Starts the Worker under `wrangler dev` on loopback with fresh local state, and stops it.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-
-const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.unref();
-		server.on("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address();
-			server.close(() => resolve(port));
-		});
-	});
-}
+import { applyLocalMigrations, wranglerEnv as env, freePort, WRANGLER } from "../support/local-worker.mjs";
 
 export async function startWorker() {
 	// Local state on a RAM disk where there is one: the bench measures the Worker, not this machine's disk (on
 	// Cloudflare, D1 and Durable Object storage are theirs).
 	const stateRoot = process.env.BENCH_STATE_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
 	const state = mkdtempSync(join(stateRoot, "amb-bench-"));
-	const migrate = spawnSync(
-		process.execPath,
-		[WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state],
-		{ env, encoding: "utf8" },
-	);
-	if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stderr}${migrate.stdout}`);
+	applyLocalMigrations(state);
 
 	const port = await freePort();
 	const adminKey = `sk_api_${randomBytes(24).toString("hex")}`;

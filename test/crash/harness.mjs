@@ -1,37 +1,19 @@
 // A Worker under `wrangler dev` that can be killed like a crashed machine (SIGKILL to its whole process group:
 // wrangler and workerd die at once, nothing is flushed) and started again on the same local state.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { applyLocalMigrations, wranglerEnv as env, freePort, WRANGLER } from "../support/local-worker.mjs";
 
-const WRANGLER = "node_modules/wrangler/bin/wrangler.js";
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.unref();
-		server.on("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address();
-			server.close(() => resolve(port));
-		});
-	});
-}
+export { inParallel } from "../bench/api.mjs";
 
 /** Fresh local state with the migrations applied, and the operator key every start of it uses. */
 export function newState() {
 	const dir = mkdtempSync(join(tmpdir(), "amb-crash-"));
-	const migrate = spawnSync(
-		process.execPath,
-		[WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", dir],
-		{ env, encoding: "utf8" },
-	);
-	if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stderr}${migrate.stdout}`);
+	applyLocalMigrations(dir);
 	return {
 		dir,
 		adminKey: `sk_api_${randomBytes(24).toString("hex")}`,
@@ -120,19 +102,6 @@ export function client(base, key) {
 		const text = await response.text();
 		return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : null };
 	};
-}
-
-export async function inParallel(items, concurrency, task) {
-	const results = new Array(items.length);
-	let next = 0;
-	async function worker() {
-		while (next < items.length) {
-			const index = next++;
-			results[index] = await task(items[index], index);
-		}
-	}
-	await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-	return results;
 }
 
 /**

@@ -1,29 +1,20 @@
 // `wrangler dev` for the SDK's live tests, started the way test/bench/worker.mjs starts it (loopback, a free port,
 // migrations applied to fresh local state in a temp dir, its own process group), plus what these tests need: a
 // kill -9 of the whole group and a restart on the same state and port.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import {
+	applyLocalMigrations,
+	wranglerEnv as env,
+	freePort,
+	WRANGLER,
+} from "../../../../test/support/local-worker.mjs";
 
 const ROOT = fileURLToPath(new URL("../../../..", import.meta.url));
-const WRANGLER = join(ROOT, "node_modules/wrangler/bin/wrangler.js");
-const env = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" };
-
-function freePort() {
-	return new Promise((resolve, reject) => {
-		const server = createServer();
-		server.unref();
-		server.on("error", reject);
-		server.listen(0, "127.0.0.1", () => {
-			const { port } = server.address();
-			server.close(() => resolve(port));
-		});
-	});
-}
 
 const running = new Set();
 process.once("exit", () => {
@@ -38,12 +29,7 @@ process.once("exit", () => {
 export async function startWorker(vars = {}) {
 	const stateRoot = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
 	const state = mkdtempSync(join(stateRoot, "amb-sdk-"));
-	const migrate = spawnSync(
-		process.execPath,
-		[WRANGLER, "d1", "migrations", "apply", "DB", "--local", "--persist-to", state],
-		{ env, encoding: "utf8", cwd: ROOT },
-	);
-	if (migrate.status !== 0) throw new Error(`migrations failed:\n${migrate.stderr}${migrate.stdout}`);
+	applyLocalMigrations(state);
 	const port = await freePort();
 	const adminKey = `sk_api_${randomBytes(24).toString("hex")}`;
 	const allVars = {
