@@ -76,8 +76,11 @@ describe("rate-limit leases", () => {
 					const decisions = await drive(keyId, limit, perSecond, lessor, windowStartNow());
 					const admitted = decisions.filter((d) => d.allowed).length;
 					const sent = perSecond.reduce((a, b) => a + b, 0);
-					// One isolate strands nothing: what it leased and did not use goes back with its next call.
-					expect(admitted).toBe(Math.min(sent, limit));
+					// Never more than the limit. Fewer only by what the isolate strands: at most one lease, left unused
+					// when its own concurrent requests were refused meanwhile and no later call gave it back.
+					const lease = Math.max(1, Math.floor(limit / 200));
+					expect(admitted).toBeLessThanOrEqual(Math.min(sent, limit));
+					expect(admitted).toBeGreaterThanOrEqual(Math.min(sent, limit) - (lease - 1));
 					for (const d of decisions) expect(d.remaining).toBeGreaterThanOrEqual(0);
 				},
 			),
