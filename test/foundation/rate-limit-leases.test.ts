@@ -36,11 +36,12 @@ function windowStartNow(): number {
 }
 
 describe("rate-limit leases", () => {
-	// The object counts in real 60-second windows: a test must not straddle two.
+	// The object counts in real 60-second windows: a test must not straddle two. Waiting for the next one takes up
+	// to 15 s, longer than the default hook timeout.
 	beforeEach(async () => {
 		const intoWindow = Date.now() % 60_000;
 		if (intoWindow > 45_000) await new Promise((resolve) => setTimeout(resolve, 60_000 - intoWindow + 50));
-	});
+	}, 20_000);
 
 	it("sizes a lease by the isolate's recent rate, within 1/200 of the limit", () => {
 		expect(leaseSize(0, 10_000)).toBe(1);
