@@ -3,6 +3,7 @@ import { database } from "./db/client";
 import type { Env } from "./env";
 import type { InvoiceJob } from "./invoicing/jobs";
 import { handleInvoiceBatch, runMonthlyInvoicing } from "./invoicing/monthly";
+import { adoptPendingUsage } from "./subscriptions/adoption";
 import { cancelDueSubscriptions } from "./subscriptions/scheduled";
 import { handleWebhookBatch } from "./webhooks/consumer";
 import type { WebhookMessage } from "./webhooks/messages";
@@ -37,6 +38,7 @@ export default {
 				await sweepWebhooks(env);
 				await resealWebhookSecrets(database(env.DB), env);
 				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
+				await adoptPendingUsage(env);
 				break;
 			case "5 0 1 * *":
 				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));

@@ -131,6 +131,8 @@ export const subscriptions = sqliteTable(
 		updatedAt: text("updated_at").notNull(),
 		// Migration 0004: set by a cancellation at period end; the cron cancels it at that instant (§19).
 		cancelAt: text("cancel_at"),
+		// Migration 0006: set while the instances' unbilled usage waits to be adopted (§19, adopt_unbilled_usage).
+		adoptPending: integer("adopt_pending", { mode: "boolean" }).notNull().default(false),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
@@ -139,6 +141,7 @@ export const subscriptions = sqliteTable(
 		// environment's subscriptions for each group.
 		index("subscriptions_env_id").on(t.environment, t.id),
 		index("subscriptions_cancel_at").on(t.cancelAt).where(sql`cancel_at IS NOT NULL`),
+		index("subscriptions_adopt_pending").on(t.adoptPending).where(sql`adopt_pending = 1`),
 	],
 );
 

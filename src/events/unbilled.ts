@@ -19,9 +19,10 @@ export interface UnbilledLine {
 
 export async function readUnbilledUsage(env: Env, scope: Scope, period: string): Promise<UnbilledLine[]> {
 	const { start, end } = periodBounds(period);
+	// An instance whose usage was adopted (§19) keeps rows of count 0: it has nothing unbilled left.
 	const { results } = await env.DB.prepare(
 		`SELECT agent_key, kind, type, count, sum FROM usage_daily
-		WHERE environment = ?1 AND subscription_id IS NULL AND field = '' AND day >= ?2 AND day < ?3`,
+		WHERE environment = ?1 AND subscription_id IS NULL AND field = '' AND day >= ?2 AND day < ?3 AND count <> 0`,
 	)
 		.bind(scope.environment, start.slice(0, 10), end.slice(0, 10))
 		.all<{ agent_key: string; kind: "action" | "outcome"; type: string; count: number; sum: string }>();

@@ -8,6 +8,7 @@ import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { fromDrizzle, returned } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
+import { adoptUnbilledUsage } from "./adoption";
 import {
 	announceMembershipChanges,
 	assertNoneBusy,
@@ -25,11 +26,15 @@ export interface CreateSubscriptionInput {
 	agent_instance_ids: string[];
 	/** §19: at most 35 days back, not in the future (checked by the route); default now. */
 	started_at?: string;
+	/** §19: move the instances' unbilled usage since started_at into the subscription. */
+	adopt_unbilled_usage?: boolean;
 }
 
 /**
  * Subscribes an account to a plan for some instances, registering instance keys nobody registered yet. The
- * subscription, its first plan-history row, its memberships and subscription.created are one D1 batch.
+ * subscription, its first plan-history row, its memberships and subscription.created are one D1 batch. Unbilled
+ * usage to adopt is moved once the instances are announced to their new holder (adoption.ts); when that fails,
+ * the subscription exists all the same and the cron finishes the adoption.
  */
 export async function createSubscription({
 	env,
@@ -84,6 +89,7 @@ export async function createSubscription({
 					cancelledAt: null,
 					createdAt: now,
 					updatedAt: now,
+					adoptPending: input.adopt_unbilled_usage === true,
 				}),
 			),
 			fromDrizzle(
@@ -108,5 +114,14 @@ export async function createSubscription({
 		{ id: view.id, accountId: view.account_id },
 		membershipChanges(opened, true),
 	);
+	if (input.adopt_unbilled_usage === true) {
+		try {
+			await adoptUnbilledUsage(env, scope, view.id);
+		} catch (error) {
+			console.error(
+				JSON.stringify({ at: "createSubscription.adopt", subscription: view.id, error: String(error) }),
+			);
+		}
+	}
 	return view;
 }

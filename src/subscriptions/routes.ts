@@ -78,6 +78,15 @@ const CreateSubscription = z
 		rate_plan_id: z.string().min(1),
 		agent_instance_ids: InstanceKeys,
 		started_at: StartedAt.optional(),
+		adopt_unbilled_usage: z
+			.boolean()
+			.optional()
+			.openapi({
+				description:
+					"true: the instances' unbilled usage since started_at (what they did outside every subscription, " +
+					"listed by GET /v1/usage/unbilled) moves into this subscription and is billed with its period, " +
+					"counted once. Default false: it stays unbilled.",
+			}),
 	})
 	.openapi("CreateSubscription");
 

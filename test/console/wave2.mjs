@@ -1,6 +1,4 @@
 // The console's pages for the second wave (CONTRACT §15–§21), in headless Chromium against `wrangler dev`.
-// NOT run by .ci/run yet: the endpoints these pages read are built on other branches (events, pricing, lifecycle,
-// documents). Once they are merged, run `npm run test:console:wave2` and add it to .ci/run (see the README).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
@@ -28,6 +26,20 @@ before(async () => {
 	data = await seed(api);
 	// A manual cost record without a customer or plan: the margins' "unattributed" row by customer and product.
 	await api("POST", "/costs", { agent_id: data.qualifier.id, cost_type: "hosting", amount: 3, period });
+	// The seed's costs reach the P&L when the accumulators flush (seconds later): the margins step compares the
+	// page with the API, so both must read the same, settled figures.
+	let last = "";
+	await until(
+		"the P&L settles",
+		async () => {
+			const now = JSON.stringify(await api("GET", "/reports/pnl?currency=USD&group_by=customer"));
+			const settled = now === last;
+			last = now;
+			return settled;
+		},
+		30_000,
+		2_000,
+	);
 	browser = await startBrowser();
 	page = browser.page;
 	await page.goto(`${worker.base}/console`);
@@ -43,7 +55,10 @@ after(async () => {
 });
 
 async function open(hash) {
-	await page.goto(`${worker.base}/console${hash}`);
+	const url = `${worker.base}/console${hash}`;
+	// Going to the URL already shown changes nothing: reload it to read the data again.
+	if (page.url() === url) await page.reload();
+	else await page.goto(url);
 	const path = hash.slice(1).split("?")[0];
 	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
 }
@@ -64,11 +79,11 @@ function step(name, fn) {
 const numbers = (locator) =>
 	locator.evaluateAll((nodes) => nodes.map((node) => Number(node.getAttribute("data-value"))));
 
-async function until(what, check, timeoutMs = 20_000) {
+async function until(what, check, timeoutMs = 20_000, everyMs = 500) {
 	const deadline = Date.now() + timeoutMs;
 	while (Date.now() < deadline) {
 		if (await check()) return;
-		await new Promise((r) => setTimeout(r, 500));
+		await new Promise((r) => setTimeout(r, everyMs));
 	}
 	throw new Error(`${what}: not within ${timeoutMs} ms`);
 }
@@ -205,9 +220,12 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 		await api("POST", "/actions/batch", {
 			events: Array.from({ length: 3 }, () => ({ agent_key: "stray-bot-1", action_type: "tool_call" })),
 		});
-		await open(`#/usage/unbilled?billing_period=${period}`);
+		// Listed once the instance's accumulator flushed to D1 (seconds).
 		const count = page.locator("[data-unbilled-count='stray-bot-1:tool_call']");
-		await count.waitFor();
+		await until("the stray instance is listed", async () => {
+			await open(`#/usage/unbilled?billing_period=${period}`);
+			return (await count.count()) === 1;
+		});
 		assert.equal(await count.textContent(), "3");
 		const form = page.locator("form[data-adopt='stray-bot-1']");
 		await form.locator("select[name=account_id]").selectOption(data.globex.id);
@@ -215,10 +233,18 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 		await form.locator("button:has-text('Subscribe and adopt')").click();
 		await form.locator("xpath=..").locator("p.ok a").waitFor();
 		await browser.screenshot("wave2-unbilled-adopted");
-		const after = await api("GET", `/usage/unbilled?billing_period=${period}`);
-		assert.equal(
-			after.usage.some((line) => line.agent_key === "stray-bot-1"),
-			false,
+		const subscription = (
+			await api("GET", `/subscriptions?account_id=${data.globex.id}&limit=100`)
+		).subscriptions.find((sub) => sub.agent_instance_ids.includes("stray-bot-1"));
+		assert.ok(subscription, "the adopting subscription exists");
+		await until("the adopted usage leaves the unbilled list", async () => {
+			const after = await api("GET", `/usage/unbilled?billing_period=${period}`);
+			return !after.usage.some((line) => line.agent_key === "stray-bot-1");
+		});
+		const usage = await api("GET", `/usage?subscription_id=${subscription.id}`);
+		assert.deepEqual(
+			usage.usage.filter((line) => line.type === "tool_call").map((line) => line.count),
+			[3],
 		);
 	});
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { expectError, get } from "../helpers";
-import { sendAction, subscribe, uniqueKey } from "../subscriptions/fixtures";
+import { sendAction, subscribe, subscriptionAccumulator, uniqueKey } from "../subscriptions/fixtures";
 import { backdateSubscription, currentPeriod, inPreviousMonth, monthStart, previousPeriod } from "./fixtures";
 
 const lastDayOfPrevious = () => new Date(monthStart(0).getTime() - 1).toISOString().slice(0, 10);
@@ -108,7 +108,14 @@ describe("GET /v1/usage: one billing period per answer", () => {
 		);
 		expect(response.status, JSON.stringify(response.body)).toBe(200);
 		expect(response.body).toMatchObject({ billing_period: previousPeriod(), charges: [], total: 0 });
-		expect(response.body.usage).toEqual([{ kind: "action", type: "llm_call", count: 1, value: null }]);
+		// The event reached the subscription with a timestamp before its start: not its usage (§19), but the
+		// instance's, listed as unbilled.
+		expect(response.body.usage).toEqual([]);
+		await subscriptionAccumulator(subscription.id).flush();
+		const unbilled = await get(`/v1/usage/unbilled?billing_period=${previousPeriod()}`);
+		expect(unbilled.body.usage.filter((line: { agent_key: string }) => line.agent_key === keys[0])).toEqual([
+			{ agent_key: keys[0], kind: "action", type: "llm_call", count: 1, value: null },
+		]);
 	});
 
 	it("by agent_key, dates default to the period asked for", async () => {

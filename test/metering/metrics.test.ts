@@ -316,7 +316,8 @@ describe("filters, max and unique_count", () => {
 			1.6,
 		]);
 
-		const earlier = new Date(Date.now() - 60_000).toISOString();
+		// Late: timestamped just after the subscription started (earlier ones would not be billable, §19).
+		const earlier = new Date(Date.parse(subscription.started_at) + 1).toISOString();
 		await send([llm(a, { context: 12000 }, { timestamp: earlier })]);
 		// 12,000 < 16,000: the max and every amount are unchanged; only all_tokens… no tokens either: nothing new.
 		expect((await generate(currentPeriod(), account.id)).invoices).toEqual([]);

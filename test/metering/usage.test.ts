@@ -122,12 +122,19 @@ describe("GET /v1/usage by subscription_id", () => {
 		});
 
 		// Asking from the old event's day answers that event's billing period, never its line next to this
-		// month's charges (CONTRACT §6); the subscription was not active then, so nothing is charged.
+		// month's charges (CONTRACT §6); the subscription was not active then, so nothing is charged, and the
+		// event, from before its start, is not its usage (§19) but the instance's.
 		const withOld = await get(
 			`/v1/usage?subscription_id=${subscription.id}&start_date=${dayOf(daysAgo(34))}`,
 		);
-		expect(withOld.body.usage[0]).toEqual({ kind: "action", type: "llm_call", count: 1, value: null });
-		expect(withOld.body).toMatchObject({ billing_period: daysAgo(34).slice(0, 7), charges: [], total: 0 });
+		expect(withOld.body).toMatchObject({
+			billing_period: daysAgo(34).slice(0, 7),
+			usage: [],
+			charges: [],
+			total: 0,
+		});
+		const instance = await get(`/v1/usage?agent_key=${first}&start_date=${dayOf(daysAgo(34))}`);
+		expect(instance.body.usage).toEqual([{ kind: "action", type: "llm_call", count: 1, value: null }]);
 		const oneInstance = await get(`/v1/usage?subscription_id=${subscription.id}&agent_key=${second}`);
 		expect(oneInstance.body.usage).toEqual([
 			{ kind: "action", type: "llm_call", count: 1, value: null },

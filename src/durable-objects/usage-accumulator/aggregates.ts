@@ -7,6 +7,9 @@
  *   (default USD).
  * Sums are exact decimal strings. `version` counts changes of a row, so a flush can tell whether it changed
  * while D1 was being written.
+ *
+ * A subscription's accumulator keeps the events that reached it with a timestamp before the subscription started
+ * (§19: not billable) apart, in `daily_unbilled`, with the same columns: they reach D1 without a subscription.
  */
 import { Decimal } from "../../lib/decimal";
 import { dayOf, periodOf } from "../../lib/time";
@@ -14,6 +17,9 @@ import type { UsageAggregate } from "../../pricing/quantities";
 import type { MeteringEvent } from "./types";
 
 const DEFAULT_COST_CURRENCY = "USD";
+
+/** Where a day's aggregates are kept: the billable ones, or those of events outside the subscription (§19). */
+export type DailyTable = "daily" | "daily_unbilled";
 
 // Type aliases, not interfaces: SqlStorage's row type needs an index signature.
 export type DailyRow = {
@@ -50,8 +56,17 @@ function exactly(value: number): Decimal {
 	return Number.isSafeInteger(value) ? Decimal.from(BigInt(value)) : Decimal.from(value);
 }
 
-/** What a batch of events adds, gathered in memory so each aggregate row is written once per batch. */
+/**
+ * What a batch of events adds to the day rows of `table` and to the costs, gathered in memory so each aggregate
+ * row is written once per batch. With `sign` -1 it is what they take away (events moved to another accumulator,
+ * see adoption.ts).
+ */
 export class AggregateDeltas {
+	constructor(
+		private readonly table: DailyTable = "daily",
+		private readonly sign: 1 | -1 = 1,
+	) {}
+
 	// By day, agent key, kind and type, then by field.
 	private readonly daily = new Map<string, Group>();
 	private readonly costs = new Map<string, Decimal>();
@@ -110,13 +125,15 @@ export class AggregateDeltas {
 	 * here, exactly, so each table costs one read and one write of all its touched rows.
 	 */
 	applyTo(sql: SqlStorage): void {
+		const table = this.table;
+		const signed = (value: Decimal) => (this.sign === 1 ? value : value.negate());
 		if (this.daily.size > 0) {
 			const deltas = [...this.daily.values()].flatMap((group) => [...group.fields.values()]);
 			const current = new Map(
 				sql
 					.exec<{ i: number; sum: string }>(
 						`SELECT k.key AS i, d.sum FROM json_each(?) AS k
-						JOIN daily AS d ON d.day = k.value ->> 0 AND d.agent_key = k.value ->> 1 AND d.kind = k.value ->> 2
+						JOIN ${table} AS d ON d.day = k.value ->> 0 AND d.agent_key = k.value ->> 1 AND d.kind = k.value ->> 2
 							AND d.type = k.value ->> 3 AND d.field = k.value ->> 4`,
 						JSON.stringify(deltas.map((delta) => delta.key)),
 					)
@@ -125,12 +142,14 @@ export class AggregateDeltas {
 			);
 			const rows = deltas.map((delta, i) => {
 				const before = current.get(i);
-				const added = delta.whole === 0 ? delta.sum : delta.sum.add(Decimal.from(BigInt(delta.whole)));
+				const added = signed(
+					delta.whole === 0 ? delta.sum : delta.sum.add(Decimal.from(BigInt(delta.whole))),
+				);
 				const sum = before === undefined ? added : Decimal.from(before).add(added);
-				return [...delta.key, delta.count, sum.toString()];
+				return [...delta.key, this.sign * delta.count, sum.toString()];
 			});
 			sql.exec(
-				`INSERT INTO daily (day, agent_key, kind, type, field, count, sum, version)
+				`INSERT INTO ${table} (day, agent_key, kind, type, field, count, sum, version)
 				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, 1
 				FROM json_each(?) AS r WHERE true
 				ON CONFLICT (day, agent_key, kind, type, field)
@@ -153,7 +172,7 @@ export class AggregateDeltas {
 			);
 			const rows = [...this.costs].map(([key, delta]) => {
 				const before = current.get(key);
-				const amount = (before === undefined ? Decimal.ZERO : Decimal.from(before)).add(delta);
+				const amount = (before === undefined ? Decimal.ZERO : Decimal.from(before)).add(signed(delta));
 				return [...(JSON.parse(key) as string[]), amount.toString()];
 			});
 			sql.exec(
@@ -197,17 +216,23 @@ function addValue(
 	else delta.sum = delta.sum.add(exactly(value));
 }
 
-/** Usage between two UTC days (inclusive), added up per kind, type and field, of all instances or one. */
+/**
+ * Usage between two UTC days (inclusive), added up per kind, type and field, of all instances or one: billable
+ * usage only unless `tables` names daily_unbilled too.
+ */
 export function readUsage(
 	sql: SqlStorage,
 	startDay: string,
 	endDay: string,
 	agentKey?: string,
+	tables: readonly DailyTable[] = ["daily"],
 ): UsageAggregate[] {
+	const filter = `day >= ?1 AND day <= ?2 ${agentKey === undefined ? "" : "AND agent_key = ?3"}`;
 	const rows = sql
 		.exec<DailyRow>(
-			`SELECT kind, type, field, count, sum FROM daily WHERE day >= ? AND day <= ?
-			${agentKey === undefined ? "" : "AND agent_key = ?"}`,
+			tables
+				.map((table) => `SELECT kind, type, field, count, sum FROM ${table} WHERE ${filter}`)
+				.join(" UNION ALL "),
 			startDay,
 			endDay,
 			...(agentKey === undefined ? [] : [agentKey]),
@@ -221,11 +246,14 @@ export function readUsage(
 		entry.total = entry.total.add(Decimal.from(row.sum));
 		totals.set(key, entry);
 	}
-	return [...totals.values()].map(({ kind, type, field, count, total }) => ({
-		kind,
-		type,
-		field,
-		count,
-		sum: total.toString(),
-	}));
+	// Rows whose events all moved to another accumulator (adoption.ts) are left at count 0: nothing to report.
+	return [...totals.values()]
+		.filter((entry) => entry.count !== 0)
+		.map(({ kind, type, field, count, total }) => ({
+			kind,
+			type,
+			field,
+			count,
+			sum: total.toString(),
+		}));
 }

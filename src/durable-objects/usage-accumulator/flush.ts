@@ -33,6 +33,8 @@ import type { MeteringEvent } from "./types";
 /** A slice of what D1 does not have yet. */
 export interface UnflushedChunk {
 	daily: DailyRow[];
+	/** Day aggregates of a subscription's events from before its start (§19): they reach D1 unbilled. */
+	unbilledDaily: DailyRow[];
 	costs: CostRow[];
 	/** Per-period quantities of filtered, max and unique_count sources (metrics.ts). */
 	metrics: MetricRow[];
@@ -117,6 +119,11 @@ export function eventGroups(rows: readonly EventRow[], limits: ChunkLimits): Eve
 	return groups;
 }
 
+/** The name under which D1 keeps a subscription accumulator's day aggregates of events before its start. */
+export function unbilledAccumulatorName(name: string): string {
+	return `${name}#unbilled`;
+}
+
 export interface FlushTarget extends AccumulatorIdentity {
 	name: string;
 }
@@ -128,22 +135,25 @@ export function chunkStatements(
 ): D1PreparedStatement[] {
 	const statements: D1PreparedStatement[] = [];
 	const subscriptionId = target.kind === "sub" ? target.id : null;
-	if (chunk.daily.length > 0) {
-		statements.push(
-			statement(
-				d1,
-				`INSERT INTO usage_daily (accumulator, environment, subscription_id, agent_key, day, kind, type, field, count, sum)
-				SELECT ?1, ?2, ?3, r.value ->> '$.agent_key', r.value ->> '$.day', r.value ->> '$.kind', r.value ->> '$.type',
-					r.value ->> '$.field', r.value ->> '$.count', r.value ->> '$.sum'
-				FROM json_each(?4) AS r WHERE true
-				ON CONFLICT (accumulator, day, agent_key, kind, type, field)
-				DO UPDATE SET count = excluded.count, sum = excluded.sum, subscription_id = excluded.subscription_id`,
-				target.name,
-				target.environment,
-				subscriptionId,
-				JSON.stringify(chunk.daily),
-			),
+	const daily = (accumulator: string, owner: string | null, rows: DailyRow[]) =>
+		statement(
+			d1,
+			`INSERT INTO usage_daily (accumulator, environment, subscription_id, agent_key, day, kind, type, field, count, sum)
+			SELECT ?1, ?2, ?3, r.value ->> '$.agent_key', r.value ->> '$.day', r.value ->> '$.kind', r.value ->> '$.type',
+				r.value ->> '$.field', r.value ->> '$.count', r.value ->> '$.sum'
+			FROM json_each(?4) AS r WHERE true
+			ON CONFLICT (accumulator, day, agent_key, kind, type, field)
+			DO UPDATE SET count = excluded.count, sum = excluded.sum, subscription_id = excluded.subscription_id`,
+			accumulator,
+			target.environment,
+			owner,
+			JSON.stringify(rows),
 		);
+	if (chunk.daily.length > 0) statements.push(daily(target.name, subscriptionId, chunk.daily));
+	// Rows of their own in D1 (the accumulator's name marked), without a subscription: listed as unbilled usage,
+	// never invoiced.
+	if (chunk.unbilledDaily.length > 0) {
+		statements.push(daily(unbilledAccumulatorName(target.name), null, chunk.unbilledDaily));
 	}
 	if (chunk.costs.length > 0) {
 		statements.push(
@@ -182,6 +192,9 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 		daily: sql
 			.exec<DailyRow>("SELECT * FROM daily WHERE version > flushed_version LIMIT ?", limits.rows)
 			.toArray(),
+		unbilledDaily: sql
+			.exec<DailyRow>("SELECT * FROM daily_unbilled WHERE version > flushed_version LIMIT ?", limits.rows)
+			.toArray(),
 		costs: sql
 			.exec<CostRow>("SELECT * FROM costs WHERE version > flushed_version LIMIT ?", limits.rows)
 			.toArray(),
@@ -201,13 +214,17 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 	storage.transactionSync(() => {
 		if (chunk.lastOutboxSeq !== null) sql.exec("DELETE FROM outbox WHERE seq <= ?", chunk.lastOutboxSeq);
 		// Only ever forwards: a row already marked at a later version by a newer flush stays so.
-		if (chunk.daily.length > 0) {
+		for (const [table, rows] of [
+			["daily", chunk.daily],
+			["daily_unbilled", chunk.unbilledDaily],
+		] as const) {
+			if (rows.length === 0) continue;
 			sql.exec(
-				`UPDATE daily SET flushed_version = f.value ->> 5
+				`UPDATE ${table} AS d SET flushed_version = f.value ->> 5
 				FROM json_each(?) AS f
-				WHERE daily.day = f.value ->> 0 AND daily.agent_key = f.value ->> 1 AND daily.kind = f.value ->> 2
-					AND daily.type = f.value ->> 3 AND daily.field = f.value ->> 4 AND daily.flushed_version < f.value ->> 5`,
-				JSON.stringify(chunk.daily.map((r) => [r.day, r.agent_key, r.kind, r.type, r.field, r.version])),
+				WHERE d.day = f.value ->> 0 AND d.agent_key = f.value ->> 1 AND d.kind = f.value ->> 2
+					AND d.type = f.value ->> 3 AND d.field = f.value ->> 4 AND d.flushed_version < f.value ->> 5`,
+				JSON.stringify(rows.map((r) => [r.day, r.agent_key, r.kind, r.type, r.field, r.version])),
 			);
 		}
 		if (chunk.costs.length > 0) {
@@ -229,6 +246,7 @@ export function hasUnflushed(sql: SqlStorage): boolean {
 		.exec<{ dirty: number }>(
 			`SELECT EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
+			OR EXISTS (SELECT 1 FROM daily_unbilled WHERE version > flushed_version)
 			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) OR ${UNFLUSHED_METRICS_SQL}
 			OR ${UNFLUSHED_TRIGGERS_SQL} AS dirty`,
 		)

@@ -15,6 +15,7 @@ import { periodOf } from "../../lib/time";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
 import { dispatchOutbox } from "../../webhooks/dispatch";
+import { ADOPTION_PAGE_SIZE, type AdoptedEvent } from "./adoption";
 import { AlertBook, type AlertRule } from "./alerts";
 import { type ArchiveHooks, archiveEvents, type EventView, eventViewOf } from "./archive";
 import { type AccumulatorIdentity, parseAccumulatorName } from "./client";
@@ -71,6 +72,12 @@ export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
 	maxStoredBytes: RAW_EVENTS_MAX_BYTES,
 };
 
+/** Fault injection for tests, around the steps of an adoption (adoption.ts). */
+export interface AdoptionHooks {
+	afterSetAside?: () => void;
+	beforeAbsorb?: () => void;
+}
+
 /** Fault injection for tests: called around each D1 batch of a flush, with the chunk's number in this call. */
 export interface FlushHooks {
 	beforeBatch?: (chunk: number) => void;
@@ -82,6 +89,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	hooks: FlushHooks = {};
 	handoverHooks: HandoverHooks = {};
 	archiveHooks: ArchiveHooks = {};
+	adoptionHooks: AdoptionHooks = {};
 	private readonly handovers = new Map<string, Promise<void>>();
 	private readonly store: AccumulatorStore;
 	private plans: PlanBook;
@@ -137,21 +145,91 @@ export class UsageAccumulator extends DurableObject<Env> {
 	 */
 	private countEvents(identity: AccumulatorIdentity, request: RecordRequest): StoreRecordResult {
 		const now = Date.now();
-		const observers: CountObserver[] = [new MetricDeltas(this.plans.sourcesOf)];
-		if (identity.kind === "sub") {
-			observers.push(
-				this.alerts.observer(
-					{ subscriptionId: identity.id, accountId: request.accountId, planOf: (p) => this.plans.planOf(p) },
-					now,
-				),
-			);
-		}
 		try {
-			return this.store.record(request, now, this.settings.chunk, allOf(observers));
+			return this.store.record(
+				request,
+				now,
+				this.settings.chunk,
+				this.observersOf(identity, request.accountId, now),
+			);
 		} catch (error) {
 			this.alerts.forget();
 			throw error;
 		}
+	}
+
+	/** What counting notifies besides the aggregates: the plan's metrics and, for a subscription, its alerts. */
+	private observersOf(identity: AccumulatorIdentity, accountId: string | null, now: number): CountObserver {
+		const observers: CountObserver[] = [new MetricDeltas(this.plans.sourcesOf)];
+		if (identity.kind === "sub") {
+			observers.push(
+				this.alerts.observer(
+					{ subscriptionId: identity.id, accountId, planOf: (p) => this.plans.planOf(p) },
+					now,
+				),
+			);
+		}
+		return allOf(observers);
+	}
+
+	/**
+	 * Adoption step 1 (adoption.ts), on an instance's accumulator: sets its events since `from` aside for the
+	 * subscription (the first call) and answers a page of them. It releases the instance at the subscription's
+	 * membership `generation` first, so no event counted here later can be missed. One at a time with flushes
+	 * and archiving, so an event is never archived here while it is being set aside.
+	 */
+	async setAsideFor(
+		subscriptionId: string,
+		from: string,
+		generation: number,
+		after: string | null,
+		limit: number,
+	): Promise<AdoptedEvent[]> {
+		const page = await this.serialized(async () =>
+			this.store.setAside(
+				{ subscriptionId, from, generation },
+				after,
+				Math.min(limit, ADOPTION_PAGE_SIZE),
+				Date.now(),
+			),
+		);
+		this.adoptionHooks.afterSetAside?.();
+		// Its aggregates went down: D1's copy follows.
+		if (!this.store.isEmpty) await this.scheduleFlush();
+		return page;
+	}
+
+	/** Adoption: the last event id of the instance this subscription's accumulator absorbed. */
+	absorbedThrough(agentKey: string): string | null {
+		return this.store.absorbedThrough(agentKey);
+	}
+
+	/** Adoption step 2, on the subscription's accumulator: counts a page past its mark; answers how many. */
+	async absorb(
+		request: { name: string; accountId: string | null; billableFrom: string | null; agentKey: string },
+		page: AdoptedEvent[],
+	): Promise<number> {
+		const identity = parseAccumulatorName(request.name);
+		await this.plans.learn(
+			identity,
+			timestampsOf(page.map(({ row }) => ({ timestamp: row[6] }) as MeteringEvent)),
+		);
+		this.adoptionHooks.beforeAbsorb?.();
+		const now = Date.now();
+		let counted: number;
+		try {
+			counted = this.store.absorb(
+				request,
+				page,
+				this.settings.chunk,
+				this.observersOf(identity, request.accountId, now),
+			);
+		} catch (error) {
+			this.alerts.forget();
+			throw error;
+		}
+		if (counted > 0) await this.scheduleFlush();
+		return counted;
 	}
 
 	async updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): Promise<void> {
@@ -197,9 +275,12 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return this.store.holdings();
 	}
 
-	/** Real-time usage between two UTC days (YYYY-MM-DD, inclusive), optionally of one instance. */
+	/**
+	 * Real-time usage between two UTC days (YYYY-MM-DD, inclusive), optionally of one instance: all it counted,
+	 * billable or not (what an instance did).
+	 */
 	usage(startDay: string, endDay: string, agentKey?: string): UsageAggregate[] {
-		return this.store.usage(startDay, endDay, agentKey);
+		return this.store.usage(startDay, endDay, agentKey, true);
 	}
 
 	/** A page of the raw events kept here, newest first, as the explorer shows them (GET /v1/events). */
@@ -212,7 +293,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 		);
 	}
 
-	/** Several usage reads in one call, answered in order. */
+	/** Several reads of billable usage (what a subscription bills) in one call, answered in order. */
 	usageOf(queries: UsageQuery[]): UsageAggregate[][] {
 		return queries.map(({ startDay, endDay, agentKey }) => this.store.usage(startDay, endDay, agentKey));
 	}
@@ -361,7 +442,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 				await this.env.DB.batch(statements);
 				this.hooks.afterBatch?.(report.chunks);
 				markFlushed(this.store.storage, chunk);
-				report.aggregates += chunk.daily.length;
+				report.aggregates += chunk.daily.length + chunk.unbilledDaily.length;
 				report.costs += chunk.costs.length;
 				report.outbox += chunk.outbox.length;
 			}

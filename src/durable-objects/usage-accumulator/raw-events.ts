@@ -35,8 +35,16 @@ CREATE INDEX IF NOT EXISTS raw_events_unarchived ON raw_events (seq) WHERE archi
 
 const TIMESTAMP = 6;
 
-/** Stores the rows in groups, one INSERT per group (cheaper than one json_each over them all). */
-export function insertRawEvents(sql: SqlStorage, rows: readonly EventRow[], limits: ChunkLimits): void {
+/**
+ * Stores the rows in groups, one INSERT per group (cheaper than one json_each over them all); `archived` for
+ * events already in the archive (adopted ones, see adoption.ts).
+ */
+export function insertRawEvents(
+	sql: SqlStorage,
+	rows: readonly EventRow[],
+	limits: ChunkLimits,
+	archived = false,
+): void {
 	let start = 0;
 	for (const group of eventGroups(rows, limits)) {
 		let min = (rows[start] as EventRow)[TIMESTAMP];
@@ -48,11 +56,12 @@ export function insertRawEvents(sql: SqlStorage, rows: readonly EventRow[], limi
 		}
 		start += group.size;
 		sql.exec(
-			"INSERT INTO raw_events (size, json, min_ts, max_ts) VALUES (?, ?, ?, ?)",
+			"INSERT INTO raw_events (size, json, min_ts, max_ts, archived) VALUES (?, ?, ?, ?, ?)",
 			group.size,
 			group.json,
 			min,
 			max,
+			archived ? 1 : 0,
 		);
 	}
 }

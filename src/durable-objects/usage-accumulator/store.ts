@@ -6,12 +6,23 @@
  * - dedupe_keys: per agent key, idempotency key → the original event, for 36 days (dedupe.ts).
  * - holdings: per agent key, the newest membership generation told, whether this accumulator holds the key, and
  *   the generation at which it took the key's dedupe keys over from earlier holders (handover.ts).
- * - daily, costs: the running aggregates, with version counters (see flush.ts).
+ * - daily, costs: the running aggregates, with version counters (see flush.ts); daily_unbilled: the day
+ *   aggregates of events that reached a subscription with a timestamp before its start (§19).
+ * - set_aside, absorbed: unbilled usage adopted by a subscription (adoption.ts).
  * - outbox: outcome.completed webhook events waiting for the flush.
  */
 import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
 import type { UsageAggregate } from "../../pricing/quantities";
+import {
+	ADOPTION_SCHEMA,
+	type AdoptedEvent,
+	absorbedThrough,
+	markAbsorbed,
+	purgeSetAside,
+	setAside,
+	unabsorbed,
+} from "./adoption";
 import { AggregateDeltas, readUsage } from "./aggregates";
 import { ALERTS_SCHEMA } from "./alerts";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
@@ -31,7 +42,7 @@ import {
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "./flush";
 import type { Handover } from "./handover";
 import { type CountObserver, METRICS_SCHEMA } from "./metrics";
-import { insertRawEvents, RAW_EVENTS_SCHEMA, upgradeRawEventStorage } from "./raw-events";
+import { insertRawEvents, meteringEventOf, RAW_EVENTS_SCHEMA, upgradeRawEventStorage } from "./raw-events";
 import type {
 	EventResult,
 	HoldingChange,
@@ -50,13 +61,18 @@ ${RAW_EVENTS_SCHEMA}${DEDUPE_SCHEMA}CREATE TABLE IF NOT EXISTS daily (
 	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (day, agent_key, kind, type, field));
 CREATE INDEX IF NOT EXISTS daily_unflushed ON daily (day) WHERE version > flushed_version;
+CREATE TABLE IF NOT EXISTS daily_unbilled (
+	day TEXT NOT NULL, agent_key TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
+	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (day, agent_key, kind, type, field));
+CREATE INDEX IF NOT EXISTS daily_unbilled_unflushed ON daily_unbilled (day) WHERE version > flushed_version;
 CREATE TABLE IF NOT EXISTS costs (
 	period TEXT NOT NULL, agent_key TEXT NOT NULL, cost_type TEXT NOT NULL, currency TEXT NOT NULL,
 	amount TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
 	PRIMARY KEY (period, agent_key, cost_type, currency));
 CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flushed_version;
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
-${METRICS_SCHEMA}${ALERTS_SCHEMA}`;
+${METRICS_SCHEMA}${ALERTS_SCHEMA}${ADOPTION_SCHEMA}`;
 
 /** What a record call did: the answer, and the instances to take over before their events (`awaiting`) count. */
 export interface StoreRecordResult {
@@ -303,6 +319,9 @@ export class AccumulatorStore {
 			const refused = new Set<string>();
 			const awaiting: number[] = [];
 			const deltas = new AggregateDeltas();
+			// A subscription's events from before its start are counted, but apart: they are not billable (§19).
+			const billableFrom = subscriptionId === null ? null : this.storedMeta().billableFrom;
+			const unbilled = billableFrom === null ? null : new AggregateDeltas("daily_unbilled");
 			const newEvents: EventRow[] = [];
 			const newDedupe: DedupeRow[] = [];
 			const outcomes: StoredEvent[] = [];
@@ -326,8 +345,11 @@ export class AccumulatorStore {
 					}
 				}
 				newEvents.push(eventRow(event));
-				deltas.count(event);
-				observer?.count(event);
+				if (unbilled !== null && event.timestamp < (billableFrom as string)) unbilled.count(event);
+				else {
+					deltas.count(event);
+					observer?.count(event);
+				}
 				// Most events need no stored copy: subscription_id is the accumulator's own, given at flush time.
 				if (dedupeKey !== null || event.kind === "outcome") {
 					const stored = storedEvent(event, subscriptionId);
@@ -342,6 +364,7 @@ export class AccumulatorStore {
 			insertRawEvents(this.sql, newEvents, limits);
 			insertDedupeRows(this.sql, newDedupe, true);
 			deltas.applyTo(this.sql);
+			unbilled?.applyTo(this.sql);
 			observer?.applyTo(this.sql);
 			this.queueOutcomesCompleted(outcomes, request.accountId);
 			return { response: { results, refused: [...refused] }, handovers, awaiting };
@@ -379,14 +402,87 @@ export class AccumulatorStore {
 		);
 	}
 
-	usage(startDay: string, endDay: string, agentKey?: string): UsageAggregate[] {
+	/** Usage counted here between two UTC days: billable only, or also what was not billable (§19). */
+	usage(startDay: string, endDay: string, agentKey?: string, unbilledToo = false): UsageAggregate[] {
 		if (!this.hasTables) return [];
-		return readUsage(this.sql, startDay, endDay, agentKey);
+		return readUsage(
+			this.sql,
+			startDay,
+			endDay,
+			agentKey,
+			unbilledToo ? ["daily", "daily_unbilled"] : ["daily"],
+		);
 	}
 
 	purgeExpiredDedupeKeys(now: number): void {
 		if (!this.hasTables) return;
 		purgeExpiredDedupeRows(this.sql, now);
+		purgeSetAside(this.sql, now);
+	}
+
+	/** Adoption, step 1 (adoption.ts), on an instance's accumulator. */
+	setAside(
+		adoption: { subscriptionId: string; from: string; generation: number },
+		after: string | null,
+		limit: number,
+		now: number,
+	): AdoptedEvent[] {
+		const identity = this.identity();
+		if (identity === null || identity.kind !== "inst") return [];
+		return this.transaction(() => {
+			this.applyHoldingRows([[identity.id, adoption.generation, 0]]);
+			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now);
+		});
+	}
+
+	absorbedThrough(agentKey: string): string | null {
+		return this.hasTables ? absorbedThrough(this.sql, agentKey) : null;
+	}
+
+	/**
+	 * Adoption, step 2, on the subscription's accumulator: counts the events of the page past the instance's mark
+	 * as its own, with its observers, in one transaction. Their outcome.completed were sent when first counted.
+	 * Answers how many it counted.
+	 */
+	absorb(
+		request: { name: string; accountId: string | null; billableFrom: string | null; agentKey: string },
+		page: readonly AdoptedEvent[],
+		limits: ChunkLimits,
+		observer?: CountObserver,
+	): number {
+		this.createTables();
+		return this.transaction(() => {
+			this.remember(request.name, request.accountId, request.billableFrom);
+			const { fresh, through } = unabsorbed(this.sql, request.agentKey, page);
+			if (through === null) return 0;
+			const deltas = new AggregateDeltas();
+			const unbilled = new AggregateDeltas("daily_unbilled");
+			const from = request.billableFrom;
+			for (const { row } of fresh) {
+				const event = meteringEventOf(row);
+				if (from !== null && event.timestamp < from) unbilled.count(event);
+				else {
+					deltas.count(event);
+					observer?.count(event);
+				}
+			}
+			insertRawEvents(
+				this.sql,
+				fresh.filter((e) => !e.archived).map((e) => e.row),
+				limits,
+			);
+			insertRawEvents(
+				this.sql,
+				fresh.filter((e) => e.archived).map((e) => e.row),
+				limits,
+				true,
+			);
+			deltas.applyTo(this.sql);
+			unbilled.applyTo(this.sql);
+			observer?.applyTo(this.sql);
+			markAbsorbed(this.sql, request.agentKey, through);
+			return fresh.length;
+		});
 	}
 }
 

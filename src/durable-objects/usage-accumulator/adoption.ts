@@ -1,0 +1,142 @@
+/**
+ * Adoption of unbilled usage (§19, `adopt_unbilled_usage`): a new subscription takes over what its instances did
+ * outside every subscription since its `started_at` — their events, with their aggregates and costs — so that it
+ * is billed with the subscription's period, and counted once.
+ *
+ * Two accumulators take part, and either may fail between their steps, so each step can be repeated:
+ * 1. The instance's accumulator sets the events aside for the subscription, in one transaction: it takes them out
+ *    of its raw events and its aggregates and keeps them in `set_aside`. The first call fixes the set; a repeat
+ *    answers the same events.
+ * 2. The subscription's accumulator absorbs them, page by page in the order of their ids, in one transaction per
+ *    page: it stores them as its own events and counts them, and remembers the last id absorbed per instance
+ *    (`absorbed`). A repeated or concurrent page counts only ids past that mark.
+ * The driver (subscriptions/adoption.ts) asks the subscription's mark, then the next page after it, until none is
+ * left. An event archived by the instance before it was set aside stays in the archive as it was written
+ * (unbilled); the subscription does not archive it again.
+ */
+import { AggregateDeltas } from "./aggregates";
+import type { EventRow } from "./flush";
+import { meteringEventOf } from "./raw-events";
+
+export const ADOPTION_SCHEMA = `
+CREATE TABLE IF NOT EXISTS set_aside (
+	subscription_id TEXT NOT NULL, id TEXT NOT NULL, row TEXT NOT NULL, archived INTEGER NOT NULL,
+	at INTEGER NOT NULL, PRIMARY KEY (subscription_id, id));
+CREATE TABLE IF NOT EXISTS set_aside_for (subscription_id TEXT PRIMARY KEY, at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS absorbed (agent_key TEXT PRIMARY KEY, through TEXT NOT NULL);
+`;
+
+/** Events per page of an adoption: a page is one RPC answer and one transaction in each accumulator. */
+export const ADOPTION_PAGE_SIZE = 2000;
+
+/** Set-aside events are kept as long as raw events (36 days), for repeats of a driver that failed. */
+const SET_ASIDE_RETENTION_MS = 36 * 24 * 60 * 60 * 1000;
+
+export interface AdoptedEvent {
+	row: EventRow;
+	/** Whether the instance's accumulator had archived it already. */
+	archived: boolean;
+}
+
+const TIMESTAMP = 6;
+
+/**
+ * Step 1, on the instance's accumulator, inside a transaction: the first call for a subscription moves every
+ * event timestamped at or after `from` out of the raw events and aggregates (a later call changes nothing).
+ * Answers the page after `after` (an event id) of what was set aside for it.
+ */
+export function setAside(
+	sql: SqlStorage,
+	subscriptionId: string,
+	from: string,
+	after: string | null,
+	limit: number,
+	now: number,
+): AdoptedEvent[] {
+	const done = sql.exec("SELECT 1 FROM set_aside_for WHERE subscription_id = ?", subscriptionId).toArray();
+	if (done.length === 0) {
+		const deltas = new AggregateDeltas("daily", -1);
+		const taken: [string, string, string, number][] = [];
+		const groups = sql
+			.exec<{ seq: number; json: string; archived: number }>(
+				"SELECT seq, json, archived FROM raw_events WHERE max_ts >= ?",
+				from,
+			)
+			.toArray();
+		for (const group of groups) {
+			const rows = JSON.parse(group.json) as EventRow[];
+			const kept = rows.filter((row) => row[TIMESTAMP] < from);
+			if (kept.length === rows.length) continue;
+			for (const row of rows) {
+				if (row[TIMESTAMP] < from) continue;
+				deltas.count(meteringEventOf(row));
+				taken.push([subscriptionId, row[0], JSON.stringify(row), group.archived]);
+			}
+			if (kept.length === 0) sql.exec("DELETE FROM raw_events WHERE seq = ?", group.seq);
+			else {
+				const stamps = kept.map((row) => row[TIMESTAMP]).sort();
+				sql.exec(
+					"UPDATE raw_events SET json = ?, size = ?, min_ts = ?, max_ts = ? WHERE seq = ?",
+					JSON.stringify(kept),
+					kept.length,
+					stamps[0],
+					stamps.at(-1),
+					group.seq,
+				);
+			}
+		}
+		for (let start = 0; start < taken.length; start += 500) {
+			sql.exec(
+				`INSERT INTO set_aside (subscription_id, id, row, archived, at)
+				SELECT t.value ->> 0, t.value ->> 1, t.value ->> 2, t.value ->> 3, ?2 FROM json_each(?1) AS t`,
+				JSON.stringify(taken.slice(start, start + 500)),
+				now,
+			);
+		}
+		deltas.applyTo(sql);
+		sql.exec("INSERT INTO set_aside_for (subscription_id, at) VALUES (?, ?)", subscriptionId, now);
+	}
+	return sql
+		.exec<{ row: string; archived: number }>(
+			`SELECT row, archived FROM set_aside WHERE subscription_id = ?1 AND id > ?2 ORDER BY id LIMIT ?3`,
+			subscriptionId,
+			after ?? "",
+			limit,
+		)
+		.toArray()
+		.map(({ row, archived }) => ({ row: JSON.parse(row) as EventRow, archived: archived === 1 }));
+}
+
+/** The last event id of `agentKey` the subscription's accumulator absorbed, or null. */
+export function absorbedThrough(sql: SqlStorage, agentKey: string): string | null {
+	const [row] = sql
+		.exec<{ through: string }>("SELECT through FROM absorbed WHERE agent_key = ?", agentKey)
+		.toArray();
+	return row?.through ?? null;
+}
+
+/** Of a page, the events past the mark, in id order, and the mark to store after counting them. */
+export function unabsorbed(
+	sql: SqlStorage,
+	agentKey: string,
+	page: readonly AdoptedEvent[],
+): { fresh: AdoptedEvent[]; through: string | null } {
+	const mark = absorbedThrough(sql, agentKey);
+	const fresh = page
+		.filter((event) => mark === null || event.row[0] > mark)
+		.sort((a, b) => (a.row[0] < b.row[0] ? -1 : a.row[0] > b.row[0] ? 1 : 0));
+	return { fresh, through: fresh.at(-1)?.row[0] ?? null };
+}
+
+export function markAbsorbed(sql: SqlStorage, agentKey: string, through: string): void {
+	sql.exec(
+		`INSERT INTO absorbed (agent_key, through) VALUES (?1, ?2)
+		ON CONFLICT (agent_key) DO UPDATE SET through = excluded.through WHERE excluded.through > absorbed.through`,
+		agentKey,
+		through,
+	);
+}
+
+export function purgeSetAside(sql: SqlStorage, now: number): void {
+	sql.exec("DELETE FROM set_aside WHERE at < ?", now - SET_ASIDE_RETENTION_MS);
+}

@@ -1,0 +1,93 @@
+/**
+ * `adopt_unbilled_usage` (CONTRACT §19): a new subscription takes over what its instances did outside every
+ * subscription since its `started_at`. The subscription is created with `adopt_pending` set; this moves each
+ * instance's events from its own accumulator into the subscription's (durable-objects/usage-accumulator/
+ * adoption.ts says how each step can be repeated), then clears the flag. The request that creates the
+ * subscription runs it; when that fails part-way, the 5-minute cron runs it again. Runs that overlap, or repeat
+ * one that failed anywhere, count every event once.
+ */
+import type { Scope } from "../db/scope";
+import { ADOPTION_PAGE_SIZE, type AdoptedEvent } from "../durable-objects/usage-accumulator/adoption";
+import {
+	accumulatorName,
+	accumulatorStub,
+	membershipGeneration,
+} from "../durable-objects/usage-accumulator/client";
+import type { Env, Environment } from "../env";
+
+/** Instances adopted at once within one subscription, and pending subscriptions per cron run. */
+const IN_PARALLEL = 10;
+const MAX_PER_RUN = 100;
+
+interface PendingAdoption {
+	started_at: string;
+	account_id: string;
+	adopt_pending: number;
+	/** JSON: [[agent_key, membership id], …] of the memberships opened with the subscription. */
+	instances: string;
+}
+
+export async function adoptUnbilledUsage(env: Env, scope: Scope, subscriptionId: string): Promise<void> {
+	const row = await env.DB.prepare(
+		`SELECT s.started_at, s.account_id, s.adopt_pending,
+			json_group_array(json_array(m.agent_key, m.id)) FILTER (WHERE m.id IS NOT NULL) AS instances
+		FROM subscriptions AS s
+		LEFT JOIN subscription_instances AS m ON m.subscription_id = s.id AND m.added_at = s.created_at
+		WHERE s.id = ?1 AND s.environment = ?2
+		GROUP BY s.id`,
+	)
+		.bind(subscriptionId, scope.environment)
+		.first<PendingAdoption>();
+	if (row?.adopt_pending !== 1) return;
+	const subscriptionName = accumulatorName(scope.environment, { subscriptionId });
+	const subscription = accumulatorStub(env, subscriptionName);
+	const instances = JSON.parse(row.instances ?? "[]") as [string, number][];
+
+	const adoptInstance = async ([agentKey, membershipId]: [string, number]) => {
+		const own = accumulatorStub(env, accumulatorName(scope.environment, { agentKey }));
+		for (;;) {
+			const through = await subscription.absorbedThrough(agentKey);
+			const page = await own.setAsideFor(
+				subscriptionId,
+				row.started_at,
+				membershipGeneration.opened(membershipId),
+				through,
+				ADOPTION_PAGE_SIZE,
+			);
+			if (page.length === 0) return;
+			await subscription.absorb(
+				{ name: subscriptionName, accountId: row.account_id, billableFrom: row.started_at, agentKey },
+				// RPC types lose the tuple's length; the page is what setAsideFor answered.
+				page as unknown as AdoptedEvent[],
+			);
+			if (page.length < ADOPTION_PAGE_SIZE) return;
+		}
+	};
+	for (let i = 0; i < instances.length; i += IN_PARALLEL) {
+		await Promise.all(instances.slice(i, i + IN_PARALLEL).map(adoptInstance));
+	}
+	await env.DB.prepare("UPDATE subscriptions SET adopt_pending = 0 WHERE id = ?1 AND environment = ?2")
+		.bind(subscriptionId, scope.environment)
+		.run();
+}
+
+/** The cron's part: every subscription whose adoption a failure left pending. */
+export async function adoptPendingUsage(env: Env): Promise<void> {
+	const { results } = await env.DB.prepare(
+		"SELECT id, environment FROM subscriptions WHERE adopt_pending = 1 ORDER BY created_at LIMIT ?",
+	)
+		.bind(MAX_PER_RUN)
+		.all<{ id: string; environment: Environment }>();
+	const failed: string[] = [];
+	for (let i = 0; i < results.length; i += IN_PARALLEL) {
+		const settled = await Promise.allSettled(
+			results
+				.slice(i, i + IN_PARALLEL)
+				.map(({ id, environment }) => adoptUnbilledUsage(env, { environment }, id)),
+		);
+		settled.forEach((result, j) => {
+			if (result.status === "rejected") failed.push(`${results[i + j]?.id}: ${String(result.reason)}`);
+		});
+	}
+	if (failed.length > 0) console.error(JSON.stringify({ at: "adoptPendingUsage", failed }));
+}
