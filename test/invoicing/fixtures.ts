@@ -41,7 +41,7 @@ export async function subscribe(
 		{ key },
 	);
 	expect(response.status, JSON.stringify(response.body)).toBe(201);
-	return response.body as { id: string; account_id: string; rate_plan_id: string };
+	return response.body as { id: string; account_id: string; rate_plan_id: string; started_at: string };
 }
 
 /** An account subscribed to a new plan with fresh instances, in one environment. */
