@@ -16,6 +16,7 @@ import { accumulatorName, flushAccumulators } from "../durable-objects/usage-acc
 import type { Env } from "../env";
 import { notFound, validationError } from "../http/errors";
 import { nowIso } from "../lib/time";
+import { finishPendingAdoptions } from "../subscriptions/adoption";
 import { draftInvoice } from "./draft";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
@@ -71,6 +72,12 @@ async function invoiceGroup(
 	group: SubscriptionInPeriod[],
 ): Promise<InvoiceView[]> {
 	const db = database(env.DB);
+	// Usage a subscription adopts (§19) is billed with its period: an adoption still pending is finished first.
+	await finishPendingAdoptions(
+		env,
+		scope,
+		group.map((s) => s.id),
+	);
 	await flushAccumulators(
 		env,
 		group.map((s) => accumulatorName(scope.environment, { subscriptionId: s.id })),

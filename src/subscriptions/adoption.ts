@@ -71,6 +71,20 @@ export async function adoptUnbilledUsage(env: Env, scope: Scope, subscriptionId:
 		.run();
 }
 
+/** Invoicing's part: finishes the pending adoptions among these subscriptions (one D1 read when there are none). */
+export async function finishPendingAdoptions(
+	env: Env,
+	scope: Scope,
+	subscriptionIds: string[],
+): Promise<void> {
+	const { results } = await env.DB.prepare(
+		"SELECT id FROM subscriptions WHERE adopt_pending = 1 AND id IN (SELECT value FROM json_each(?1))",
+	)
+		.bind(JSON.stringify(subscriptionIds))
+		.all<{ id: string }>();
+	for (const { id } of results) await adoptUnbilledUsage(env, scope, id);
+}
+
 /** The cron's part: every subscription whose adoption a failure left pending. */
 export async function adoptPendingUsage(env: Env): Promise<void> {
 	const { results } = await env.DB.prepare(

@@ -190,6 +190,24 @@ describe("POST /v1/subscriptions adopt_unbilled_usage", () => {
 		expect(await unbilledCalls(agentKey, periodOf(ago(50 * MINUTE)))).toBe(3);
 	});
 
+	it("is finished by invoicing when it is still pending, so the adopted usage is on the period's invoice", async () => {
+		const agentKey = await instanceWithHistory();
+		let failures = 1;
+		await runInDurableObject(instanceAccumulator(agentKey), (instance: UsageAccumulator) => {
+			instance.adoptionHooks.afterSetAside = () => {
+				if (failures-- > 0) throw new Error("evicted after setting the events aside");
+			};
+		});
+		const { account, subscription } = await newSubscription(agentKey, {
+			started_at: ago(30 * MINUTE),
+			adopt_unbilled_usage: true,
+		});
+		expect(await adoptionPending(subscription.id)).toBe(1);
+		const invoice = await generateOne(periodOf(ago(20 * MINUTE)), account.id);
+		expect(linesOf(invoice).filter(([metric]) => metric === "calls")).toEqual([["calls", 4, 0.02]]);
+		expect(await adoptionPending(subscription.id)).toBe(0);
+	});
+
 	it("leaves no trace of an instance in the unbilled list once all its usage was adopted", async () => {
 		const agentKey = await instanceWithHistory();
 		await newSubscription(agentKey, { started_at: ago(55 * MINUTE), adopt_unbilled_usage: true });
