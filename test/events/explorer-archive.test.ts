@@ -10,6 +10,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { purgeRawEvents, readRawEvents } from "../../src/durable-objects/usage-accumulator/raw-events";
+import { MAX_ARCHIVE_REQUESTS } from "../../src/events/archive-pages";
 import { expectError, get, post } from "../helpers";
 import {
 	instanceAccumulator,
@@ -181,6 +182,25 @@ describe("GET /v1/events from the archive", () => {
 		expect(await ids(`agent_key=${agentKey}&end_date=${day}`)).toEqual(inOrder(alone));
 		expect(await ids(`agent_key=${agentKey}&type=unknown`)).toEqual([]);
 		expect(await ids(`agent_key=${other}`)).toEqual(inOrder(theirs));
+	});
+
+	it("bounds the R2 requests of a page: a shorter page with a cursor, then the rest, each event once", async () => {
+		const agentKey = uniqueKey();
+		const stub = instanceAccumulator(agentKey);
+		await holdAlarm(stub);
+		// One archive object per flush, all on one day, in time order.
+		const sent: Sent[] = [];
+		const day = daysAgo(3).slice(0, 10);
+		for (let i = 0; i < MAX_ARCHIVE_REQUESTS + 4; i++) {
+			sent.push(...(await sendActions(agentKey, [`${day}T12:00:${String(i).padStart(2, "0")}.000Z`])));
+			expect(await stub.flush()).toMatchObject({ archiveFailed: false });
+		}
+		await archiveAndPurge(stub);
+		const { ids, sizes } = await listAll(`agent_key=${agentKey}`, 100);
+		expect(ids).toEqual(inOrder(sent));
+		// One list of the day, then one read per object: the first page stops at the bound.
+		expect(sizes[0]).toBe(MAX_ARCHIVE_REQUESTS - 1);
+		expect(sizes).toHaveLength(2);
 	});
 
 	it("records each archive object's time range, so that a page opens only the objects that can hold its events", async () => {
