@@ -2,7 +2,8 @@
  * The event explorer (GET /v1/events, §15): raw events read from the accumulators that counted them, so an event
  * shows as soon as it was answered. By subscription, its accumulator; by instance, every accumulator the instance
  * passed through (its own and one per subscription it was in), merged. Newest timestamp first, then id; the
- * cursor is the last event of a page.
+ * cursor is the last event of a page. Below what an accumulator still keeps (its retention, or less when its
+ * size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
@@ -10,9 +11,11 @@ import { subscriptionInstances } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { EventView } from "../durable-objects/usage-accumulator/archive";
 import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import type { RetainedEvents } from "../durable-objects/usage-accumulator/object";
 import type { Env } from "../env";
 import { validationError } from "../http/errors";
 import { getSubscription } from "../subscriptions/views";
+import { latest, newerThan, pageWithArchive } from "./archive-pages";
 import { newestFirstView } from "./views";
 
 export interface EventQuery {
@@ -100,11 +103,15 @@ export async function listEvents({
 			}),
 		),
 	);
-	const events = (pages.flat() as EventView[]).sort(newestFirstView);
-	const page = events.slice(0, query.limit);
-	const last = page.at(-1);
-	return {
-		events: page,
-		next_cursor: events.length > query.limit && last ? encodeCursor(last) : null,
-	};
+	const live = (pages.flatMap((page) => page.events) as EventView[]).sort(newestFirstView);
+	const retainedAfter = new Map(names.map((name, i) => [name, (pages[i] as RetainedEvents).retainedAfter]));
+	// The common case: a page of events newer than anything an accumulator dropped needs no archive.
+	const newestDropped = latest(retainedAfter.values());
+	const kept = newerThan(live, newestDropped);
+	const { events, more } =
+		kept.length > query.limit
+			? { events: kept.slice(0, query.limit), more: true }
+			: await pageWithArchive(env, scope, { ...query, before, retainedAfter }, live);
+	const last = events.at(-1);
+	return { events, next_cursor: more && last ? encodeCursor(last) : null };
 }

@@ -65,7 +65,13 @@ eventRoutes.openapi(
 		summary: "Explore raw events, newest first, in real time",
 		description:
 			"Events of a subscription, or of an instance across every accumulator it passed through; one of " +
-			"subscription_id or agent_key is required. Newest timestamp first; continue with next_cursor.",
+			"subscription_id or agent_key is required. Newest timestamp first; continue with next_cursor (each " +
+			"event once, whichever store serves it). Recent pages come from the usage accumulators (at least the " +
+			"last 35 days; less for one whose storage cap purged early). Older pages continue from the R2 archive: " +
+			"one D1 query for the days with matching events, one R2 list per day and accumulator, and the archive " +
+			"objects (up to 5,000 events each) whose time range reaches the page, newest first. Such a page makes " +
+			"at most 12 R2 requests once it holds an event, so it may hold fewer than limit events and still have " +
+			"a next_cursor. An archive that cannot be read answers 500 internal_error; retry with the same cursor.",
 		request: { query: EventListQuery },
 		responses: {
 			200: { description: "A page of events", content: { "application/json": { schema: EventPage } } },

@@ -16,6 +16,13 @@ import { hasUnarchived, markArchived, readUnarchived } from "./raw-events";
 /** Events per archive batch: objects of a few hundred kilobytes compressed. */
 export const ARCHIVE_BATCH_EVENTS = 5_000;
 
+/**
+ * Custom metadata of each object: the oldest and newest timestamp of its events, so that a reader that lists a
+ * day (src/events/archive-pages.ts) opens only the objects that can hold what it looks for.
+ */
+export const ARCHIVE_MIN_TS = "min_ts";
+export const ARCHIVE_MAX_TS = "max_ts";
+
 /** Fault injection for tests: called before each object is written. */
 export interface ArchiveHooks {
 	beforePut?: (key: string) => void;
@@ -108,19 +115,26 @@ export async function archiveEvents(
 		}
 		const { lastSeq, rows } = readUnarchived(sql, ARCHIVE_BATCH_EVENTS);
 		if (lastSeq === null) break;
-		const days = new Map<string, { first: string; lines: string[] }>();
+		const days = new Map<string, { first: string; lines: string[]; min: string; max: string }>();
 		for (const row of rows) {
-			const day = row[6].slice(0, 10);
+			const timestamp = row[6];
+			const day = timestamp.slice(0, 10);
 			const line = JSON.stringify(eventViewOf(row, subscriptionId, billableFrom));
 			const entry = days.get(day);
-			if (entry) entry.lines.push(line);
-			else days.set(day, { first: row[0], lines: [line] });
+			if (entry) {
+				entry.lines.push(line);
+				if (timestamp < entry.min) entry.min = timestamp;
+				if (timestamp > entry.max) entry.max = timestamp;
+			} else days.set(day, { first: row[0], lines: [line], min: timestamp, max: timestamp });
 		}
-		for (const [day, { first, lines }] of days) {
+		for (const [day, { first, lines, min, max }] of days) {
 			const key = archiveKey(target.environment, day, target.name, first);
 			hooks.beforePut?.(key);
 			const body = await gzip(`${lines.join("\n")}\n`);
-			await bucket.put(key, body, { httpMetadata: { contentType: "application/gzip" } });
+			await bucket.put(key, body, {
+				httpMetadata: { contentType: "application/gzip" },
+				customMetadata: { [ARCHIVE_MIN_TS]: min, [ARCHIVE_MAX_TS]: max },
+			});
 			report.objects++;
 			report.bytes += body.byteLength;
 		}

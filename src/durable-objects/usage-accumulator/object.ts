@@ -32,6 +32,7 @@ import { HANDOVER_PAGE_SIZE, type Handover, type HandoverHooks, takeOver } from 
 import { type CountObserver, MetricDeltas, readMetrics } from "./metrics";
 import { PlanBook } from "./plans";
 import {
+	eventsRetainedAfter,
 	hasUnarchived,
 	newestRawEvents,
 	purgeRawEvents,
@@ -48,6 +49,12 @@ import type {
 	RecordResponse,
 	UsageQuery,
 } from "./types";
+
+/** What an accumulator keeps of a query's events (raw-events.ts: eventsRetainedAfter). */
+export interface RetainedEvents {
+	events: EventView[];
+	retainedAfter: string;
+}
 
 // Rounds of handover per record call: more means the instance moves again and again while its events arrive.
 const MAX_HANDOVER_ROUNDS = 3;
@@ -283,14 +290,19 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return this.store.usage(startDay, endDay, agentKey, true);
 	}
 
-	/** A page of the raw events kept here, newest first, as the explorer shows them (GET /v1/events). */
-	events(query: RawEventQuery): EventView[] {
+	/**
+	 * A page of the raw events kept here, newest first, as the explorer shows them (GET /v1/events), and the
+	 * instant after which every event counted here is kept (older ones may be only in the archive).
+	 */
+	events(query: RawEventQuery): RetainedEvents {
+		const retainedAfter = eventsRetainedAfter(this.store.sql, Date.now());
 		const identity = this.store.identity();
-		if (identity === null) return [];
+		if (identity === null) return { events: [], retainedAfter };
 		const subscriptionId = identity.kind === "sub" ? identity.id : null;
-		return newestRawEvents(this.store.sql, query).map((row) =>
+		const events = newestRawEvents(this.store.sql, query).map((row) =>
 			eventViewOf(row, subscriptionId, identity.billableFrom),
 		);
+		return { events, retainedAfter };
 	}
 
 	/** Several reads of billable usage (what a subscription bills) in one call, answered in order. */

@@ -10,7 +10,8 @@
  * Retention: a group is deleted once archived and its newest event is older than RAW_EVENTS_RETENTION_MS — and,
  * whatever its age, oldest first, while the object's storage is over RAW_EVENTS_MAX_BYTES (the explorer then
  * reads those days from the archive). An unarchived group is never deleted: a failed archive keeps its events
- * until a retry succeeds.
+ * until a retry succeeds. The newest timestamp ever purged is recorded (`raw_events_purged`): every event counted
+ * here with a later timestamp is still here, so the explorer reads the archive only below it (eventsRetainedAfter).
  */
 import { type ChunkLimits, type EventRow, eventGroups } from "./flush";
 import type { MeteringEvent } from "./types";
@@ -31,6 +32,7 @@ CREATE TABLE IF NOT EXISTS raw_events (
 	min_ts TEXT NOT NULL, max_ts TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS raw_events_max_ts ON raw_events (max_ts);
 CREATE INDEX IF NOT EXISTS raw_events_unarchived ON raw_events (seq) WHERE archived = 0;
+CREATE TABLE IF NOT EXISTS raw_events_purged (id INTEGER PRIMARY KEY CHECK (id = 1), through TEXT NOT NULL);
 `;
 
 const TIMESTAMP = 6;
@@ -146,16 +148,47 @@ export function purgeRawEvents(
 	const sql = storage.sql;
 	if (!hasRawEvents(sql)) return;
 	const cutoff = new Date(now - RAW_EVENTS_RETENTION_MS).toISOString();
-	sql.exec("DELETE FROM raw_events WHERE archived = 1 AND max_ts < ?", cutoff);
+	deleteArchived(sql, "max_ts < ?", cutoff);
 	while (sql.databaseSize > maxBytes) {
 		const oldest = sql
 			.exec<{ seq: number }>("SELECT seq FROM raw_events WHERE archived = 1 ORDER BY seq LIMIT 1 OFFSET 999")
 			.toArray()[0]?.seq;
 		const before = sql.databaseSize;
-		if (oldest === undefined) sql.exec("DELETE FROM raw_events WHERE archived = 1");
-		else sql.exec("DELETE FROM raw_events WHERE archived = 1 AND seq <= ?", oldest);
+		if (oldest === undefined) deleteArchived(sql, "true");
+		else deleteArchived(sql, "seq <= ?", oldest);
 		if (oldest === undefined || sql.databaseSize >= before) break;
 	}
+}
+
+/** Deletes archived groups matching `where`, first recording the newest timestamp they held. */
+function deleteArchived(sql: SqlStorage, where: string, ...bindings: (string | number)[]): void {
+	const newest = sql
+		.exec<{ through: string | null }>(
+			`SELECT max(max_ts) AS through FROM raw_events WHERE archived = 1 AND ${where}`,
+			...bindings,
+		)
+		.one().through;
+	if (newest === null) return;
+	sql.exec(
+		`INSERT INTO raw_events_purged (id, through) VALUES (1, ?)
+		ON CONFLICT (id) DO UPDATE SET through = max(through, excluded.through)`,
+		newest,
+	);
+	sql.exec(`DELETE FROM raw_events WHERE archived = 1 AND ${where}`, ...bindings);
+}
+
+/**
+ * The instant after which this accumulator still holds every event it counted: the newest purged timestamp, and
+ * never earlier than the retention cutoff (which also covers what objects purged before purges were recorded).
+ * Older events may be only in the archive.
+ */
+export function eventsRetainedAfter(sql: SqlStorage, now: number): string {
+	const cutoff = new Date(now - RAW_EVENTS_RETENTION_MS).toISOString();
+	if (!hasRawEvents(sql)) return cutoff;
+	const through = sql
+		.exec<{ through: string }>("SELECT through FROM raw_events_purged WHERE id = 1")
+		.toArray()[0]?.through;
+	return through !== undefined && through > cutoff ? through : cutoff;
 }
 
 /**
