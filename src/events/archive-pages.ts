@@ -17,9 +17,12 @@
  */
 import type { Scope } from "../db/scope";
 import { ARCHIVE_MAX_TS, ARCHIVE_MIN_TS, type EventView } from "../durable-objects/usage-accumulator/archive";
+import { unbilledAccumulatorName } from "../durable-objects/usage-accumulator/flush";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { newestFirstView } from "./views";
+
+const UNBILLED_SUFFIX = unbilledAccumulatorName("");
 
 /** R2 requests (lists and reads) a page makes before it settles for the events already final. */
 export const MAX_ARCHIVE_REQUESTS = 12;
@@ -147,7 +150,10 @@ class ArchiveWalk {
 
 	private async fetchDays(): Promise<void> {
 		const { query } = this;
-		const accumulators = JSON.stringify([...query.retainedAfter.keys()]);
+		// A subscription's accumulator has rows of its own for events from before its start (flush.ts): they name
+		// days of its archive too.
+		const names = [...query.retainedAfter.keys()];
+		const accumulators = JSON.stringify([...names, ...names.map(unbilledAccumulatorName)]);
 		const bindings: (string | number)[] = [this.scope.environment, accumulators];
 		let filters = "";
 		const filter = (column: string, value: string | undefined) => {
@@ -155,7 +161,8 @@ class ArchiveWalk {
 			bindings.push(value);
 			filters += ` AND ${column} = ?${bindings.length}`;
 		};
-		filter("subscription_id", query.subscriptionId);
+		// No filter on subscription_id: the accumulators asked are the subscription's already, and its rows of events
+		// from before its start have none.
 		filter("agent_key", query.agentKey);
 		filter("kind", query.kind);
 		filter("type", query.type);
@@ -171,11 +178,16 @@ class ArchiveWalk {
 			.bind(...bindings)
 			.all<{ day: string; accumulator: string }>();
 		const byDay = new Map<string, string[]>();
-		for (const { day, accumulator } of results) {
+		for (const row of results) {
+			const day = row.day;
+			const accumulator = row.accumulator.endsWith(UNBILLED_SUFFIX)
+				? row.accumulator.slice(0, -UNBILLED_SUFFIX.length)
+				: row.accumulator;
 			// An accumulator keeps every event after its retainedAfter: its later days need no archive.
 			const retainedAfter = query.retainedAfter.get(accumulator);
 			if (retainedAfter === undefined || day > retainedAfter.slice(0, 10)) continue;
-			byDay.set(day, [...(byDay.get(day) ?? []), accumulator]);
+			const listed = byDay.get(day) ?? [];
+			if (!listed.includes(accumulator)) byDay.set(day, [...listed, accumulator]);
 		}
 		const days = new Set(results.map((row) => row.day));
 		this.moreDays = days.size === DAYS_PER_QUERY;
