@@ -131,6 +131,8 @@ export const subscriptions = sqliteTable(
 		updatedAt: text("updated_at").notNull(),
 		// Migration 0004: set by a cancellation at period end; the cron cancels it at that instant (§19).
 		cancelAt: text("cancel_at"),
+		// Migration 0006: how many usage accumulators count its events (1–64), fixed at creation.
+		shards: integer("shards").notNull().default(1),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),

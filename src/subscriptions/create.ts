@@ -16,7 +16,7 @@ import {
 	openMembershipsStatement,
 	raceConflict,
 } from "./memberships";
-import { accountQuery, assertSubscribable, ratePlanQuery } from "./plans";
+import { accountQuery, assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
 import { type SubscriptionView, subscriptionEventData } from "./views";
 
 export interface CreateSubscriptionInput {
@@ -25,6 +25,8 @@ export interface CreateSubscriptionInput {
 	agent_instance_ids: string[];
 	/** §19: at most 35 days back, not in the future (checked by the route); default now. */
 	started_at?: string;
+	/** How many usage accumulators count its events (1–64, checked by the route); default 1. */
+	shards?: number;
 }
 
 /**
@@ -50,6 +52,7 @@ export async function createSubscription({
 	]);
 	if (!account) throw notFound("account", input.account_id);
 	assertSubscribable(input.rate_plan_id, plan, account);
+	assertShardable(input.rate_plan_id, plan, input.shards ?? 1);
 	assertNoneBusy(busy);
 
 	const now = nowIso();
@@ -64,6 +67,7 @@ export async function createSubscription({
 		started_at: startedAt,
 		cancelled_at: null,
 		cancel_at: null,
+		shards: input.shards ?? 1,
 		created_at: now,
 	};
 	const d1 = env.DB;
@@ -82,6 +86,7 @@ export async function createSubscription({
 					status: "active",
 					startedAt,
 					cancelledAt: null,
+					shards: view.shards,
 					createdAt: now,
 					updatedAt: now,
 				}),
@@ -105,7 +110,7 @@ export async function createSubscription({
 	await announceMembershipChanges(
 		env,
 		scope,
-		{ id: view.id, accountId: view.account_id },
+		{ id: view.id, accountId: view.account_id, shards: view.shards },
 		membershipChanges(opened, true),
 	);
 	return view;
