@@ -110,7 +110,8 @@ const UpdateSubscription = z
 		// Named so that the refusal says why: an instance's events and dedupe keys are in the shard its key hashes
 		// to, so changing N would split them.
 		shards: z
-			.never({
+			.unknown()
+			.refine(() => false, {
 				error: "cannot be changed: it is fixed when the subscription is created (create a new subscription)",
 			})
 			.optional()
