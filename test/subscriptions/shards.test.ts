@@ -193,6 +193,17 @@ describe("sharded subscriptions", () => {
 			events.body.events.map((e: { id: string }) => e.id),
 		);
 
+		// The upcoming invoice flushes every shard before it reads D1.
+		const upcoming = async (id: string) => {
+			const response = await get(`/v1/invoices/upcoming?subscription_id=${id}`);
+			expect(response.status, JSON.stringify(response.body)).toBe(200);
+			return { lines: response.body.line_items, amount: response.body.amount };
+		};
+		const hotUpcoming = await upcoming(hot.id);
+		expect(hotUpcoming.lines.length).toBe(plan.charges.length + 1);
+		expect(hotUpcoming.amount).toBeGreaterThan(5);
+		expect(hotUpcoming).toEqual(await upcoming(plain.id));
+
 		// The invoices: identical lines and totals.
 		const hotInvoice = await generateOne(period, hot.account_id);
 		const plainInvoice = await generateOne(period, plain.account_id);
