@@ -5,9 +5,9 @@
  */
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { alerts, alertTriggers } from "../db/schema";
+import { alerts, alertTriggers, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import { accumulatorStub, headAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { notFound, validationError } from "../http/errors";
 import { Decimal } from "../lib/decimal";
@@ -97,7 +97,8 @@ export async function createAlert({
 		createdAt: nowIso(),
 	};
 	await db.insert(alerts).values(row);
-	const name = accumulatorName(scope.environment, { subscriptionId: subscription.id });
+	// A sharded subscription's alerts live in its head, which the other shards report to.
+	const name = headAccumulator(scope.environment, subscription.id, subscription.shards);
 	try {
 		await accumulatorStub(env, name).setAlert(name, subscription.account_id, {
 			id: row.id,
@@ -183,7 +184,11 @@ export async function deleteAlert({
 		.from(alerts)
 		.where(inScope(scope, alerts, eq(alerts.id, id)));
 	if (!row) throw notFound("alert", id);
-	const name = accumulatorName(scope.environment, { subscriptionId: row.subscriptionId });
+	const [owner] = await db
+		.select({ shards: subscriptions.shards })
+		.from(subscriptions)
+		.where(inScope(scope, subscriptions, eq(subscriptions.id, row.subscriptionId)));
+	const name = headAccumulator(scope.environment, row.subscriptionId, owner?.shards ?? 1);
 	await accumulatorStub(env, name).removeAlert(id);
 	await db.batch([
 		db.delete(alerts).where(inScope(scope, alerts, eq(alerts.id, id))),

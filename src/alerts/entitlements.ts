@@ -4,7 +4,7 @@
  * ingest uses), and the accumulator answers from memory which of its block alerts triggered this period.
  */
 import type { Scope } from "../db/scope";
-import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import { accumulatorStub, headAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { routesFor } from "../metering/router";
 
@@ -28,7 +28,9 @@ export async function entitlementOf({
 	if (!route || route.subscriptionId === null) {
 		return { agent_key: agentKey, subscription_id: null, allowed: true, blocked_by: [] };
 	}
-	const blockedBy = await accumulatorStub(env, route.accumulator).blockedBy();
+	// A sharded subscription's alerts live in its head (shard 0), whichever shard counts this instance.
+	const head = headAccumulator(scope.environment, route.subscriptionId, route.shards);
+	const blockedBy = await accumulatorStub(env, head).blockedBy();
 	return {
 		agent_key: agentKey,
 		subscription_id: route.subscriptionId,

@@ -9,11 +9,11 @@ import { getAccount } from "../accounts/accounts";
 import { database } from "../db/client";
 import { ratePlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import { accumulatorStub, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
-import { lastDayOf } from "../metering/usage";
+import { combineUsage, lastDayOf } from "../metering/usage";
 import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan } from "../pricing/quantities";
 import { rateUsage } from "../pricing/rate";
@@ -57,7 +57,7 @@ async function pendingUsage(env: Env, scope: Scope, accountId: string, period: s
 	const db = database(env.DB);
 	const { start } = periodBounds(period);
 	const rows = await db
-		.select({ id: subscriptions.id, plan: ratePlans })
+		.select({ id: subscriptions.id, shards: subscriptions.shards, plan: ratePlans })
 		.from(subscriptions)
 		.innerJoin(ratePlans, eq(ratePlans.id, subscriptions.ratePlanId))
 		.where(
@@ -69,9 +69,17 @@ async function pendingUsage(env: Env, scope: Scope, accountId: string, period: s
 			),
 		);
 	const totals = await Promise.all(
-		rows.map(async ({ id, plan }) => {
-			const stub = accumulatorStub(env, accumulatorName(scope.environment, { subscriptionId: id }));
-			const [thisPeriod = []] = await stub.usageOf([{ startDay: `${period}-01`, endDay: lastDayOf(period) }]);
+		rows.map(async ({ id, shards, plan }) => {
+			const thisPeriod = combineUsage(
+				await Promise.all(
+					subscriptionAccumulators(scope.environment, id, shards).map(async (name) => {
+						const [usage = []] = await accumulatorStub(env, name).usageOf([
+							{ startDay: `${period}-01`, endDay: lastDayOf(period) },
+						]);
+						return usage;
+					}),
+				),
+			);
 			const pricing = ratePlanPricing(plan);
 			return rateUsage(pricing, quantitiesForPlan(pricing.charges, thisPeriod)).total;
 		}),

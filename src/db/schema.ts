@@ -133,6 +133,8 @@ export const subscriptions = sqliteTable(
 		cancelAt: text("cancel_at"),
 		// Migration 0006: set while the instances' unbilled usage waits to be adopted (§19, adopt_unbilled_usage).
 		adoptPending: integer("adopt_pending", { mode: "boolean" }).notNull().default(false),
+		// Migration 0007: how many usage accumulators count its events (1–64), fixed at creation.
+		shards: integer("shards").notNull().default(1),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),

@@ -1,16 +1,21 @@
 /**
  * The event explorer (GET /v1/events, §15): raw events read from the accumulators that counted them, so an event
- * shows as soon as it was answered. By subscription, its accumulator; by instance, every accumulator the instance
- * passed through (its own and one per subscription it was in), merged. Newest timestamp first, then id; the
- * cursor is the last event of a page. Below what an accumulator still keeps (its retention, or less when its
- * size cap purged early), pages continue from the R2 archive (archive-pages.ts).
+ * shows as soon as it was answered. By subscription, its accumulators (every shard); by instance, every accumulator
+ * the instance passed through (its own and, per subscription it was in, the shard that counted it), merged.
+ * Newest timestamp first, then id; the cursor is the last event of a page. Below what an accumulator still keeps
+ * (its retention, or less when its size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { subscriptionInstances } from "../db/schema";
+import { subscriptionInstances, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { EventView } from "../durable-objects/usage-accumulator/archive";
-import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import {
+	accumulatorName,
+	accumulatorStub,
+	subscriptionAccumulatorOf,
+	subscriptionAccumulators,
+} from "../durable-objects/usage-accumulator/client";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/object";
 import type { Env } from "../env";
 import { validationError } from "../http/errors";
@@ -55,13 +60,16 @@ export function decodeCursor(cursor: string): Cursor {
 	throw validationError("cursor", "cursor must be a next_cursor returned by this endpoint.");
 }
 
-/** The accumulators of every subscription the instance has ever been in. */
-async function subscriptionsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
+/** The accumulators that counted the instance in every subscription it has ever been in. */
+async function subscriptionAccumulatorsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
 	const rows = await db
-		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId })
+		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId, shards: subscriptions.shards })
 		.from(subscriptionInstances)
+		.innerJoin(subscriptions, eq(subscriptions.id, subscriptionInstances.subscriptionId))
 		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
-	return rows.map((row) => row.subscriptionId);
+	return rows.map((row) =>
+		subscriptionAccumulatorOf(scope.environment, row.subscriptionId, row.shards, agentKey),
+	);
 }
 
 export async function listEvents({
@@ -78,15 +86,13 @@ export async function listEvents({
 	const before = query.cursor === undefined ? null : decodeCursor(query.cursor);
 	let names: string[];
 	if (query.subscriptionId !== undefined) {
-		await getSubscription({ db, scope, id: query.subscriptionId });
-		names = [accumulatorName(scope.environment, { subscriptionId: query.subscriptionId })];
+		const subscription = await getSubscription({ db, scope, id: query.subscriptionId });
+		names = subscriptionAccumulators(scope.environment, subscription.id, subscription.shards);
 	} else {
 		const agentKey = query.agentKey as string;
 		names = [
 			accumulatorName(scope.environment, { agentKey }),
-			...(await subscriptionsOf(db, scope, agentKey)).map((subscriptionId) =>
-				accumulatorName(scope.environment, { subscriptionId }),
-			),
+			...(await subscriptionAccumulatorsOf(db, scope, agentKey)),
 		];
 	}
 	// One more than a page: whether there is a next one.

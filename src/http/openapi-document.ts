@@ -29,7 +29,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Agents: "Agents and the instance keys their deployments send events with.",
 	Accounts: "The customers who are billed.",
 	Pricing: "Rate plans and what-if pricing.",
-	Subscriptions: "An account on a rate plan, with the agent instances it pays for.",
+	Subscriptions:
+		"An account on a rate plan, with the agent instances it pays for; a hot one may be counted in shards (set at creation).",
 	Metering: "Actions and outcomes sent by agents (SDK keys), and usage so far.",
 	Invoices: "Monthly invoices, their payment and voiding.",
 	Costs: "What running the agents cost: recorded from events or entered by hand.",

@@ -12,7 +12,7 @@ import { eq } from "drizzle-orm";
 import { database } from "../db/client";
 import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { accumulatorName, flushAccumulators } from "../durable-objects/usage-accumulator/client";
+import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { notFound, validationError } from "../http/errors";
 import { nowIso } from "../lib/time";
@@ -80,7 +80,7 @@ async function invoiceGroup(
 	);
 	await flushAccumulators(
 		env,
-		group.map((s) => accumulatorName(scope.environment, { subscriptionId: s.id })),
+		group.flatMap((s) => subscriptionAccumulators(scope.environment, s.id, s.shards)),
 	);
 	const drafts = (await loadPeriodStates(db, scope, window, group)).flatMap(
 		(state) => draftInvoice(state) ?? [],

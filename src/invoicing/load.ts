@@ -29,6 +29,8 @@ export interface SubscriptionInPeriod {
 	startedAt: string;
 	/** cancelled_at, or cancel_at when a cancellation at period end is scheduled. */
 	endsAt: string | null;
+	/** Its usage accumulators, flushed before rating; D1 keeps their rows apart and sums them by subscription. */
+	shards: number;
 }
 
 function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
@@ -48,6 +50,7 @@ export async function subscriptionsInPeriod(
 			accountId: subscriptions.accountId,
 			startedAt: subscriptions.startedAt,
 			endsAt: sql<string | null>`coalesce(${subscriptions.cancelledAt}, ${subscriptions.cancelAt})`,
+			shards: subscriptions.shards,
 		})
 		.from(subscriptions)
 		.where(

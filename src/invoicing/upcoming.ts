@@ -8,7 +8,7 @@ import { spendableGrants, spendableGrantsQuery } from "../credits/ledger";
 import { CreditWallet } from "../credits/plan";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
-import { accumulatorName, flushAccumulators } from "../durable-objects/usage-accumulator/client";
+import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { conflict } from "../http/errors";
 import { Decimal } from "../lib/decimal";
@@ -47,9 +47,12 @@ export async function upcomingInvoice({
 			`Subscription ${subscriptionId} is not active in ${window.period}: it has no upcoming invoice.`,
 		);
 	}
-	await flushAccumulators(env, [accumulatorName(scope.environment, { subscriptionId })]);
+	await flushAccumulators(
+		env,
+		subscriptionAccumulators(scope.environment, subscriptionId, subscription.shards),
+	);
 	const [state] = await loadPeriodStates(db, scope, window, [
-		{ id: subscription.id, accountId: subscription.account_id, ...lifetime },
+		{ id: subscription.id, accountId: subscription.account_id, shards: subscription.shards, ...lifetime },
 	]);
 	if (!state) throw new Error(`Subscription ${subscriptionId} has no plan for ${window.period}`);
 	// Everything is billed already: the period would close with an empty supplementary invoice.

@@ -1,5 +1,6 @@
 /**
- * Which accumulator counts an agent key's events. The answer is cached in the isolate, so the hot path costs no
+ * Which accumulator counts an agent key's events — of a sharded subscription, the key's shard, so the route
+ * carries the shard count read with the membership. The answer is cached in the isolate, so the hot path costs no
  * D1 query; a miss costs one D1 batch for all missing keys of a request, which also registers unknown keys
  * (§5: usage is never refused for an unknown key).
  *
@@ -10,7 +11,11 @@
 import { ensureInstancesStatement } from "../agents/instances";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
-import { accumulatorName, membershipGeneration } from "../durable-objects/usage-accumulator/client";
+import {
+	accumulatorName,
+	membershipGeneration,
+	subscriptionAccumulatorOf,
+} from "../durable-objects/usage-accumulator/client";
 import type { Environment } from "../env";
 import { fromDrizzle, returned, statement } from "./d1-batch";
 
@@ -22,6 +27,8 @@ export interface Route {
 	startedAt: string | null;
 	/** The membership generation this route was read at; the accumulator compares it with what it was told. */
 	generation: number;
+	/** The subscription's shard count (1 for an instance accumulator): its head is found without D1. */
+	shards: number;
 }
 
 // Bounds how long a route can outlive a change whose holders were never told (a crash between the D1 write
@@ -77,6 +84,7 @@ interface LatestMembership {
 	removed_at: string | null;
 	account_id: string | null;
 	started_at: string | null;
+	shards: number | null;
 }
 
 async function lookUpRoutes(d1: D1Database, scope: Scope, agentKeys: string[]): Promise<Map<string, Route>> {
@@ -86,7 +94,7 @@ async function lookUpRoutes(d1: D1Database, scope: Scope, agentKeys: string[]): 
 		// instance's own accumulator does.
 		statement(
 			d1,
-			`SELECT k.value AS agent_key, m.id AS membership_id, m.subscription_id, m.removed_at, s.account_id, s.started_at
+			`SELECT k.value AS agent_key, m.id AS membership_id, m.subscription_id, m.removed_at, s.account_id, s.started_at, s.shards
 			FROM json_each(?2) AS k
 			LEFT JOIN subscription_instances AS m ON m.id =
 				(SELECT max(id) FROM subscription_instances WHERE environment = ?1 AND agent_key = k.value)
@@ -105,11 +113,17 @@ async function lookUpRoutes(d1: D1Database, scope: Scope, agentKeys: string[]): 
 function routeOf(environment: Environment, row: LatestMembership): Route {
 	if (row.membership_id !== null && row.removed_at === null && row.subscription_id !== null) {
 		return {
-			accumulator: accumulatorName(environment, { subscriptionId: row.subscription_id }),
+			accumulator: subscriptionAccumulatorOf(
+				environment,
+				row.subscription_id,
+				row.shards ?? 1,
+				row.agent_key,
+			),
 			subscriptionId: row.subscription_id,
 			accountId: row.account_id,
 			startedAt: row.started_at,
 			generation: membershipGeneration.opened(row.membership_id),
+			shards: row.shards ?? 1,
 		};
 	}
 	return {
@@ -118,5 +132,6 @@ function routeOf(environment: Environment, row: LatestMembership): Route {
 		accountId: null,
 		startedAt: null,
 		generation: row.membership_id === null ? 0 : membershipGeneration.closed(row.membership_id),
+		shards: 1,
 	};
 }

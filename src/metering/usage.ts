@@ -1,15 +1,22 @@
 /**
  * GET /v1/usage, answered in real time from the accumulators (not from D1, which lags by a flush).
  * An instance's usage may sit in several accumulators — its own, and one per subscription it has been in — so a
- * read by agent_key asks each of them for that instance. A read by subscription asks the subscription's one, and
- * also prices one billing period — the one asked for, so far — with the plan of that period; the answer never
+ * read by agent_key asks each of them for that instance (of a sharded subscription, the instance's shard). A read
+ * by subscription asks the subscription's accumulators (every shard, in parallel, added up), and also prices one billing period — the one asked for, so far — with the plan of that period; the answer never
  * mixes two periods (CONTRACT §6).
  */
+
 import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { subscriptionInstances } from "../db/schema";
+import { subscriptionInstances, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { accumulatorName, accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import {
+	accumulatorName,
+	accumulatorStub,
+	subscriptionAccumulatorOf,
+	subscriptionAccumulators,
+} from "../durable-objects/usage-accumulator/client";
+import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
 import { activeSpan } from "../invoicing/activity";
 import { periodWindow } from "../invoicing/period";
@@ -44,7 +51,7 @@ export interface SubscriptionUsageReport extends UsageReport, RatedUsageJson {
 }
 
 /** Adds up aggregates of the same kind, type and field. */
-function combine(parts: UsageAggregate[][]): UsageAggregate[] {
+export function combineUsage(parts: UsageAggregate[][]): UsageAggregate[] {
 	const totals = new Map<string, { row: UsageAggregate; count: number; sum: Decimal }>();
 	for (const row of parts.flat()) {
 		const key = JSON.stringify([row.kind, row.type, row.field]);
@@ -102,20 +109,19 @@ export async function readUsage({
 			subscriptionAccumulatorsOf(db, scope, agentKey as string),
 		]);
 		const parts = await Promise.all(names.map(usageIn));
-		return { start_date: startDay, end_date: endDay, usage: usageLines(combine([own, ...parts])) };
+		return { start_date: startDay, end_date: endDay, usage: usageLines(combineUsage([own, ...parts])) };
 	}
 
-	// The accumulator is asked while D1 is read; an unknown subscription's answer is dropped with the 404.
-	const accumulator = accumulatorStub(env, accumulatorName(scope.environment, { subscriptionId }));
-	const [subscription, plan, [inRange = [], thisPeriod = []], metrics] = await Promise.all([
+	const [subscription, plan] = await Promise.all([
 		getSubscription({ db, scope, id: subscriptionId }),
 		planForPeriod(db, scope, subscriptionId, period),
-		accumulator.usageOf([
-			{ startDay, endDay, agentKey },
-			{ startDay: `${period}-01`, endDay: lastDayOf(period) },
-		]),
-		accumulator.metricsOf(period),
 	]);
+	const { inRange, thisPeriod, metrics } = await subscriptionUsage(
+		env,
+		subscriptionAccumulators(scope.environment, subscriptionId, subscription.shards),
+		{ startDay, endDay, agentKey },
+		period,
+	);
 	if (!plan) throw new Error(`Subscription ${subscriptionId} has no plan for ${period}`);
 	const pricing = ratePlanPricing(plan);
 	const window = periodWindow(period);
@@ -144,11 +150,37 @@ export async function readUsage({
 	};
 }
 
-/** The accumulators of every subscription the instance has ever been in. */
+/**
+ * A subscription's usage in the range, its usage and metrics in the period, from all its accumulators at once.
+ * Shards count disjoint instances: their aggregates add up, and their metrics are per instance already.
+ */
+export async function subscriptionUsage(env: Env, names: string[], range: UsageQuery, period: string) {
+	const parts = await Promise.all(
+		names.map(async (name) => {
+			const accumulator = accumulatorStub(env, name);
+			const [[inRange = [], thisPeriod = []], metrics] = await Promise.all([
+				accumulator.usageOf([range, { startDay: `${period}-01`, endDay: lastDayOf(period) }]),
+				accumulator.metricsOf(period),
+			]);
+			return { inRange, thisPeriod, metrics };
+		}),
+	);
+	if (parts.length === 1) return parts[0] as (typeof parts)[number];
+	return {
+		inRange: combineUsage(parts.map((part) => part.inRange)),
+		thisPeriod: combineUsage(parts.map((part) => part.thisPeriod)),
+		metrics: parts.flatMap((part) => part.metrics),
+	};
+}
+
+/** The accumulators (of a sharded subscription, the instance's shard) of every subscription it has been in. */
 async function subscriptionAccumulatorsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
 	const rows = await db
-		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId })
+		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId, shards: subscriptions.shards })
 		.from(subscriptionInstances)
+		.innerJoin(subscriptions, eq(subscriptions.id, subscriptionInstances.subscriptionId))
 		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
-	return rows.map((row) => accumulatorName(scope.environment, { subscriptionId: row.subscriptionId }));
+	return rows.map((row) =>
+		subscriptionAccumulatorOf(scope.environment, row.subscriptionId, row.shards, agentKey),
+	);
 }

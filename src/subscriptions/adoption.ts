@@ -12,6 +12,7 @@ import {
 	accumulatorName,
 	accumulatorStub,
 	membershipGeneration,
+	subscriptionAccumulatorOf,
 } from "../durable-objects/usage-accumulator/client";
 import type { Env, Environment } from "../env";
 
@@ -23,13 +24,14 @@ interface PendingAdoption {
 	started_at: string;
 	account_id: string;
 	adopt_pending: number;
+	shards: number;
 	/** JSON: [[agent_key, membership id], …] of the memberships opened with the subscription. */
 	instances: string;
 }
 
 export async function adoptUnbilledUsage(env: Env, scope: Scope, subscriptionId: string): Promise<void> {
 	const row = await env.DB.prepare(
-		`SELECT s.started_at, s.account_id, s.adopt_pending,
+		`SELECT s.started_at, s.account_id, s.adopt_pending, s.shards,
 			json_group_array(json_array(m.agent_key, m.id)) FILTER (WHERE m.id IS NOT NULL) AS instances
 		FROM subscriptions AS s
 		LEFT JOIN subscription_instances AS m ON m.subscription_id = s.id AND m.added_at = s.created_at
@@ -39,11 +41,17 @@ export async function adoptUnbilledUsage(env: Env, scope: Scope, subscriptionId:
 		.bind(subscriptionId, scope.environment)
 		.first<PendingAdoption>();
 	if (row?.adopt_pending !== 1) return;
-	const subscriptionName = accumulatorName(scope.environment, { subscriptionId });
-	const subscription = accumulatorStub(env, subscriptionName);
 	const instances = JSON.parse(row.instances ?? "[]") as [string, number][];
 
 	const adoptInstance = async ([agentKey, membershipId]: [string, number]) => {
+		// The shard of the subscription that counts this instance.
+		const subscriptionName = subscriptionAccumulatorOf(
+			scope.environment,
+			subscriptionId,
+			row.shards,
+			agentKey,
+		);
+		const subscription = accumulatorStub(env, subscriptionName);
 		const own = accumulatorStub(env, accumulatorName(scope.environment, { agentKey }));
 		for (;;) {
 			const through = await subscription.absorbedThrough(agentKey);

@@ -22,7 +22,7 @@ import {
 	openMembershipsStatement,
 	raceConflict,
 } from "./memberships";
-import { accountQuery, assertSubscribable, ratePlanQuery } from "./plans";
+import { accountQuery, assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
 import {
 	type LoadedSubscription,
 	loadSubscription,
@@ -97,6 +97,7 @@ async function pendingPlanAfter(
 	]);
 	if (!account) throw new Error(`Account ${view.account_id} of subscription ${view.id} is missing`);
 	assertSubscribable(wanted, plan, account);
+	assertShardable(wanted, plan, view.shards);
 	return wanted;
 }
 
@@ -207,7 +208,12 @@ async function tryUpdate({
 		...membershipChanges(returned<Membership>(results[closeAt]), false),
 		...membershipChanges(returned<Membership>(results[openAt]), true),
 	];
-	await announceMembershipChanges(env, scope, { id, accountId: view.account_id }, changes);
+	await announceMembershipChanges(
+		env,
+		scope,
+		{ id, accountId: view.account_id, shards: view.shards },
+		changes,
+	);
 	return next;
 }
 
@@ -292,7 +298,12 @@ async function tryCancel({
 		fromDrizzle(d1, outboxInsert(db, scope, "subscription.cancelled", subscriptionEventData(cancelled))),
 	]);
 	const closed = membershipChanges(returned<Membership>(results[3]), false);
-	await announceMembershipChanges(env, scope, { id, accountId: current.view.account_id }, closed);
+	await announceMembershipChanges(
+		env,
+		scope,
+		{ id, accountId: current.view.account_id, shards: current.view.shards },
+		closed,
+	);
 	return cancelled;
 }
 

@@ -17,7 +17,7 @@ import {
 	openMembershipsStatement,
 	raceConflict,
 } from "./memberships";
-import { accountQuery, assertSubscribable, ratePlanQuery } from "./plans";
+import { accountQuery, assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
 import { type SubscriptionView, subscriptionEventData } from "./views";
 
 export interface CreateSubscriptionInput {
@@ -28,6 +28,8 @@ export interface CreateSubscriptionInput {
 	started_at?: string;
 	/** §19: move the instances' unbilled usage since started_at into the subscription. */
 	adopt_unbilled_usage?: boolean;
+	/** How many usage accumulators count its events (1–64, checked by the route); default 1. */
+	shards?: number;
 }
 
 /**
@@ -55,6 +57,7 @@ export async function createSubscription({
 	]);
 	if (!account) throw notFound("account", input.account_id);
 	assertSubscribable(input.rate_plan_id, plan, account);
+	assertShardable(input.rate_plan_id, plan, input.shards ?? 1);
 	assertNoneBusy(busy);
 
 	const now = nowIso();
@@ -69,6 +72,7 @@ export async function createSubscription({
 		started_at: startedAt,
 		cancelled_at: null,
 		cancel_at: null,
+		shards: input.shards ?? 1,
 		created_at: now,
 	};
 	const d1 = env.DB;
@@ -87,6 +91,7 @@ export async function createSubscription({
 					status: "active",
 					startedAt,
 					cancelledAt: null,
+					shards: view.shards,
 					createdAt: now,
 					updatedAt: now,
 					adoptPending: input.adopt_unbilled_usage === true,
@@ -111,7 +116,7 @@ export async function createSubscription({
 	await announceMembershipChanges(
 		env,
 		scope,
-		{ id: view.id, accountId: view.account_id },
+		{ id: view.id, accountId: view.account_id, shards: view.shards },
 		membershipChanges(opened, true),
 	);
 	if (input.adopt_unbilled_usage === true) {

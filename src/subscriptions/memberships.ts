@@ -11,6 +11,7 @@ import {
 	accumulatorName,
 	accumulatorStub,
 	membershipGeneration,
+	subscriptionAccumulatorOf,
 } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { conflict } from "../http/errors";
@@ -115,7 +116,8 @@ export function membershipChanges(
 }
 
 /**
- * Tells the subscription's accumulator and each instance's own accumulator who holds the instance now, before
+ * Tells the subscription's accumulator (of a sharded one, the shard of each instance) and each instance's own
+ * accumulator who holds the instance now, before
  * the change is answered, so that events received from then on are counted by the new holder. A failed call is
  * logged, not raised: the change is stored, new holders learn it from the routes of the next events, and stale
  * routes expire within a minute.
@@ -123,7 +125,7 @@ export function membershipChanges(
 export async function announceMembershipChanges(
 	env: Env,
 	scope: Scope,
-	subscription: { id: string; accountId: string },
+	subscription: { id: string; accountId: string; shards: number },
 	changes: MembershipChange[],
 ): Promise<void> {
 	if (changes.length === 0) return;
@@ -135,16 +137,27 @@ export async function announceMembershipChanges(
 		change.opened
 			? membershipGeneration.opened(change.membershipId)
 			: membershipGeneration.closed(change.membershipId);
-	const subscriptionName = accumulatorName(scope.environment, { subscriptionId: subscription.id });
+	const byShard = new Map<string, MembershipChange[]>();
+	for (const change of changes) {
+		const name = subscriptionAccumulatorOf(
+			scope.environment,
+			subscription.id,
+			subscription.shards,
+			change.agentKey,
+		);
+		byShard.set(name, [...(byShard.get(name) ?? []), change]);
+	}
 	const calls = [
-		accumulatorStub(env, subscriptionName).updateHoldings(
-			subscriptionName,
-			subscription.accountId,
-			changes.map((change) => ({
-				agentKey: change.agentKey,
-				generation: generation(change),
-				held: change.opened,
-			})),
+		...[...byShard].map(([subscriptionName, held]) =>
+			accumulatorStub(env, subscriptionName).updateHoldings(
+				subscriptionName,
+				subscription.accountId,
+				held.map((change) => ({
+					agentKey: change.agentKey,
+					generation: generation(change),
+					held: change.opened,
+				})),
+			),
 		),
 		...changes.map((change) => {
 			const instanceName = accumulatorName(scope.environment, { agentKey: change.agentKey });

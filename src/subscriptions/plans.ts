@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import { accounts, ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { conflict, notFound } from "../http/errors";
+import type { Charge } from "../pricing/plan";
 
 export function accountQuery(db: Db, scope: Scope, id: string) {
 	return db
@@ -14,7 +15,12 @@ export function accountQuery(db: Db, scope: Scope, id: string) {
 
 export function ratePlanQuery(db: Db, scope: Scope, id: string) {
 	return db
-		.select({ id: ratePlans.id, currency: ratePlans.currency, status: ratePlans.status })
+		.select({
+			id: ratePlans.id,
+			currency: ratePlans.currency,
+			status: ratePlans.status,
+			charges: ratePlans.charges,
+		})
 		.from(ratePlans)
 		.where(inScope(scope, ratePlans, eq(ratePlans.id, id)));
 }
@@ -32,6 +38,26 @@ export function assertSubscribable(
 	if (plan.currency !== account.currency) {
 		throw conflict(
 			`Rate plan ${planId} is priced in ${plan.currency}, but account ${account.id} is billed in ${account.currency}.`,
+		);
+	}
+}
+
+/**
+ * A sharded subscription cannot have a plan with a unique_count charge (409): each shard knows only the distinct
+ * values its own instances sent, so a value sent by instances of two shards would count twice. Count, sum, max
+ * and filtered charges merge exactly (per instance, and an instance is in one shard).
+ */
+export function assertShardable(
+	planId: string,
+	plan: { charges: unknown } | undefined,
+	shards: number,
+): void {
+	if (shards <= 1 || !plan) return;
+	const distinct = (plan.charges as Charge[]).find((charge) => charge.source.aggregate === "unique_count");
+	if (distinct) {
+		throw conflict(
+			`Rate plan ${planId} has a unique_count charge (${distinct.metric}), which a subscription with ${shards} ` +
+				"shards cannot count exactly: distinct values are known per shard. Use shards: 1 for this plan.",
 		);
 	}
 }

@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/routes";
 import { database } from "../db/client";
+import { MAX_SHARDS } from "../durable-objects/usage-accumulator/client";
 import type { AppContext } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
@@ -37,9 +38,23 @@ const Subscription = z
 			description:
 				"Set by a cancellation at period end: the first instant of the next period, when it will be cancelled.",
 		}),
+		shards: z
+			.number()
+			.int()
+			.openapi({
+				description:
+					"How many usage accumulators count its events (1–64), fixed at creation: each takes about 1,000 " +
+					"requests/s, so N shards take about N times as many single events per second.",
+				example: 1,
+			}),
 		created_at: z.string(),
 	})
 	.openapi("Subscription");
+
+const SHARDS_DESCRIPTION =
+	"Shards of a hot subscription: its events are counted by this many usage accumulators (an instance's " +
+	"events always by the same one), which multiplies the single events per second it can take (about 1,000 " +
+	"per shard). Reads, alerts and invoices merge the shards. Default 1; immutable after creation.";
 
 const MAX_START_BACK_MS = 35 * 24 * 60 * 60 * 1000;
 
@@ -87,11 +102,33 @@ const CreateSubscription = z
 					"listed by GET /v1/usage/unbilled) moves into this subscription and is billed with its period, " +
 					"counted once. Default false: it stays unbilled.",
 			}),
+		shards: z
+			.number()
+			.int("must be an integer")
+			.min(1, "must be between 1 and 64")
+			.max(MAX_SHARDS, "must be between 1 and 64")
+			.optional()
+			.openapi({ description: SHARDS_DESCRIPTION, example: 4 }),
 	})
 	.openapi("CreateSubscription");
 
 const UpdateSubscription = z
-	.strictObject({ rate_plan_id: z.string().min(1).optional(), agent_instance_ids: InstanceKeys.optional() })
+	.strictObject({
+		rate_plan_id: z.string().min(1).optional(),
+		agent_instance_ids: InstanceKeys.optional(),
+		// Named so that the refusal says why: an instance's events and dedupe keys are in the shard its key hashes
+		// to, so changing N would split them.
+		shards: z
+			.unknown()
+			.refine(() => false, {
+				error: "cannot be changed: it is fixed when the subscription is created (create a new subscription)",
+			})
+			.optional()
+			.openapi({
+				description:
+					"Immutable: a subscription's shards are set at creation; any value here is refused (400).",
+			}),
+	})
 	.openapi("UpdateSubscription");
 
 const ListQuery = PageQuery.extend({
@@ -142,7 +179,7 @@ subscriptionRoutes.openapi(
 		summary: "Subscribe an account to a rate plan for some agent instances",
 		description:
 			"Emits subscription.created. 409 when the plan is archived, its currency differs from the account's, or an " +
-			"instance is already in another active subscription.",
+			"instance is already in another active subscription. `shards` (1–64, default 1) is fixed here.",
 		request: { body: { required: true, ...json(CreateSubscription) } },
 		responses: {
 			201: { description: "The subscription", ...json(Subscription) },
@@ -187,7 +224,8 @@ subscriptionRoutes.openapi(
 		summary: "Change a subscription's instances, or its plan from the next billing period",
 		description:
 			"Emits subscription.updated. Instance changes apply to events received from then on; a plan change shows as " +
-			"pending_rate_plan_id until the next billing period starts.",
+			"pending_rate_plan_id until the next billing period starts. `shards` is immutable: sending it is a 400 " +
+			"validation_error.",
 		request: { params: SubscriptionParams, body: { required: true, ...json(UpdateSubscription) } },
 		responses: {
 			200: { description: "The subscription", ...json(Subscription) },

@@ -24,6 +24,8 @@ export interface SubscriptionView {
 	cancelled_at: string | null;
 	/** Set by a cancellation at period end: the instant the cron cancels it (§19). */
 	cancel_at: string | null;
+	/** How many usage accumulators count its events; fixed at creation. */
+	shards: number;
 	created_at: string;
 }
 
@@ -83,6 +85,7 @@ function toLoaded({ row, currentPlan, pendingPlan, instanceKeys }: Selected): Lo
 			started_at: row.startedAt,
 			cancelled_at: row.cancelledAt,
 			cancel_at: row.cancelAt,
+			shards: row.shards,
 			created_at: row.createdAt,
 		},
 	};

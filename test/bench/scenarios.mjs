@@ -120,8 +120,8 @@ export async function inParallelAlerts({ api, subscriptionIds }) {
 	});
 }
 
-/** One subscription holding `instances` instances: the hot subscription of a busy customer. */
-export async function provisionHotSubscription(base, adminKey, instances) {
+/** One subscription holding `instances` instances: the hot subscription of a busy customer, in `shards` shards. */
+export async function provisionHotSubscription(base, adminKey, instances, shards = 1) {
 	const api = apiClient(base, adminKey);
 	const sdkKey = (await api("POST", "/v1/api-keys", { type: "sdk" })).key;
 	const plan = await api("POST", "/v1/pricing/rate-plans", PLAN);
@@ -132,6 +132,7 @@ export async function provisionHotSubscription(base, adminKey, instances) {
 		account_id: account.id,
 		rate_plan_id: plan.id,
 		agent_instance_ids: instanceKeys,
+		shards,
 	});
 	return { sdkKey, instanceKeys, subscriptionId: subscription.id };
 }

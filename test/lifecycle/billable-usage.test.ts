@@ -208,6 +208,22 @@ describe("POST /v1/subscriptions adopt_unbilled_usage", () => {
 		expect(await adoptionPending(subscription.id)).toBe(0);
 	});
 
+	it("moves the usage into the shard that counts the instance in a sharded subscription", async () => {
+		const agentKey = await instanceWithHistory();
+		const { account, subscription } = await newSubscription(agentKey, {
+			started_at: ago(30 * MINUTE),
+			adopt_unbilled_usage: true,
+			shards: 4,
+		});
+		const period = periodOf(ago(20 * MINUTE));
+		const usage = await get(`/v1/usage?subscription_id=${subscription.id}&billing_period=${period}`);
+		expect(callsOf(usage.body.usage)).toBe(4);
+		const invoice = await generateOne(period, account.id);
+		expect(linesOf(invoice).filter(([metric]) => metric === "calls")).toEqual([["calls", 4, 0.02]]);
+		await instanceAccumulator(agentKey).flush();
+		expect(await unbilledCalls(agentKey, periodOf(ago(50 * MINUTE)))).toBe(3);
+	});
+
 	it("leaves no trace of an instance in the unbilled list once all its usage was adopted", async () => {
 		const agentKey = await instanceWithHistory();
 		await newSubscription(agentKey, { started_at: ago(55 * MINUTE), adopt_unbilled_usage: true });

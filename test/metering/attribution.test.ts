@@ -50,6 +50,7 @@ describe("attribution of events to subscriptions", () => {
 			accountId: a.account.id,
 			startedAt: a.subscription.started_at,
 			generation: (await subscriptionAccumulator(a.subscription.id).holdings())[0]?.generation ?? 0,
+			shards: 1,
 		};
 		const b = await subscribe();
 		await patch(`/v1/subscriptions/${a.subscription.id}`, { agent_instance_ids: [uniqueKey()] });

@@ -206,6 +206,7 @@ describe("dedupe across instance moves", () => {
 			accountId: null,
 			startedAt: null,
 			generation: 0,
+			shards: 1,
 		};
 		const subscriptionId = await (async () => {
 			// The new holder fails right after the handover, every time until the hook is removed.

@@ -25,6 +25,7 @@ describe("POST /v1/subscriptions", () => {
 			started_at: sub.created_at,
 			cancelled_at: null,
 			cancel_at: null,
+			shards: 1,
 			created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
 		});
 

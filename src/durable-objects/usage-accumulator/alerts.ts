@@ -20,6 +20,7 @@ import { readUsage } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import { type CountObserver, readMetrics } from "./metrics";
 import type { PeriodPlan } from "./plans";
+import { reportedUsage } from "./shards";
 import type { MeteringEvent } from "./types";
 
 export const ALERTS_SCHEMA = `
@@ -185,10 +186,12 @@ function periodValues(sql: SqlStorage, plan: PeriodPlan, period: string, armed: 
 	const needsTotal = armed.some((rule) => rule.metric === null);
 	const watched = new Set(armed.map((rule) => rule.metric));
 	const charges = needsTotal ? plan.charges : plan.charges.filter((charge) => watched.has(charge.metric));
+	// A sharded subscription's head adds what its other shards reported (shards.ts); quantities add up rows.
+	const reported = reportedUsage(sql, period);
 	const usage = charges.some((charge) => !needsMetering(charge.source))
-		? readUsage(sql, `${period}-01`, `${period}-31`)
+		? [...readUsage(sql, `${period}-01`, `${period}-31`), ...reported.usage]
 		: [];
-	const quantities = quantitiesForPlan(charges, usage, readMetrics(sql, period));
+	const quantities = quantitiesForPlan(charges, usage, [...readMetrics(sql, period), ...reported.metrics]);
 	if (!needsTotal) return { quantities, total: Decimal.ZERO };
 	const spent = rateUsage(plan, quantities).charges.filter((line) => line.metric !== MINIMUM_METRIC);
 	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)) };

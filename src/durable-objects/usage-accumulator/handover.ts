@@ -18,7 +18,12 @@
  * what a holder knows changes nothing there.
  */
 import type { Env } from "../../env";
-import { type AccumulatorIdentity, accumulatorName, accumulatorStub } from "./client";
+import {
+	type AccumulatorIdentity,
+	accumulatorName,
+	accumulatorStub,
+	subscriptionAccumulatorOf,
+} from "./client";
 import { DEDUPE_TTL_MS, type DedupeRow } from "./dedupe";
 
 export interface Handover {
@@ -43,8 +48,9 @@ export async function earlierHolders(
 ): Promise<string[]> {
 	const { results } = await d1
 		.prepare(
-			`SELECT DISTINCT subscription_id FROM subscription_instances
-			WHERE environment = ?1 AND agent_key = ?2 AND id <= ?3 AND (removed_at IS NULL OR removed_at > ?4)`,
+			`SELECT DISTINCT m.subscription_id, coalesce(s.shards, 1) AS shards FROM subscription_instances AS m
+			LEFT JOIN subscriptions AS s ON s.id = m.subscription_id
+			WHERE m.environment = ?1 AND m.agent_key = ?2 AND m.id <= ?3 AND (m.removed_at IS NULL OR m.removed_at > ?4)`,
 		)
 		.bind(
 			self.environment,
@@ -52,10 +58,13 @@ export async function earlierHolders(
 			Math.floor(handover.generation / 2),
 			new Date(now - DEDUPE_TTL_MS).toISOString(),
 		)
-		.all<{ subscription_id: string }>();
+		.all<{ subscription_id: string; shards: number }>();
 	const names = [
 		accumulatorName(self.environment, { agentKey: handover.agentKey }),
-		...results.map((row) => accumulatorName(self.environment, { subscriptionId: row.subscription_id })),
+		// Of a sharded subscription, only the instance's shard ever held it.
+		...results.map((row) =>
+			subscriptionAccumulatorOf(self.environment, row.subscription_id, row.shards, handover.agentKey),
+		),
 	];
 	return names.filter((name) => name !== self.name);
 }

@@ -18,7 +18,7 @@ import { dispatchOutbox } from "../../webhooks/dispatch";
 import { ADOPTION_PAGE_SIZE, type AdoptedEvent } from "./adoption";
 import { AlertBook, type AlertRule } from "./alerts";
 import { type ArchiveHooks, archiveEvents, type EventView, eventViewOf } from "./archive";
-import { type AccumulatorIdentity, parseAccumulatorName } from "./client";
+import { type AccumulatorIdentity, accumulatorName, accumulatorStub, parseAccumulatorName } from "./client";
 import type { DedupeRow } from "./dedupe";
 import {
 	type ChunkLimits,
@@ -39,6 +39,7 @@ import {
 	RAW_EVENTS_MAX_BYTES,
 	type RawEventQuery,
 } from "./raw-events";
+import { type ShardReport, shardReportOf, storeShardReport } from "./shards";
 import { AccumulatorStore, type StoreRecordResult } from "./store";
 import type {
 	FlushReport,
@@ -165,10 +166,13 @@ export class UsageAccumulator extends DurableObject<Env> {
 		}
 	}
 
-	/** What counting notifies besides the aggregates: the plan's metrics and, for a subscription, its alerts. */
+	/**
+	 * What counting notifies besides the aggregates: the plan's metrics and, for a subscription, its alerts, which
+	 * live in its head shard; other shards report to it after they flush (shards.ts).
+	 */
 	private observersOf(identity: AccumulatorIdentity, accountId: string | null, now: number): CountObserver {
 		const observers: CountObserver[] = [new MetricDeltas(this.plans.sourcesOf)];
-		if (identity.kind === "sub") {
+		if (isHead(identity)) {
 			observers.push(
 				this.alerts.observer(
 					{ subscriptionId: identity.id, accountId, planOf: (p) => this.plans.planOf(p) },
@@ -316,7 +320,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	 */
 	async setAlert(name: string, accountId: string | null, rule: AlertRule): Promise<void> {
 		const identity = parseAccumulatorName(name);
-		if (identity.kind !== "sub") throw new Error(`Alerts belong to subscription accumulators, not ${name}`);
+		if (!isHead(identity)) throw new Error(`Alerts belong to a subscription's head accumulator, not ${name}`);
 		const now = new Date().toISOString();
 		await this.plans.learn(identity, [now]);
 		this.store.remember(name, accountId);
@@ -335,6 +339,44 @@ export class UsageAccumulator extends DurableObject<Env> {
 			throw error;
 		}
 		await this.scheduleFlush();
+	}
+
+	/**
+	 * In a sharded subscription's head: another shard's period so far (shards.ts). The alerts are evaluated on it
+	 * at once, and what they trigger is flushed like any trigger.
+	 */
+	async reportShard(name: string, accountId: string | null, report: ShardReport): Promise<void> {
+		const identity = parseAccumulatorName(name);
+		if (identity.shard !== 0) throw new Error(`Shards report to their head (shard 0), not ${name}`);
+		const now = new Date().toISOString();
+		await this.plans.learn(identity, [now]);
+		this.store.remember(name, accountId);
+		try {
+			this.ctx.storage.transactionSync(() => {
+				storeShardReport(this.store.sql, report);
+				if (report.period !== periodOf(now)) return;
+				const context = {
+					subscriptionId: identity.id,
+					accountId,
+					planOf: (p: string) => this.plans.planOf(p),
+				};
+				this.alerts.evaluate(this.store.sql, context, report.period);
+			});
+		} catch (error) {
+			this.alerts.forget();
+			throw error;
+		}
+		if (!this.store.isEmpty && hasUnflushed(this.store.sql)) await this.scheduleFlush();
+	}
+
+	/** A shard other than the head sends it its current period after each flush. */
+	private async reportToHead(): Promise<void> {
+		const identity = this.store.identity();
+		if (identity === null || identity.shard === null || identity.shard === 0) return;
+		const now = Date.now();
+		const report = shardReportOf(this.store.sql, identity.shard, periodOf(new Date(now).toISOString()), now);
+		const head = accumulatorName(identity.environment, { subscriptionId: identity.id, shard: 0 });
+		await accumulatorStub(this.env, head).reportShard(head, identity.accountId, report);
 	}
 
 	removeAlert(id: string): void {
@@ -376,6 +418,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 		let failed = false;
 		try {
 			failed = (await this.flush()).archiveFailed;
+			await this.reportToHead();
 		} catch (error) {
 			console.error(JSON.stringify({ at: "usage-accumulator.alarm", error: String(error) }));
 			failed = true;
@@ -475,6 +518,11 @@ function* timestampsOf(events: readonly MeteringEvent[]): Generator<string> {
 		last = period;
 		yield event.timestamp;
 	}
+}
+
+/** A subscription's accumulator that holds its alerts: its only one, or shard 0. */
+function isHead(identity: AccumulatorIdentity): boolean {
+	return identity.kind === "sub" && (identity.shard === null || identity.shard === 0);
 }
 
 function allOf(observers: CountObserver[]): CountObserver {

@@ -1,0 +1,76 @@
+/**
+ * The shards of a hot subscription (client.ts names them) count disjoint sets of instances, so D1 and every read
+ * merge them by adding. Alerts need the subscription's total as it grows, so they live in the head (shard 0):
+ * after each flush (its alarm, ~1.5 s after an event) every other shard sends the head its current period as it
+ * stands — its daily aggregates and per-instance metrics, absolute values — and the head keeps the newest report
+ * of each shard and evaluates its alerts on its own aggregates plus the reports. A threshold crossed by events of
+ * another shard therefore fires within a flush delay (plus one call), not in the same transaction.
+ *
+ * Reports are absolute and stamped with the time they were read, so a repeated or late one never counts twice
+ * and never replaces a newer one.
+ */
+import type { UsageAggregate } from "../../pricing/quantities";
+import type { MetricQuantity } from "../../pricing/sources";
+import { readUsage } from "./aggregates";
+import { readMetrics } from "./metrics";
+
+export const SHARD_REPORTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS shard_reports (
+	shard INTEGER NOT NULL, period TEXT NOT NULL, read_at INTEGER NOT NULL, usage TEXT NOT NULL, metrics TEXT NOT NULL,
+	PRIMARY KEY (shard, period));
+`;
+
+export interface ShardReport {
+	shard: number;
+	period: string;
+	/** When the shard read it (ms): a report older than the one kept is ignored. */
+	readAt: number;
+	usage: UsageAggregate[];
+	/** Per instance, as the metrics table holds them: they combine across shards as across instances. */
+	metrics: MetricQuantity[];
+}
+
+/** What a shard sends its head: the period so far. */
+export function shardReportOf(sql: SqlStorage, shard: number, period: string, now: number): ShardReport {
+	return {
+		shard,
+		period,
+		readAt: now,
+		usage: readUsage(sql, `${period}-01`, `${period}-31`),
+		metrics: readMetrics(sql, period).map(({ source, quantity }) => ({ source, quantity })),
+	};
+}
+
+/** In the head: keeps the newest report of each shard. */
+export function storeShardReport(sql: SqlStorage, report: ShardReport): void {
+	sql.exec(SHARD_REPORTS_SCHEMA);
+	sql.exec(
+		`INSERT INTO shard_reports (shard, period, read_at, usage, metrics) VALUES (?, ?, ?, ?, ?)
+		ON CONFLICT (shard, period) DO UPDATE SET read_at = excluded.read_at, usage = excluded.usage,
+			metrics = excluded.metrics
+		WHERE excluded.read_at > shard_reports.read_at`,
+		report.shard,
+		report.period,
+		report.readAt,
+		JSON.stringify(report.usage),
+		JSON.stringify(report.metrics),
+	);
+}
+
+/** In the head: what the other shards reported for the period (nothing for an unsharded subscription). */
+export function reportedUsage(
+	sql: SqlStorage,
+	period: string,
+): { usage: UsageAggregate[]; metrics: MetricQuantity[] } {
+	sql.exec(SHARD_REPORTS_SCHEMA);
+	const rows = sql
+		.exec<{ usage: string; metrics: string }>(
+			"SELECT usage, metrics FROM shard_reports WHERE period = ?",
+			period,
+		)
+		.toArray();
+	return {
+		usage: rows.flatMap((row) => JSON.parse(row.usage) as UsageAggregate[]),
+		metrics: rows.flatMap((row) => JSON.parse(row.metrics) as MetricQuantity[]),
+	};
+}
