@@ -19,6 +19,7 @@ let page;
 let api;
 let data;
 const period = new Date().toISOString().slice(0, 7);
+const today = new Date().toISOString().slice(0, 10);
 
 before(async () => {
 	worker = await startWorker();
@@ -32,7 +33,12 @@ before(async () => {
 	await until(
 		"the P&L settles",
 		async () => {
-			const now = JSON.stringify(await api("GET", "/reports/pnl?currency=USD&group_by=customer"));
+			const now = JSON.stringify(
+				await api(
+					"GET",
+					`/reports/pnl?start_date=${period}-01&end_date=${today}&currency=USD&group_by=customer`,
+				),
+			);
 			const settled = now === last;
 			last = now;
 			return settled;
@@ -259,6 +265,12 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 				["payments", "#/payments"],
 				["unbilled", "#/usage/unbilled"],
 			];
+			// A stray instance left unbilled, so the unbilled page is checked (and pictured) with its adopt form.
+			await api("POST", "/actions", { agent_key: "stray-bot-2", action_type: "tool_call" });
+			await until("the second stray instance is listed", async () => {
+				const listed = await api("GET", `/usage/unbilled?billing_period=${period}`);
+				return listed.usage.some((line) => line.agent_key === "stray-bot-2");
+			});
 			const findings = [];
 			for (const [width, height, label] of [
 				[390, 844, "phone"],
