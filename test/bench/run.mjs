@@ -1,4 +1,6 @@
-// `npm run bench [-- --quick]`: starts the Worker locally with fresh state, measures, prints one table.
+// `npm run bench [-- --quick] [-- --only ingest,batch]`: starts the Worker locally with fresh state, measures,
+// prints one table. `--only` runs some scenarios: ingest, batch, priced, hot, latency, gate, invoicing (which
+// also measures bytes per event and the reports).
 // Throughput figures are ratios against a bare route measured in the same run: absolute numbers on a shared
 // 2-core machine behind wrangler's proxy mean little.
 import { apiClient, timed } from "./api.mjs";
@@ -14,6 +16,23 @@ import { storeBytes } from "./storage.mjs";
 import { startWorker } from "./worker.mjs";
 
 const quick = process.argv.includes("--quick");
+const SCENARIOS = ["ingest", "batch", "priced", "hot", "latency", "gate", "invoicing"];
+const onlyAt = process.argv.findIndex((arg) => arg === "--only" || arg.startsWith("--only="));
+const only =
+	onlyAt === -1
+		? null
+		: new Set(
+				(process.argv[onlyAt].startsWith("--only=")
+					? process.argv[onlyAt].slice("--only=".length)
+					: (process.argv[onlyAt + 1] ?? "")
+				).split(","),
+			);
+for (const name of only ?? []) {
+	if (!SCENARIOS.includes(name))
+		throw new Error(`--only: unknown scenario ${name} (${SCENARIOS.join(", ")})`);
+}
+// The priced scenario is a ratio to the plain batch figure, so it measures that too.
+const runs = (name) => only === null || only.has(name) || (name === "batch" && only.has("priced"));
 const size = quick
 	? {
 			seconds: 2,
@@ -60,187 +79,198 @@ try {
 	await admin("GET", "/v1/agents");
 	await apiClient(base, ingest.sdkKey)("POST", "/v1/actions", JSON.parse(action));
 
-	const [healthz, actions] = await interleaved(
-		[
-			{ url: `${base}/healthz` },
-			{ url: `${base}/v1/actions`, method: "POST", headers: sdkHeaders, body: action },
-		],
-		{ rounds: size.rounds, seconds: size.seconds },
-	);
-	const ingestRatio = actions.rps / healthz.rps;
-	row(
-		"ingest ratio (POST /v1/actions ÷ GET /healthz, 64 connections)",
-		`${fmt(ingestRatio)} (${fmt(actions.rps, 0)} ÷ ${fmt(healthz.rps, 0)} req/s)`,
-		"≥ 0.5",
-		ingestRatio >= 0.5,
-	);
-
-	// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight.
-	const batchRun = await timed(() =>
-		sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4),
-	);
-	const eventsPerSecond = batchRun.value / batchRun.seconds;
-	row(
-		"batch ingest (1,000-event batches)",
-		`${fmt(eventsPerSecond, 0)} events/s`,
-		"≥ 50,000 events/s",
-		eventsPerSecond >= 50_000,
-	);
-
-	// The same batch ingest with a plan of ten filtered charges and two alerts (one on a metric, one on the amount)
-	// on every subscription: what the accumulators' per-model metering and alert evaluation cost (§16, §18).
-	const priced = await provisionEnvironment(base, worker.adminKey, "test", 10, FILTERED_PLAN);
-	await inParallelAlerts(priced);
-	const pricedRun = await timed(() =>
-		sendUsage(base, priced.sdkKey, priced.instanceKeys, size.batches * 1000, 4),
-	);
-	const pricedRatio = pricedRun.value / pricedRun.seconds / eventsPerSecond;
-	row(
-		"batch ingest, 10 filtered charges + 2 alerts ÷ plain plan",
-		`${fmt(pricedRatio)} (${fmt(pricedRun.value / pricedRun.seconds, 0)} vs ${fmt(eventsPerSecond, 0)} events/s)`,
-		"≥ 0.9",
-		pricedRatio >= 0.9,
-	);
-
-	// One hot subscription: single events of its 64 instances from 64 connections (against the bare route in the
-	// same rounds), then 1,000-event batches of its instances. Every event lands in the one subscription.
-	const hot = await provisionHotSubscription(base, worker.adminKey, 64);
-	const hotHeaders = { Authorization: `Bearer ${hot.sdkKey}`, "Content-Type": "application/json" };
-	const hotBodies = hot.instanceKeys.map((agentKey) =>
-		JSON.stringify({ agent_key: agentKey, action_type: "llm_call", metadata: { tokens: 10 } }),
-	);
-	await apiClient(base, hot.sdkKey)("POST", "/v1/actions", JSON.parse(hotBodies[0]));
-	const [hotBare, hotSingles] = await interleaved(
-		[
-			{ url: `${base}/healthz` },
-			{ url: `${base}/v1/actions`, method: "POST", headers: hotHeaders, bodies: hotBodies },
-		],
-		{ rounds: size.rounds, seconds: size.seconds },
-	);
-	row(
-		"one hot subscription, single events (64 instances, 64 connections)",
-		`${fmt(hotSingles.rps, 0)} events/s (${fmt(hotSingles.rps / hotBare.rps)} of /healthz)`,
-		"≥ 10,000 events/s in production",
-	);
-	const hotBatches = await timed(() => sendUsage(base, hot.sdkKey, hot.instanceKeys, size.batches * 1000, 4));
-	row(
-		"one hot subscription, 1,000-event batches",
-		`${fmt(hotBatches.value / hotBatches.seconds, 0)} events/s`,
-		"≥ 10,000 events/s in production",
-	);
-
-	// Latency of single events at a fixed moderate rate.
-	const steady = await load({
-		url: `${base}/v1/actions`,
-		method: "POST",
-		headers: sdkHeaders,
-		body: action,
-		connections: 16,
-		rate: 200,
-		seconds: size.latencySeconds,
-	});
-	row(
-		"single-event latency at 200 req/s",
-		`p50 ${steady.p50} ms, p99 ${steady.p99} ms`,
-		"p99 ≤ 50 ms",
-		steady.p99 <= 50,
-	);
-
-	// What the gate (authentication + rate limit) adds to an authenticated read.
-	const adminHeaders = { Authorization: `Bearer ${worker.adminKey}` };
-	const [bare, gateOnly, read] = await interleaved(
-		[
-			{ url: `${base}/healthz`, connections: 16 },
-			{ url: `${base}/v1/no-such-route`, headers: adminHeaders, connections: 16, expectedStatus: 404 },
-			{ url: `${base}/v1/agents`, headers: adminHeaders, connections: 16 },
-		],
-		{ rounds: size.rounds, seconds: size.seconds },
-	);
-	const gateShare = Math.max(0, gateOnly.mean - bare.mean) / read.mean;
-	row(
-		"auth + rate limit share of GET /v1/agents",
-		`${fmt(gateShare * 100, 1)}% (gate ${fmt(gateOnly.mean - bare.mean)} ms of ${fmt(read.mean)} ms; healthz ${fmt(bare.mean)} ms)`,
-		"≤ 30%",
-		gateShare <= 0.3,
-	);
-
-	// Invoicing: N subscriptions with little usage (test environment) vs 2N with a lot (live).
-	const period = new Date().toISOString().slice(0, 7);
-	const small = await provisionEnvironment(base, worker.adminKey, "test", size.subscriptions);
-	const smallEvents = await sendUsage(base, small.sdkKey, small.instanceKeys, size.subscriptions);
-	const large = await provisionEnvironment(base, worker.adminKey, "live", size.subscriptions * 2);
-	const storedBefore = storeBytes(worker.state);
-	const loading = performance.now();
-	let reported = 0;
-	const largeEvents = await sendUsage(base, large.sdkKey, large.instanceKeys, size.bigEvents, 4, (sent) => {
-		if (sent - reported < 100_000) return;
-		reported = sent;
-		const seconds = (performance.now() - loading) / 1000;
-		console.error(`  … ${sent} events loaded in ${fmt(seconds, 0)} s (${fmt(sent / seconds, 0)} events/s)`);
-	});
-	// Invoices are made on the 1st, long after the month's events reached D1: let the accumulators' alarms flush
-	// what was just loaded (they fire 1.5 s after the first unflushed event), so that generation is timed on its
-	// own. Usage still unflushed at generation is flushed by generation itself, and would be timed with it.
-	await new Promise((resolve) => setTimeout(resolve, size.settleMs));
-	// Bytes each store grew by per event loaded (the large environment's events, after their flush).
-	const storedAfter = storeBytes(worker.state);
-	const perEvent = (store) => fmt((storedAfter[store] - storedBefore[store]) / largeEvents, 1);
-	row(
-		`bytes per event stored (${largeEvents} events): D1 / accumulators / R2 archive`,
-		`${perEvent("d1")} / ${perEvent("accumulators")} / ${perEvent("archive")} B`,
-		"D1 ≈ 0",
-	);
-	// Generated per account, as the monthly cron fans out, and interleaved (one small-environment account, then two
-	// large ones) so that both sides see the same share of whatever else the machine is doing.
-	const seconds = { small: 0, large: 0 };
-	const invoiced = { small: 0, large: 0 };
-	const generate = async (side, client, accountId) => {
-		const run = await timed(() =>
-			client("POST", "/v1/invoices/generate", { billing_period: period, account_id: accountId }),
-		);
-		seconds[side] += run.seconds;
-		invoiced[side] += run.value.invoices.length;
-	};
-	for (const [i, accountId] of small.accountIds.entries()) {
-		await generate("small", small.api, accountId);
-		for (const largeAccount of large.accountIds.slice(2 * i, 2 * i + 2)) {
-			await generate("large", large.api, largeAccount);
-		}
-	}
-	const growth = seconds.large / seconds.small;
-	row(
-		`invoicing ${size.subscriptions} subscriptions (${smallEvents} events; one call per account of 10)`,
-		`${fmt(seconds.small)} s, ${invoiced.small} invoices`,
-		"≤ 10 s (1,000)",
-		seconds.small <= 10,
-	);
-	row(
-		`invoicing ${size.subscriptions * 2} subscriptions (${largeEvents} events) ÷ ${size.subscriptions}`,
-		`${fmt(growth)}× (${fmt(seconds.large)} s, ${invoiced.large} invoices)`,
-		"≤ 2.2×",
-		growth <= 2.2,
-	);
-
-	// Reports over few events (test environment) vs many (live), same shape of query.
-	const range = `start_date=${period}-01&end_date=${new Date().toISOString().slice(0, 10)}`;
-	for (const [name, path] of [
-		["revenue by agent", `/v1/reports/revenue?${range}&group_by=agent`],
-		["PnL", `/v1/reports/pnl?${range}`],
-	]) {
-		const [fewRun, manyRun] = await interleaved(
+	if (runs("ingest")) {
+		const [healthz, actions] = await interleaved(
 			[
-				{ url: `${base}${path}`, headers: { Authorization: `Bearer ${small.adminKey}` }, connections: 4 },
-				{ url: `${base}${path}`, headers: { Authorization: `Bearer ${large.adminKey}` }, connections: 4 },
+				{ url: `${base}/healthz` },
+				{ url: `${base}/v1/actions`, method: "POST", headers: sdkHeaders, body: action },
 			],
-			{ rounds: size.rounds, seconds: size.reportSeconds * 2 },
+			{ rounds: size.rounds, seconds: size.seconds },
 		);
-		const ratio = manyRun.mean / fewRun.mean;
+		const ingestRatio = actions.rps / healthz.rps;
 		row(
-			`${name} latency, ${largeEvents} events ÷ ${smallEvents}`,
-			`${fmt(ratio)}× (${fmt(manyRun.mean)} ms vs ${fmt(fewRun.mean)} ms)`,
-			"≤ 3×",
-			ratio <= 3,
+			"ingest ratio (POST /v1/actions ÷ GET /healthz, 64 connections)",
+			`${fmt(ingestRatio)} (${fmt(actions.rps, 0)} ÷ ${fmt(healthz.rps, 0)} req/s)`,
+			"≥ 0.5",
+			ingestRatio >= 0.5,
 		);
+	}
+	let eventsPerSecond = 0;
+	if (runs("batch")) {
+		// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight.
+		const batchRun = await timed(() =>
+			sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4),
+		);
+		eventsPerSecond = batchRun.value / batchRun.seconds;
+		row(
+			"batch ingest (1,000-event batches)",
+			`${fmt(eventsPerSecond, 0)} events/s`,
+			"≥ 50,000 events/s",
+			eventsPerSecond >= 50_000,
+		);
+	}
+	if (runs("priced")) {
+		// The same batch ingest with a plan of ten filtered charges and two alerts (one on a metric, one on the amount)
+		// on every subscription: what the accumulators' per-model metering and alert evaluation cost (§16, §18).
+		const priced = await provisionEnvironment(base, worker.adminKey, "test", 10, FILTERED_PLAN);
+		await inParallelAlerts(priced);
+		const pricedRun = await timed(() =>
+			sendUsage(base, priced.sdkKey, priced.instanceKeys, size.batches * 1000, 4),
+		);
+		const pricedRatio = pricedRun.value / pricedRun.seconds / eventsPerSecond;
+		row(
+			"batch ingest, 10 filtered charges + 2 alerts ÷ plain plan",
+			`${fmt(pricedRatio)} (${fmt(pricedRun.value / pricedRun.seconds, 0)} vs ${fmt(eventsPerSecond, 0)} events/s)`,
+			"≥ 0.9",
+			pricedRatio >= 0.9,
+		);
+	}
+	if (runs("hot")) {
+		// One hot subscription: single events of its 64 instances from 64 connections (against the bare route in the
+		// same rounds), then 1,000-event batches of its instances. Every event lands in the one subscription.
+		const hot = await provisionHotSubscription(base, worker.adminKey, 64);
+		const hotHeaders = { Authorization: `Bearer ${hot.sdkKey}`, "Content-Type": "application/json" };
+		const hotBodies = hot.instanceKeys.map((agentKey) =>
+			JSON.stringify({ agent_key: agentKey, action_type: "llm_call", metadata: { tokens: 10 } }),
+		);
+		await apiClient(base, hot.sdkKey)("POST", "/v1/actions", JSON.parse(hotBodies[0]));
+		const [hotBare, hotSingles] = await interleaved(
+			[
+				{ url: `${base}/healthz` },
+				{ url: `${base}/v1/actions`, method: "POST", headers: hotHeaders, bodies: hotBodies },
+			],
+			{ rounds: size.rounds, seconds: size.seconds },
+		);
+		row(
+			"one hot subscription, single events (64 instances, 64 connections)",
+			`${fmt(hotSingles.rps, 0)} events/s (${fmt(hotSingles.rps / hotBare.rps)} of /healthz)`,
+			"≥ 10,000 events/s in production",
+		);
+		const hotBatches = await timed(() =>
+			sendUsage(base, hot.sdkKey, hot.instanceKeys, size.batches * 1000, 4),
+		);
+		row(
+			"one hot subscription, 1,000-event batches",
+			`${fmt(hotBatches.value / hotBatches.seconds, 0)} events/s`,
+			"≥ 10,000 events/s in production",
+		);
+	}
+	if (runs("latency")) {
+		// Latency of single events at a fixed moderate rate.
+		const steady = await load({
+			url: `${base}/v1/actions`,
+			method: "POST",
+			headers: sdkHeaders,
+			body: action,
+			connections: 16,
+			rate: 200,
+			seconds: size.latencySeconds,
+		});
+		row(
+			"single-event latency at 200 req/s",
+			`p50 ${steady.p50} ms, p99 ${steady.p99} ms`,
+			"p99 ≤ 50 ms",
+			steady.p99 <= 50,
+		);
+	}
+	if (runs("gate")) {
+		// What the gate (authentication + rate limit) adds to an authenticated read.
+		const adminHeaders = { Authorization: `Bearer ${worker.adminKey}` };
+		const [bare, gateOnly, read] = await interleaved(
+			[
+				{ url: `${base}/healthz`, connections: 16 },
+				{ url: `${base}/v1/no-such-route`, headers: adminHeaders, connections: 16, expectedStatus: 404 },
+				{ url: `${base}/v1/agents`, headers: adminHeaders, connections: 16 },
+			],
+			{ rounds: size.rounds, seconds: size.seconds },
+		);
+		const gateShare = Math.max(0, gateOnly.mean - bare.mean) / read.mean;
+		row(
+			"auth + rate limit share of GET /v1/agents",
+			`${fmt(gateShare * 100, 1)}% (gate ${fmt(gateOnly.mean - bare.mean)} ms of ${fmt(read.mean)} ms; healthz ${fmt(bare.mean)} ms)`,
+			"≤ 30%",
+			gateShare <= 0.3,
+		);
+	}
+	if (runs("invoicing")) {
+		// Invoicing: N subscriptions with little usage (test environment) vs 2N with a lot (live).
+		const period = new Date().toISOString().slice(0, 7);
+		const small = await provisionEnvironment(base, worker.adminKey, "test", size.subscriptions);
+		const smallEvents = await sendUsage(base, small.sdkKey, small.instanceKeys, size.subscriptions);
+		const large = await provisionEnvironment(base, worker.adminKey, "live", size.subscriptions * 2);
+		const storedBefore = storeBytes(worker.state);
+		const loading = performance.now();
+		let reported = 0;
+		const largeEvents = await sendUsage(base, large.sdkKey, large.instanceKeys, size.bigEvents, 4, (sent) => {
+			if (sent - reported < 100_000) return;
+			reported = sent;
+			const seconds = (performance.now() - loading) / 1000;
+			console.error(`  … ${sent} events loaded in ${fmt(seconds, 0)} s (${fmt(sent / seconds, 0)} events/s)`);
+		});
+		// Invoices are made on the 1st, long after the month's events reached D1: let the accumulators' alarms flush
+		// what was just loaded (they fire 1.5 s after the first unflushed event), so that generation is timed on its
+		// own. Usage still unflushed at generation is flushed by generation itself, and would be timed with it.
+		await new Promise((resolve) => setTimeout(resolve, size.settleMs));
+		// Bytes each store grew by per event loaded (the large environment's events, after their flush).
+		const storedAfter = storeBytes(worker.state);
+		const perEvent = (store) => fmt((storedAfter[store] - storedBefore[store]) / largeEvents, 1);
+		row(
+			`bytes per event stored (${largeEvents} events): D1 / accumulators / R2 archive`,
+			`${perEvent("d1")} / ${perEvent("accumulators")} / ${perEvent("archive")} B`,
+			"D1 ≈ 0",
+		);
+		// Generated per account, as the monthly cron fans out, and interleaved (one small-environment account, then two
+		// large ones) so that both sides see the same share of whatever else the machine is doing.
+		const seconds = { small: 0, large: 0 };
+		const invoiced = { small: 0, large: 0 };
+		const generate = async (side, client, accountId) => {
+			const run = await timed(() =>
+				client("POST", "/v1/invoices/generate", { billing_period: period, account_id: accountId }),
+			);
+			seconds[side] += run.seconds;
+			invoiced[side] += run.value.invoices.length;
+		};
+		for (const [i, accountId] of small.accountIds.entries()) {
+			await generate("small", small.api, accountId);
+			for (const largeAccount of large.accountIds.slice(2 * i, 2 * i + 2)) {
+				await generate("large", large.api, largeAccount);
+			}
+		}
+		const growth = seconds.large / seconds.small;
+		row(
+			`invoicing ${size.subscriptions} subscriptions (${smallEvents} events; one call per account of 10)`,
+			`${fmt(seconds.small)} s, ${invoiced.small} invoices`,
+			"≤ 10 s (1,000)",
+			seconds.small <= 10,
+		);
+		row(
+			`invoicing ${size.subscriptions * 2} subscriptions (${largeEvents} events) ÷ ${size.subscriptions}`,
+			`${fmt(growth)}× (${fmt(seconds.large)} s, ${invoiced.large} invoices)`,
+			"≤ 2.2×",
+			growth <= 2.2,
+		);
+
+		// Reports over few events (test environment) vs many (live), same shape of query.
+		const range = `start_date=${period}-01&end_date=${new Date().toISOString().slice(0, 10)}`;
+		for (const [name, path] of [
+			["revenue by agent", `/v1/reports/revenue?${range}&group_by=agent`],
+			["PnL", `/v1/reports/pnl?${range}`],
+		]) {
+			const [fewRun, manyRun] = await interleaved(
+				[
+					{ url: `${base}${path}`, headers: { Authorization: `Bearer ${small.adminKey}` }, connections: 4 },
+					{ url: `${base}${path}`, headers: { Authorization: `Bearer ${large.adminKey}` }, connections: 4 },
+				],
+				{ rounds: size.rounds, seconds: size.reportSeconds * 2 },
+			);
+			const ratio = manyRun.mean / fewRun.mean;
+			row(
+				`${name} latency, ${largeEvents} events ÷ ${smallEvents}`,
+				`${fmt(ratio)}× (${fmt(manyRun.mean)} ms vs ${fmt(fewRun.mean)} ms)`,
+				"≤ 3×",
+				ratio <= 3,
+			);
+		}
 	}
 } finally {
 	await worker.stop();
