@@ -159,18 +159,27 @@ export const OutcomeEvent = z
 export type EventStatus = "processed" | "duplicate";
 
 export function eventView(event: StoredEvent, status: EventStatus = "processed") {
-	const common = {
-		id: event.id,
-		status,
-		created_at: event.receivedAt,
-		agent_key: event.agentKey,
-	};
-	const rest = {
-		metadata: event.metadata ?? {},
-		timestamp: event.timestamp,
-		subscription_id: event.subscriptionId,
-	};
+	// Object literals, not spreads: batches build a thousand of these, and literals serialize faster.
 	return event.kind === "action"
-		? { ...common, action_type: event.type, ...rest }
-		: { ...common, outcome_type: event.type, value: Decimal.from(event.value ?? "0").toNumber(), ...rest };
+		? {
+				id: event.id,
+				status,
+				created_at: event.receivedAt,
+				agent_key: event.agentKey,
+				action_type: event.type,
+				metadata: event.metadata ?? {},
+				timestamp: event.timestamp,
+				subscription_id: event.subscriptionId,
+			}
+		: {
+				id: event.id,
+				status,
+				created_at: event.receivedAt,
+				agent_key: event.agentKey,
+				outcome_type: event.type,
+				value: Decimal.from(event.value ?? "0").toNumber(),
+				metadata: event.metadata ?? {},
+				timestamp: event.timestamp,
+				subscription_id: event.subscriptionId,
+			};
 }

@@ -89,7 +89,7 @@ function plainBodyFastPath<T>(
 		const header = c.req.header("Idempotency-Key");
 		let input: T | null;
 		try {
-			input = plain(await c.req.json(), header);
+			input = plain(c.get("parsedBody")?.value ?? (await c.req.json()), header);
 		} catch {
 			return next();
 		}
