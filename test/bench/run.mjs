@@ -97,7 +97,10 @@ try {
 	}
 	let eventsPerSecond = 0;
 	if (runs("batch")) {
-		// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight.
+		// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight. Each subscription's
+		// accumulator first takes one event, so that what is timed is ingest, not the once-per-object start (its
+		// tables, its plan from D1, taking its instance over): 20 batches take well under a second.
+		await sendUsage(base, ingest.sdkKey, ingest.instanceKeys, ingest.instanceKeys.length);
 		const batchRun = await timed(() =>
 			sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4),
 		);
@@ -114,6 +117,7 @@ try {
 		// on every subscription: what the accumulators' per-model metering and alert evaluation cost (§16, §18).
 		const priced = await provisionEnvironment(base, worker.adminKey, "test", 10, FILTERED_PLAN);
 		await inParallelAlerts(priced);
+		await sendUsage(base, priced.sdkKey, priced.instanceKeys, priced.instanceKeys.length);
 		const pricedRun = await timed(() =>
 			sendUsage(base, priced.sdkKey, priced.instanceKeys, size.batches * 1000, 4),
 		);
