@@ -12,6 +12,8 @@ export interface AppEnv {
 		scope: Scope;
 		/** Response fields that hold a secret, never stored with an idempotency record (see idempotency.ts). */
 		secretFields?: string[];
+		/** The JSON body as parsed by the body check (body.ts); never changed after: the schemas parse copies. */
+		parsedBody?: { value: unknown };
 	};
 }
 

@@ -1,4 +1,6 @@
-// `npm run bench [-- --quick]`: starts the Worker locally with fresh state, measures, prints one table.
+// `npm run bench [-- --quick] [-- --only ingest,batch]`: starts the Worker locally with fresh state, measures,
+// prints one table. `--only` runs some scenarios: ingest, batch, priced, hot, latency, gate, invoicing (which
+// also measures bytes per event and the reports).
 // Throughput figures are ratios against a bare route measured in the same run: absolute numbers on a shared
 // 2-core machine behind wrangler's proxy mean little.
 import { apiClient, timed } from "./api.mjs";
@@ -14,10 +16,23 @@ import { storeBytes } from "./storage.mjs";
 import { startWorker } from "./worker.mjs";
 
 const quick = process.argv.includes("--quick");
-// `-- --only=hot`: only the hot-subscription rows (unsharded and sharded), without the ~5 minutes of the rest.
-const only = process.argv.find((arg) => arg.startsWith("--only="))?.slice("--only=".length);
-if (only !== undefined && only !== "hot")
-	throw new Error(`--only=${only}: the only selectable scenario is hot`);
+const SCENARIOS = ["ingest", "batch", "priced", "hot", "latency", "gate", "invoicing"];
+const onlyAt = process.argv.findIndex((arg) => arg === "--only" || arg.startsWith("--only="));
+const only =
+	onlyAt === -1
+		? null
+		: new Set(
+				(process.argv[onlyAt].startsWith("--only=")
+					? process.argv[onlyAt].slice("--only=".length)
+					: (process.argv[onlyAt + 1] ?? "")
+				).split(","),
+			);
+for (const name of only ?? []) {
+	if (!SCENARIOS.includes(name))
+		throw new Error(`--only: unknown scenario ${name} (${SCENARIOS.join(", ")})`);
+}
+// The priced scenario is a ratio to the plain batch figure, so it measures that too.
+const runs = (name) => only === null || only.has(name) || (name === "batch" && only.has("priced"));
 // Shards of the sharded hot subscription: 16 × ~1,000 requests/s per accumulator in production.
 const HOT_SHARDS = 16;
 const size = quick
@@ -99,7 +114,7 @@ try {
 	await admin("GET", "/v1/agents");
 	await apiClient(base, ingest.sdkKey)("POST", "/v1/actions", JSON.parse(action));
 
-	if (only === undefined) {
+	if (runs("ingest")) {
 		const [healthz, actions] = await interleaved(
 			[
 				{ url: `${base}/healthz` },
@@ -143,9 +158,44 @@ try {
 		);
 	}
 
-	for (const shards of [1, HOT_SHARDS]) await hotSubscriptionRows(base, worker.adminKey, shards);
-
-	if (only === undefined) {
+	let eventsPerSecond = 0;
+	if (runs("batch")) {
+		// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight. Each subscription's
+		// accumulator first takes one event, so that what is timed is ingest, not the once-per-object start (its
+		// tables, its plan from D1, taking its instance over): 20 batches take well under a second.
+		await sendUsage(base, ingest.sdkKey, ingest.instanceKeys, ingest.instanceKeys.length);
+		const batchRun = await timed(() =>
+			sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4),
+		);
+		eventsPerSecond = batchRun.value / batchRun.seconds;
+		row(
+			"batch ingest (1,000-event batches)",
+			`${fmt(eventsPerSecond, 0)} events/s`,
+			"≥ 50,000 events/s",
+			eventsPerSecond >= 50_000,
+		);
+	}
+	if (runs("priced")) {
+		// The same batch ingest with a plan of ten filtered charges and two alerts (one on a metric, one on the amount)
+		// on every subscription: what the accumulators' per-model metering and alert evaluation cost (§16, §18).
+		const priced = await provisionEnvironment(base, worker.adminKey, "test", 10, FILTERED_PLAN);
+		await inParallelAlerts(priced);
+		await sendUsage(base, priced.sdkKey, priced.instanceKeys, priced.instanceKeys.length);
+		const pricedRun = await timed(() =>
+			sendUsage(base, priced.sdkKey, priced.instanceKeys, size.batches * 1000, 4),
+		);
+		const pricedRatio = pricedRun.value / pricedRun.seconds / eventsPerSecond;
+		row(
+			"batch ingest, 10 filtered charges + 2 alerts ÷ plain plan",
+			`${fmt(pricedRatio)} (${fmt(pricedRun.value / pricedRun.seconds, 0)} vs ${fmt(eventsPerSecond, 0)} events/s)`,
+			"≥ 0.9",
+			pricedRatio >= 0.9,
+		);
+	}
+	if (runs("hot")) {
+		for (const shards of [1, HOT_SHARDS]) await hotSubscriptionRows(base, worker.adminKey, shards);
+	}
+	if (runs("latency")) {
 		// Latency of single events at a fixed moderate rate.
 		const steady = await load({
 			url: `${base}/v1/actions`,
@@ -162,7 +212,8 @@ try {
 			"p99 ≤ 50 ms",
 			steady.p99 <= 50,
 		);
-
+	}
+	if (runs("gate")) {
 		// What the gate (authentication + rate limit) adds to an authenticated read.
 		const adminHeaders = { Authorization: `Bearer ${worker.adminKey}` };
 		const [bare, gateOnly, read] = await interleaved(
@@ -180,7 +231,8 @@ try {
 			"≤ 30%",
 			gateShare <= 0.3,
 		);
-
+	}
+	if (runs("invoicing")) {
 		// Invoicing: N subscriptions with little usage (test environment) vs 2N with a lot (live).
 		const period = new Date().toISOString().slice(0, 7);
 		const small = await provisionEnvironment(base, worker.adminKey, "test", size.subscriptions);
@@ -265,7 +317,9 @@ try {
 }
 
 const header = "| figure | measured | target | status |\n|---|---|---|---|";
-const flags = [quick ? "--quick" : "", only === undefined ? "" : `--only=${only}`].filter(Boolean).join(" ");
+const flags = [quick ? "--quick" : "", only === null ? "" : `--only=${[...only].join(",")}`]
+	.filter(Boolean)
+	.join(" ");
 console.log(`\nnpm run bench${flags ? ` -- ${flags}` : ""} — ${worker.how}\n`);
 console.log(header);
 for (const r of rows) console.log(`| ${r.figure} | ${r.measured} | ${r.target} | ${r.status} |`);

@@ -72,4 +72,36 @@ describe("accumulator aggregates", () => {
 			);
 		});
 	});
+
+	it("stay exact when a call's transaction rolls back after its sums were noted (the store's sum cache)", async () => {
+		const agentKey = uniqueKey("aggcache");
+		const stub = instanceAccumulator(agentKey);
+		const today = new Date().toISOString();
+		await runInDurableObject(stub, (_, state) => {
+			const store = new AccumulatorStore(state.storage);
+			const name = `live:inst:${agentKey}`;
+			const call = (i: number, n: number) => ({
+				name,
+				accountId: null,
+				claims: {},
+				events: [{ ...action(agentKey, 1, today, { n }), id: `act_aggcache${String(i).padStart(18, "0")}` }],
+			});
+			// Single-event calls, each a few rows: the plain upserts, sums from what the store noted.
+			for (let i = 0; i < 5; i++) store.record(call(i, 10), Date.now());
+			// A call whose transaction fails after the aggregates were written: nothing of it may stay, in storage
+			// or in what the store remembers of its sums.
+			const failing = {
+				count: () => {},
+				applyTo: () => {
+					throw new Error("observer failed");
+				},
+			};
+			expect(() => store.record(call(5, 1000), Date.now(), undefined, failing)).toThrow("observer failed");
+			store.record(call(6, 10), Date.now());
+			const row = state.storage.sql
+				.exec<{ count: number; sum: string }>("SELECT count, sum FROM daily WHERE field = 'n'")
+				.one();
+			expect(row).toEqual({ count: 6, sum: "60" });
+		});
+	});
 });

@@ -56,6 +56,44 @@ function exactly(value: number): Decimal {
 	return Number.isSafeInteger(value) ? Decimal.from(BigInt(value)) : Decimal.from(value);
 }
 
+const FEW_ROWS = 8;
+const upsertDailyRow = (
+	table: DailyTable,
+) => `INSERT INTO ${table} (day, agent_key, kind, type, field, count, sum, version)
+	VALUES (?, ?, ?, ?, ?, ?, ?, 1)
+	ON CONFLICT (day, agent_key, kind, type, field)
+	DO UPDATE SET count = count + excluded.count, sum = excluded.sum, version = version + 1`;
+const UPSERT_DAILY_ROW = { daily: upsertDailyRow("daily"), daily_unbilled: upsertDailyRow("daily_unbilled") };
+
+/**
+ * The stored sum of daily rows, by day, agent key, kind, type and field (joined by SEPARATOR), as this object
+ * last wrote them: the accumulator is the only writer of its sums, so what it wrote is what is stored, as long as
+ * the transaction that wrote it committed. Its owner (store.ts) clears it whenever a transaction fails, and
+ * bounds its size.
+ */
+export class DailySums {
+	private readonly sums = new Map<string, string>();
+
+	constructor(private readonly maxRows = 10_000) {}
+
+	has(id: string): boolean {
+		return this.sums.has(id);
+	}
+
+	get(id: string): string | undefined {
+		return this.sums.get(id);
+	}
+
+	set(id: string, sum: string): void {
+		if (!this.sums.has(id) && this.sums.size >= this.maxRows) this.sums.clear();
+		this.sums.set(id, sum);
+	}
+
+	clear(): void {
+		this.sums.clear();
+	}
+}
+
 /**
  * What a batch of events adds to the day rows of `table` and to the costs, gathered in memory so each aggregate
  * row is written once per batch. With `sign` -1 it is what they take away (events moved to another accumulator,
@@ -122,40 +160,58 @@ export class AggregateDeltas {
 
 	/**
 	 * Adds the deltas to the stored rows; call inside the transaction that stored the events. Sums are added
-	 * here, exactly, so each table costs one read and one write of all its touched rows.
+	 * here, exactly. `known` holds the stored sums of daily rows this object wrote before (DailySums): rows found
+	 * there need no read, so a warm call is one write per row; the others are read in one statement.
 	 */
-	applyTo(sql: SqlStorage): void {
+	applyTo(sql: SqlStorage, known?: DailySums): void {
 		const table = this.table;
 		const signed = (value: Decimal) => (this.sign === 1 ? value : value.negate());
 		if (this.daily.size > 0) {
 			const deltas = [...this.daily.values()].flatMap((group) => [...group.fields.values()]);
-			const current = new Map(
-				sql
+			const ids = deltas.map((delta) => delta.key.join(SEPARATOR));
+			const unknown =
+				known === undefined ? deltas.map((_, i) => i) : ids.flatMap((id, i) => (known.has(id) ? [] : [i]));
+			const current = new Map<number, string>();
+			if (unknown.length > 0) {
+				const stored = sql
 					.exec<{ i: number; sum: string }>(
 						`SELECT k.key AS i, d.sum FROM json_each(?) AS k
 						JOIN ${table} AS d ON d.day = k.value ->> 0 AND d.agent_key = k.value ->> 1 AND d.kind = k.value ->> 2
 							AND d.type = k.value ->> 3 AND d.field = k.value ->> 4`,
-						JSON.stringify(deltas.map((delta) => delta.key)),
+						JSON.stringify(unknown.map((i) => (deltas[i] as DailyDelta).key)),
 					)
-					.toArray()
-					.map((row) => [row.i, row.sum]),
-			);
+					.toArray();
+				for (const row of stored) current.set(unknown[row.i] as number, row.sum);
+			}
+			// Read every stored sum before noting any: noting may clear `known` when it is full.
+			const before = deltas.map((_, i) => known?.get(ids[i] as string) ?? current.get(i));
 			const rows = deltas.map((delta, i) => {
-				const before = current.get(i);
 				const added = signed(
 					delta.whole === 0 ? delta.sum : delta.sum.add(Decimal.from(BigInt(delta.whole))),
 				);
-				const sum = before === undefined ? added : Decimal.from(before).add(added);
-				return [...delta.key, this.sign * delta.count, sum.toString()];
+				const stored = before[i];
+				return [
+					...delta.key,
+					this.sign * delta.count,
+					(stored === undefined ? added : Decimal.from(stored).add(added)).toString(),
+				];
 			});
-			sql.exec(
-				`INSERT INTO ${table} (day, agent_key, kind, type, field, count, sum, version)
-				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, 1
-				FROM json_each(?) AS r WHERE true
-				ON CONFLICT (day, agent_key, kind, type, field)
-				DO UPDATE SET count = count + excluded.count, sum = excluded.sum, version = version + 1`,
-				JSON.stringify(rows),
-			);
+			if (known !== undefined) {
+				for (const [i, row] of rows.entries()) known.set(ids[i] as string, row[6] as string);
+			}
+			// A statement with bound values is cheaper than one over json_each for the few rows of most calls.
+			if (rows.length <= FEW_ROWS) {
+				for (const row of rows) sql.exec(UPSERT_DAILY_ROW[table], ...row);
+			} else {
+				sql.exec(
+					`INSERT INTO ${table} (day, agent_key, kind, type, field, count, sum, version)
+					SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5, r.value ->> 6, 1
+					FROM json_each(?) AS r WHERE true
+					ON CONFLICT (day, agent_key, kind, type, field)
+					DO UPDATE SET count = count + excluded.count, sum = excluded.sum, version = version + 1`,
+					JSON.stringify(rows),
+				);
+			}
 		}
 		if (this.costs.size > 0) {
 			const keys = [...this.costs.keys()];

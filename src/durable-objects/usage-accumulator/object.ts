@@ -70,6 +70,8 @@ export interface AccumulatorSettings {
 	maxChunksPerCall: number;
 	/** Storage above which archived raw events go before their time (raw-events.ts). */
 	maxStoredBytes: number;
+	/** Alarms purge expired dedupe keys and raw events at most this often (and the first alarm of an instance). */
+	purgeEveryMs: number;
 }
 
 export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
@@ -78,6 +80,7 @@ export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
 	chunk: DEFAULT_CHUNK_LIMITS,
 	maxChunksPerCall: 20,
 	maxStoredBytes: RAW_EVENTS_MAX_BYTES,
+	purgeEveryMs: 60_000,
 };
 
 /** Fault injection for tests, around the steps of an adoption (adoption.ts). */
@@ -107,6 +110,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 	// True once this instance set (or saw) the alarm that will flush what it records; then recording needs no
 	// storage round trip to check. The alarm handler clears it, and sets it again only if it re-arms.
 	private alarmArmed = false;
+	// When this instance's alarm last purged (0: never, so its first alarm does).
+	private purgedAt = 0;
 
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
@@ -424,8 +429,13 @@ export class UsageAccumulator extends DurableObject<Env> {
 			failed = true;
 		}
 		const now = Date.now();
-		this.store.purgeExpiredDedupeKeys(now);
-		purgeRawEvents(this.ctx.storage, now, this.settings.maxStoredBytes);
+		// Expiry is in days: purging at most every PURGE_EVERY_MS keeps the alarms of a busy accumulator (one
+		// every flushDelayMs) from scanning for what is never due yet.
+		if (now - this.purgedAt >= this.settings.purgeEveryMs) {
+			this.purgedAt = now;
+			this.store.purgeExpiredDedupeKeys(now);
+			purgeRawEvents(this.ctx.storage, now, this.settings.maxStoredBytes);
+		}
 		// A call recorded during the flush may have taken this running alarm for a pending one.
 		this.alarmArmed = false;
 		if (failed) await this.arm(this.settings.retryDelayMs);

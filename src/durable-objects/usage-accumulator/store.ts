@@ -23,7 +23,7 @@ import {
 	setAside,
 	unabsorbed,
 } from "./adoption";
-import { AggregateDeltas, readUsage } from "./aggregates";
+import { AggregateDeltas, DailySums, readUsage } from "./aggregates";
 import { ALERTS_SCHEMA } from "./alerts";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import {
@@ -103,6 +103,9 @@ export class AccumulatorStore {
 	// What the meta table holds, once read; undefined after a transaction that may have been rolled back.
 	private meta: Meta | undefined;
 	private hasTables: boolean;
+	// The stored sums of the daily rows written here, so recording need not read them back (aggregates.ts).
+	private readonly dailySums = new DailySums();
+	private readonly unbilledSums = new DailySums();
 
 	constructor(readonly storage: DurableObjectStorage) {
 		this.sql = storage.sql;
@@ -181,6 +184,8 @@ export class AccumulatorStore {
 			return this.storage.transactionSync(work);
 		} catch (error) {
 			this.meta = undefined;
+			this.dailySums.clear();
+			this.unbilledSums.clear();
 			throw error;
 		}
 	}
@@ -216,15 +221,18 @@ export class AccumulatorStore {
 		identity: AccumulatorIdentity,
 	): { held: Set<string>; handovers: Handover[] } {
 		const keys = [...new Set([...agentKeys, ...Object.keys(claims)])];
-		const known = new Map(
-			this.sql
-				.exec<{ agent_key: string; generation: number; held: number; imported: number }>(
-					"SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (SELECT value FROM json_each(?))",
-					JSON.stringify(keys),
-				)
-				.toArray()
-				.map((row) => [row.agent_key, row]),
-		);
+		// Bound values for the few keys of most calls (cheaper than json_each), json_each beyond.
+		const stored =
+			keys.length <= FEW_KEYS
+				? this.sql.exec<HoldingRow>(
+						`SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (${keys.map(() => "?").join(", ")})`,
+						...keys,
+					)
+				: this.sql.exec<HoldingRow>(
+						"SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (SELECT value FROM json_each(?))",
+						JSON.stringify(keys),
+					);
+		const known = new Map(stored.toArray().map((row) => [row.agent_key, row]));
 		const newer = Object.entries(claims).filter(
 			([agentKey, generation]) => generation > (known.get(agentKey)?.generation ?? -1),
 		);
@@ -363,8 +371,8 @@ export class AccumulatorStore {
 			}
 			insertRawEvents(this.sql, newEvents, limits);
 			insertDedupeRows(this.sql, newDedupe, true);
-			deltas.applyTo(this.sql);
-			unbilled?.applyTo(this.sql);
+			deltas.applyTo(this.sql, this.dailySums);
+			unbilled?.applyTo(this.sql, this.unbilledSums);
 			observer?.applyTo(this.sql);
 			this.queueOutcomesCompleted(outcomes, request.accountId);
 			return { response: { results, refused: [...refused] }, handovers, awaiting };
@@ -431,6 +439,8 @@ export class AccumulatorStore {
 		if (identity === null || identity.kind !== "inst") return [];
 		return this.transaction(() => {
 			this.applyHoldingRows([[identity.id, adoption.generation, 0]]);
+			// Setting aside lowers day rows without the cache of sums: what it knew of them is stale.
+			this.dailySums.clear();
 			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now);
 		});
 	}
@@ -477,8 +487,8 @@ export class AccumulatorStore {
 				limits,
 				true,
 			);
-			deltas.applyTo(this.sql);
-			unbilled.applyTo(this.sql);
+			deltas.applyTo(this.sql, this.dailySums);
+			unbilled.applyTo(this.sql, this.unbilledSums);
 			observer?.applyTo(this.sql);
 			markAbsorbed(this.sql, request.agentKey, through);
 			return fresh.length;
@@ -487,6 +497,8 @@ export class AccumulatorStore {
 }
 
 const PROCESSED = "processed" as const;
+const FEW_KEYS = 16;
+type HoldingRow = { agent_key: string; generation: number; held: number; imported: number };
 
 /** Property by property: a spread of the parsed object is slower, and this runs per event of some batches. */
 function storedEvent(event: MeteringEvent, subscriptionId: string | null): StoredEvent {
