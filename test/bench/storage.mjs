@@ -21,7 +21,8 @@ function filesUnder(dir) {
 export function storeBytes(state) {
 	const bytes = { d1: 0, accumulators: 0, archive: 0 };
 	for (const file of filesUnder(state)) {
-		const size = statSync(file).size;
+		// SQLite removes its -shm and -wal files while the worker runs: one listed a moment ago may be gone.
+		const size = statSync(file, { throwIfNoEntry: false })?.size ?? 0;
 		if (file.includes("/d1/")) bytes.d1 += size;
 		else if (file.includes("UsageAccumulator")) bytes.accumulators += size;
 		else if (file.includes("/r2/")) bytes.archive += size;
