@@ -20,6 +20,7 @@ import { ARCHIVE_MAX_TS, ARCHIVE_MIN_TS, type EventView } from "../durable-objec
 import { unbilledAccumulatorName } from "../durable-objects/usage-accumulator/flush";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
+import type { EventQuery } from "./explorer";
 import { newestFirstView } from "./views";
 
 const UNBILLED_SUFFIX = unbilledAccumulatorName("");
@@ -29,17 +30,10 @@ export const MAX_ARCHIVE_REQUESTS = 12;
 /** Days with matching events fetched from D1 at a time. */
 const DAYS_PER_QUERY = 16;
 
-export interface ArchiveQuery {
-	subscriptionId?: string;
-	agentKey?: string;
-	kind?: "action" | "outcome";
-	type?: string;
-	/** [from, to) on timestamps. */
-	from: string;
-	to: string;
+/** The explorer's query, its cursor decoded. */
+export interface ArchiveQuery extends Omit<EventQuery, "cursor"> {
 	/** The last event of the previous page. */
 	before: { timestamp: string; id: string } | null;
-	limit: number;
 	/** The accumulators read, each with the instant after which it keeps every event it counted. */
 	retainedAfter: ReadonlyMap<string, string>;
 }
