@@ -5,20 +5,18 @@
  * Newest timestamp first, then id; the cursor is the last event of a page. Below what an accumulator still keeps
  * (its retention, or less when its size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
-import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { subscriptionInstances, subscriptions } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
+import type { Scope } from "../db/scope";
 import type { EventView } from "../durable-objects/usage-accumulator/archive";
 import {
 	accumulatorName,
 	accumulatorStub,
-	subscriptionAccumulatorOf,
 	subscriptionAccumulators,
 } from "../durable-objects/usage-accumulator/client";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/object";
 import type { Env } from "../env";
 import { validationError } from "../http/errors";
+import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";
 import { latest, newerThan, pageWithArchive } from "./archive-pages";
 import { newestFirstView } from "./views";
@@ -58,18 +56,6 @@ export function decodeCursor(cursor: string): Cursor {
 		}
 	} catch {}
 	throw validationError("cursor", "cursor must be a next_cursor returned by this endpoint.");
-}
-
-/** The accumulators that counted the instance in every subscription it has ever been in. */
-async function subscriptionAccumulatorsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
-	const rows = await db
-		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId, shards: subscriptions.shards })
-		.from(subscriptionInstances)
-		.innerJoin(subscriptions, eq(subscriptions.id, subscriptionInstances.subscriptionId))
-		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
-	return rows.map((row) =>
-		subscriptionAccumulatorOf(scope.environment, row.subscriptionId, row.shards, agentKey),
-	);
 }
 
 export async function listEvents({

@@ -2,18 +2,16 @@
  * GET /v1/usage, answered in real time from the accumulators (not from D1, which lags by a flush).
  * An instance's usage may sit in several accumulators — its own, and one per subscription it has been in — so a
  * read by agent_key asks each of them for that instance (of a sharded subscription, the instance's shard). A read
- * by subscription asks the subscription's accumulators (every shard, in parallel, added up), and also prices one billing period — the one asked for, so far — with the plan of that period; the answer never
- * mixes two periods (CONTRACT §6).
+ * by subscription asks the subscription's accumulators (every shard, in parallel, added up), and also prices one
+ * billing period — the one asked for, so far — with the plan of that period; the answer never mixes two periods
+ * (CONTRACT §6).
  */
 
-import { and, eq } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { subscriptionInstances, subscriptions } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
+import type { Scope } from "../db/scope";
 import {
 	accumulatorName,
 	accumulatorStub,
-	subscriptionAccumulatorOf,
 	subscriptionAccumulators,
 } from "../durable-objects/usage-accumulator/client";
 import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
@@ -28,6 +26,7 @@ import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
 import { quantitiesForPlan } from "../pricing/quantities";
 import { type RatedUsageJson, ratedUsageToJson } from "../pricing/rate";
+import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";
 
 export interface UsageLine {
@@ -171,16 +170,4 @@ export async function subscriptionUsage(env: Env, names: string[], range: UsageQ
 		thisPeriod: combineUsage(parts.map((part) => part.thisPeriod)),
 		metrics: parts.flatMap((part) => part.metrics),
 	};
-}
-
-/** The accumulators (of a sharded subscription, the instance's shard) of every subscription it has been in. */
-async function subscriptionAccumulatorsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
-	const rows = await db
-		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId, shards: subscriptions.shards })
-		.from(subscriptionInstances)
-		.innerJoin(subscriptions, eq(subscriptions.id, subscriptionInstances.subscriptionId))
-		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
-	return rows.map((row) =>
-		subscriptionAccumulatorOf(scope.environment, row.subscriptionId, row.shards, agentKey),
-	);
 }

@@ -3,9 +3,9 @@
  * who holds which instance. A partial unique index keeps an instance in at most one active subscription even when
  * two requests race; the checks here only give the loser of an ordinary conflict a clearer message.
  */
-import { and, isNull, ne, sql } from "drizzle-orm";
+import { and, eq, isNull, ne, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { subscriptionInstances } from "../db/schema";
+import { subscriptionInstances, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import {
 	accumulatorName,
@@ -172,4 +172,19 @@ export async function announceMembershipChanges(
 	if (errors.length > 0) {
 		console.error(JSON.stringify({ at: "announceMembershipChanges", subscription: subscription.id, errors }));
 	}
+}
+
+/**
+ * The accumulators that counted the instance in every subscription it has ever been in: of each, the shard that
+ * holds its key.
+ */
+export async function subscriptionAccumulatorsOf(db: Db, scope: Scope, agentKey: string): Promise<string[]> {
+	const rows = await db
+		.selectDistinct({ subscriptionId: subscriptionInstances.subscriptionId, shards: subscriptions.shards })
+		.from(subscriptionInstances)
+		.innerJoin(subscriptions, eq(subscriptions.id, subscriptionInstances.subscriptionId))
+		.where(and(inScope(scope, subscriptionInstances), eq(subscriptionInstances.agentKey, agentKey)));
+	return rows.map((row) =>
+		subscriptionAccumulatorOf(scope.environment, row.subscriptionId, row.shards, agentKey),
+	);
 }
