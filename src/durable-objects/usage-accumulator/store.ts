@@ -326,10 +326,10 @@ export class AccumulatorStore {
 			const originals = this.originals(events, now);
 			const refused = new Set<string>();
 			const awaiting: number[] = [];
-			const deltas = new AggregateDeltas();
-			// A subscription's events from before its start are counted, but apart: they are not billable (§19).
-			const billableFrom = subscriptionId === null ? null : this.storedMeta().billableFrom;
-			const unbilled = billableFrom === null ? null : new AggregateDeltas("daily_unbilled");
+			const counting = this.counting(
+				subscriptionId === null ? null : this.storedMeta().billableFrom,
+				observer,
+			);
 			const newEvents: EventRow[] = [];
 			const newDedupe: DedupeRow[] = [];
 			const outcomes: StoredEvent[] = [];
@@ -353,11 +353,7 @@ export class AccumulatorStore {
 					}
 				}
 				newEvents.push(eventRow(event));
-				if (unbilled !== null && event.timestamp < (billableFrom as string)) unbilled.count(event);
-				else {
-					deltas.count(event);
-					observer?.count(event);
-				}
+				counting.count(event);
 				// Most events need no stored copy: subscription_id is the accumulator's own, given at flush time.
 				if (dedupeKey !== null || event.kind === "outcome") {
 					const stored = storedEvent(event, subscriptionId);
@@ -371,12 +367,34 @@ export class AccumulatorStore {
 			}
 			insertRawEvents(this.sql, newEvents, limits);
 			insertDedupeRows(this.sql, newDedupe, true);
-			deltas.applyTo(this.sql, this.dailySums);
-			unbilled?.applyTo(this.sql, this.unbilledSums);
-			observer?.applyTo(this.sql);
+			counting.applyTo();
 			this.queueOutcomesCompleted(outcomes, request.accountId);
 			return { response: { results, refused: [...refused] }, handovers, awaiting };
 		});
+	}
+
+	/**
+	 * What newly stored events add, applied inside the transaction that stored them: billable events to the daily
+	 * aggregates and the observers; a subscription's events from before its start (`billableFrom`) apart, in
+	 * daily_unbilled, since they are not billable (§19).
+	 */
+	private counting(billableFrom: string | null, observer?: CountObserver) {
+		const billable = new AggregateDeltas();
+		const unbilled = new AggregateDeltas("daily_unbilled");
+		return {
+			count: (event: MeteringEvent) => {
+				if (billableFrom !== null && event.timestamp < billableFrom) unbilled.count(event);
+				else {
+					billable.count(event);
+					observer?.count(event);
+				}
+			},
+			applyTo: () => {
+				billable.applyTo(this.sql, this.dailySums);
+				unbilled.applyTo(this.sql, this.unbilledSums);
+				observer?.applyTo(this.sql);
+			},
+		};
 	}
 
 	/** The stored originals of the events' idempotency keys, by dedupeMapKey. */
@@ -465,17 +483,8 @@ export class AccumulatorStore {
 			this.remember(request.name, request.accountId, request.billableFrom);
 			const { fresh, through } = unabsorbed(this.sql, request.agentKey, page);
 			if (through === null) return 0;
-			const deltas = new AggregateDeltas();
-			const unbilled = new AggregateDeltas("daily_unbilled");
-			const from = request.billableFrom;
-			for (const { row } of fresh) {
-				const event = meteringEventOf(row);
-				if (from !== null && event.timestamp < from) unbilled.count(event);
-				else {
-					deltas.count(event);
-					observer?.count(event);
-				}
-			}
+			const counting = this.counting(request.billableFrom, observer);
+			for (const { row } of fresh) counting.count(meteringEventOf(row));
 			insertRawEvents(
 				this.sql,
 				fresh.filter((e) => !e.archived).map((e) => e.row),
@@ -487,9 +496,7 @@ export class AccumulatorStore {
 				limits,
 				true,
 			);
-			deltas.applyTo(this.sql, this.dailySums);
-			unbilled.applyTo(this.sql, this.unbilledSums);
-			observer?.applyTo(this.sql);
+			counting.applyTo();
 			markAbsorbed(this.sql, request.agentKey, through);
 			return fresh.length;
 		});
