@@ -31,8 +31,9 @@ for (const name of only ?? []) {
 	if (!SCENARIOS.includes(name))
 		throw new Error(`--only: unknown scenario ${name} (${SCENARIOS.join(", ")})`);
 }
-// The priced scenario is a ratio to the plain batch figure, so it measures that too.
-const runs = (name) => only === null || only.has(name) || (name === "batch" && only.has("priced"));
+// The priced scenario is a ratio to the plain figures, so it measures them too (the ingest and batch rows).
+const runs = (name) =>
+	only === null || only.has(name) || ((name === "batch" || name === "ingest") && only.has("priced"));
 // Shards of the sharded hot subscription: 16 × ~1,000 requests/s per accumulator in production.
 const HOT_SHARDS = 16;
 const size = quick
@@ -41,6 +42,8 @@ const size = quick
 			rounds: 2,
 			latencySeconds: 3,
 			batches: 4,
+			roundBatches: 4,
+			roundPauseMs: 500,
 			subscriptions: 50,
 			bigEvents: 20_000,
 			reportSeconds: 1,
@@ -51,6 +54,8 @@ const size = quick
 			rounds: 4,
 			latencySeconds: 10,
 			batches: 20,
+			roundBatches: 100,
+			roundPauseMs: 3_000,
 			subscriptions: 1000,
 			bigEvents: 1_000_000,
 			reportSeconds: 5,
@@ -113,15 +118,38 @@ try {
 	const sdkHeaders = { Authorization: `Bearer ${ingest.sdkKey}`, "Content-Type": "application/json" };
 	await admin("GET", "/v1/agents");
 	await apiClient(base, ingest.sdkKey)("POST", "/v1/actions", JSON.parse(action));
+	// The same traffic on a plan of ten filtered charges and two alerts (one on a metric, one on the amount) on
+	// every subscription: what the accumulators' per-model metering and alert evaluation cost (§16, §18). Its
+	// events carry the model one of the filters matches.
+	const priced = runs("priced")
+		? await provisionEnvironment(base, worker.adminKey, "test", 10, FILTERED_PLAN)
+		: null;
+	const pricedAction = priced
+		? JSON.stringify({
+				agent_key: priced.instanceKeys[0],
+				action_type: "llm_call",
+				metadata: { tokens: 10, model: "small" },
+			})
+		: "";
+	const pricedHeaders = priced
+		? { Authorization: `Bearer ${priced.sdkKey}`, "Content-Type": "application/json" }
+		: {};
+	if (priced) {
+		await inParallelAlerts(priced);
+		await apiClient(base, priced.sdkKey)("POST", "/v1/actions", JSON.parse(pricedAction));
+	}
 
 	if (runs("ingest")) {
-		const [healthz, actions] = await interleaved(
-			[
-				{ url: `${base}/healthz` },
-				{ url: `${base}/v1/actions`, method: "POST", headers: sdkHeaders, body: action },
-			],
-			{ rounds: size.rounds, seconds: size.seconds },
-		);
+		const routes = [
+			{ url: `${base}/healthz` },
+			{ url: `${base}/v1/actions`, method: "POST", headers: sdkHeaders, body: action },
+		];
+		if (priced)
+			routes.push({ url: `${base}/v1/actions`, method: "POST", headers: pricedHeaders, body: pricedAction });
+		const [healthz, actions, pricedActions] = await interleaved(routes, {
+			rounds: size.rounds,
+			seconds: size.seconds,
+		});
 		const ingestRatio = actions.rps / healthz.rps;
 		row(
 			"ingest ratio (POST /v1/actions ÷ GET /healthz, 64 connections)",
@@ -129,40 +157,58 @@ try {
 			"≥ 0.5",
 			ingestRatio >= 0.5,
 		);
+		if (pricedActions) {
+			const pricedRatio = pricedActions.rps / actions.rps;
+			row(
+				"ingest, 10 filtered charges + 2 alerts ÷ plain plan (single events, same rounds)",
+				`${fmt(pricedRatio)} (${fmt(pricedActions.rps, 0)} vs ${fmt(actions.rps, 0)} req/s; ${fmt(pricedActions.rps / healthz.rps)} of /healthz)`,
+				"≥ 0.9",
+				pricedRatio >= 0.9,
+			);
+		}
 	}
-	let eventsPerSecond = 0;
 	if (runs("batch")) {
 		// Batch ingest: 1,000-event batches spread over ten subscriptions, four in flight. Each subscription's
 		// accumulator first takes one event, so that what is timed is ingest, not the once-per-object start (its
-		// tables, its plan from D1, taking its instance over): 20 batches take well under a second.
-		await sendUsage(base, ingest.sdkKey, ingest.instanceKeys, ingest.instanceKeys.length);
-		const batchRun = await timed(() =>
-			sendUsage(base, ingest.sdkKey, ingest.instanceKeys, size.batches * 1000, 4),
-		);
-		eventsPerSecond = batchRun.value / batchRun.seconds;
+		// tables, its plan from D1, taking its instance over). With the priced scenario, rounds of the plain plan
+		// alternate with rounds of the filtered one, so both see the same share of the machine's other work. A
+		// round lasts a few seconds, so it includes the flushes and archiving of its own events (each accumulator's
+		// alarm fires 1.5 s after an event), and the next round waits until the last of them is done rather than
+		// pay for them.
+		const sides = [{ env: ingest, seconds: 0, events: 0 }];
+		if (priced) sides.push({ env: priced, seconds: 0, events: 0 });
+		for (const side of sides) {
+			await sendUsage(base, side.env.sdkKey, side.env.instanceKeys, side.env.instanceKeys.length);
+		}
+		for (let round = 0; round < size.rounds; round++) {
+			for (const side of sides) {
+				const run = await timed(() =>
+					sendUsage(base, side.env.sdkKey, side.env.instanceKeys, size.roundBatches * 1000, 4),
+				);
+				side.seconds += run.seconds;
+				side.events += run.value;
+				console.error(
+					`  … round ${round + 1}, ${side.env === ingest ? "plain" : "filtered"} plan: ${fmt(run.value / run.seconds, 0)} events/s`,
+				);
+				await new Promise((resolve) => setTimeout(resolve, size.roundPauseMs));
+			}
+		}
+		const [plain, filtered] = sides.map((side) => side.events / side.seconds);
 		row(
-			"batch ingest (1,000-event batches)",
-			`${fmt(eventsPerSecond, 0)} events/s`,
+			`batch ingest (1,000-event batches, ${size.rounds} rounds of ${size.roundBatches})`,
+			`${fmt(plain, 0)} events/s`,
 			"≥ 50,000 events/s",
-			eventsPerSecond >= 50_000,
+			plain >= 50_000,
 		);
-	}
-	if (runs("priced")) {
-		// The same batch ingest with a plan of ten filtered charges and two alerts (one on a metric, one on the amount)
-		// on every subscription: what the accumulators' per-model metering and alert evaluation cost (§16, §18).
-		const priced = await provisionEnvironment(base, worker.adminKey, "test", 10, FILTERED_PLAN);
-		await inParallelAlerts(priced);
-		await sendUsage(base, priced.sdkKey, priced.instanceKeys, priced.instanceKeys.length);
-		const pricedRun = await timed(() =>
-			sendUsage(base, priced.sdkKey, priced.instanceKeys, size.batches * 1000, 4),
-		);
-		const pricedRatio = pricedRun.value / pricedRun.seconds / eventsPerSecond;
-		row(
-			"batch ingest, 10 filtered charges + 2 alerts ÷ plain plan",
-			`${fmt(pricedRatio)} (${fmt(pricedRun.value / pricedRun.seconds, 0)} vs ${fmt(eventsPerSecond, 0)} events/s)`,
-			"≥ 0.9",
-			pricedRatio >= 0.9,
-		);
+		if (filtered !== undefined) {
+			const pricedRatio = filtered / plain;
+			row(
+				"batch ingest, 10 filtered charges + 2 alerts ÷ plain plan (alternating rounds)",
+				`${fmt(pricedRatio)} (${fmt(filtered, 0)} vs ${fmt(plain, 0)} events/s)`,
+				"≥ 0.9",
+				pricedRatio >= 0.9,
+			);
+		}
 	}
 	if (runs("hot")) {
 		for (const shards of [1, HOT_SHARDS]) await hotSubscriptionRows(base, worker.adminKey, shards);

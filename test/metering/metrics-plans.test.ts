@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { StoredValues } from "../../src/durable-objects/usage-accumulator/aggregates";
 import { hasUnflushed } from "../../src/durable-objects/usage-accumulator/flush";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { PlanBook } from "../../src/durable-objects/usage-accumulator/plans";
@@ -118,7 +119,12 @@ describe("the plan of each period", () => {
 		await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
 			state.storage.sql.exec("DELETE FROM plan_periods");
 			state.storage.sql.exec("DELETE FROM metrics");
-			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(state.storage, env);
+			const { store } = instance as unknown as { store: { metricQuantities: StoredValues } };
+			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(
+				state.storage,
+				env,
+				store.metricQuantities,
+			);
 		});
 		expect(await stub.metricsOf(currentPeriod())).toEqual([]);
 

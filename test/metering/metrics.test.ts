@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { StoredValues } from "../../src/durable-objects/usage-accumulator/aggregates";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { PlanBook } from "../../src/durable-objects/usage-accumulator/plans";
 import { createAgent, get, post } from "../helpers";
@@ -282,9 +283,16 @@ describe("filters, max and unique_count", () => {
 		expect(crashed.status).toBeGreaterThanOrEqual(500);
 		// The restarted object: its storage as it was, nothing learnt in memory.
 		await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
-			const store = (instance as unknown as { store: { storage: DurableObjectStorage } }).store;
+			const store = (
+				instance as unknown as { store: { storage: DurableObjectStorage; metricQuantities: StoredValues } }
+			).store;
 			store.storage = state.storage;
-			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(state.storage, env);
+			store.metricQuantities.clear();
+			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(
+				state.storage,
+				env,
+				store.metricQuantities,
+			);
 		});
 		await send(retried);
 		await send(retried); // the client retries once more: duplicates

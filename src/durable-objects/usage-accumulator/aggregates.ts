@@ -48,8 +48,8 @@ type DailyDelta = { key: string[]; count: number; sum: Decimal; whole: number };
 
 type Group = { day: string; agentKey: string; kind: string; type: string; fields: Map<string, DailyDelta> };
 
-// Separates the parts of a daily key in the map: days, agent keys, kinds and types never contain it.
-const SEPARATOR = "\u0000";
+// Separates the parts of a row's key in the maps: days, agent keys, kinds and types never contain it.
+export const SEPARATOR = "\u0000";
 
 /** The exact value of a JSON number; integers skip the decimal parser, the common case of counters. */
 function exactly(value: number): Decimal {
@@ -66,12 +66,13 @@ const upsertDailyRow = (
 const UPSERT_DAILY_ROW = { daily: upsertDailyRow("daily"), daily_unbilled: upsertDailyRow("daily_unbilled") };
 
 /**
- * The stored sum of daily rows, by day, agent key, kind, type and field (joined by SEPARATOR), as this object
- * last wrote them: the accumulator is the only writer of its sums, so what it wrote is what is stored, as long as
- * the transaction that wrote it committed. Its owner (store.ts) clears it whenever a transaction fails, and
- * bounds its size.
+ * The stored value of rows this object wrote, by the row's key parts joined by SEPARATOR: the sums of daily rows
+ * (by day, agent key, kind, type and field) or the quantities of metrics (metrics.ts), as this object last wrote
+ * them. The accumulator is the only writer of its rows, so what it wrote is what is stored, as long as the
+ * transaction that wrote it committed. Its owner (store.ts) clears it whenever a transaction fails; its size is
+ * bounded.
  */
-export class DailySums {
+export class StoredValues {
 	private readonly sums = new Map<string, string>();
 
 	constructor(private readonly maxRows = 10_000) {}
@@ -160,10 +161,10 @@ export class AggregateDeltas {
 
 	/**
 	 * Adds the deltas to the stored rows; call inside the transaction that stored the events. Sums are added
-	 * here, exactly. `known` holds the stored sums of daily rows this object wrote before (DailySums): rows found
+	 * here, exactly. `known` holds the stored sums of daily rows this object wrote before (StoredValues): rows found
 	 * there need no read, so a warm call is one write per row; the others are read in one statement.
 	 */
-	applyTo(sql: SqlStorage, known?: DailySums): void {
+	applyTo(sql: SqlStorage, known?: StoredValues): void {
 		const table = this.table;
 		const signed = (value: Decimal) => (this.sign === 1 ? value : value.negate());
 		if (this.daily.size > 0) {

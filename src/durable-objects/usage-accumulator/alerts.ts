@@ -43,6 +43,8 @@ export interface AlertRule {
 export interface AlertContext {
 	subscriptionId: string;
 	accountId: string | null;
+	/** Whether other shards report to this head (shards.ts); an unsharded subscription has nothing to add. */
+	sharded: boolean;
 	planOf: (period: string) => PeriodPlan | null;
 }
 
@@ -145,7 +147,7 @@ export class AlertBook {
 		if (armed.length === 0) return;
 		const plan = context.planOf(period);
 		if (plan === null) return;
-		const values = periodValues(sql, plan, period, armed);
+		const values = periodValues(sql, plan, period, armed, context.sharded);
 		const now = nowIso();
 		for (const rule of armed) {
 			const value = rule.metric === null ? values.total : values.quantities.get(rule.metric);
@@ -182,12 +184,18 @@ export class AlertBook {
  * top-up would put every period of a plan with a minimum over its budget from the first event. Only what the
  * alerts need is read: the daily rows only when a watched charge (or the total) needs them.
  */
-function periodValues(sql: SqlStorage, plan: PeriodPlan, period: string, armed: AlertRule[]) {
+function periodValues(
+	sql: SqlStorage,
+	plan: PeriodPlan,
+	period: string,
+	armed: AlertRule[],
+	sharded: boolean,
+) {
 	const needsTotal = armed.some((rule) => rule.metric === null);
 	const watched = new Set(armed.map((rule) => rule.metric));
 	const charges = needsTotal ? plan.charges : plan.charges.filter((charge) => watched.has(charge.metric));
 	// A sharded subscription's head adds what its other shards reported (shards.ts); quantities add up rows.
-	const reported = reportedUsage(sql, period);
+	const reported = sharded ? reportedUsage(sql, period) : { usage: [], metrics: [] };
 	const usage = charges.some((charge) => !needsMetering(charge.source))
 		? [...readUsage(sql, `${period}-01`, `${period}-31`), ...reported.usage]
 		: [];

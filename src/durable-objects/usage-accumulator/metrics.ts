@@ -18,6 +18,7 @@ import {
 	type MetricQuantity,
 	matchesFilter,
 } from "../../pricing/sources";
+import { SEPARATOR, type StoredValues } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import type { MeteringEvent } from "./types";
 
@@ -47,40 +48,77 @@ export interface CountObserver {
 	applyTo(sql: SqlStorage): void;
 }
 
-type Delta = { period: string; agentKey: string; source: string; value: Decimal; max: boolean };
-
-const SEPARATOR = "\u0000";
+// Safe integers (token counts, the common case) are gathered as a plain number while the result stays exact:
+// `whole` is their sum, or their largest for max; every other value goes to `exact`.
+type Delta = {
+	period: string;
+	agentKey: string;
+	source: string;
+	max: boolean;
+	whole: number | null;
+	exact: Decimal | null;
+};
 
 /** What a batch of events adds to the metrics, gathered in memory so each row is written once per batch. */
 export class MetricDeltas implements CountObserver {
-	private readonly deltas = new Map<string, Delta>();
+	// By source, then by period and agent key: a source object hashes by identity, and a batch's events mostly
+	// share the period and the instance.
+	private readonly deltas = new Map<MeteredSource, Map<string, Delta>>();
 	private readonly values: [period: string, source: string, value: string, agentKey: string][] = [];
 
-	constructor(private readonly sourcesOf: (period: string) => readonly MeteredSource[]) {}
+	/**
+	 * `known` holds the quantities of metric rows this object wrote before (StoredValues, by period, agent key and
+	 * source): rows found there need no read.
+	 */
+	constructor(
+		private readonly sourcesOf: (period: string) => readonly MeteredSource[],
+		private readonly known?: StoredValues,
+	) {}
 
 	get isEmpty(): boolean {
 		return this.deltas.size === 0 && this.values.length === 0;
 	}
 
 	count(event: MeteringEvent): void {
+		const sources = this.sourcesOf(periodOf(event.timestamp));
+		if (sources.length === 0) return;
 		const period = periodOf(event.timestamp);
-		for (const source of this.sourcesOf(period)) {
+		for (const source of sources) {
 			if (!matchesFilter(source, event)) continue;
-			const contribution = contributionOf(source, event);
-			if (contribution === null) continue;
-			if (typeof contribution === "string") {
-				this.values.push([period, source.key, contribution, event.agentKey]);
+			if (source.aggregate === "unique_count") {
+				const text = contributionOf(source, event);
+				if (typeof text === "string") this.values.push([period, source.key, text, event.agentKey]);
 				continue;
 			}
-			this.add(period, event.agentKey, source.key, contribution, source.aggregate === "max");
+			const value = source.aggregate === "count" ? 1 : numberOf(source, event);
+			if (value !== null) this.add(source, period, event.agentKey, value);
 		}
 	}
 
-	private add(period: string, agentKey: string, source: string, value: Decimal, max: boolean): void {
-		const id = `${period}${SEPARATOR}${agentKey}${SEPARATOR}${source}`;
-		const delta = this.deltas.get(id);
-		if (delta === undefined) this.deltas.set(id, { period, agentKey, source, value, max });
-		else delta.value = max ? Decimal.max(delta.value, value) : delta.value.add(value);
+	private add(source: MeteredSource, period: string, agentKey: string, value: number | Decimal): void {
+		let bySource = this.deltas.get(source);
+		if (bySource === undefined) {
+			bySource = new Map();
+			this.deltas.set(source, bySource);
+		}
+		const id = `${period}${SEPARATOR}${agentKey}`;
+		let delta = bySource.get(id);
+		const max = source.aggregate === "max";
+		if (delta === undefined) {
+			delta = { period, agentKey, source: source.key, max, whole: null, exact: null };
+			bySource.set(id, delta);
+		}
+		if (typeof value === "number" && Number.isSafeInteger(value)) {
+			const whole: number =
+				delta.whole === null ? value : max ? Math.max(delta.whole, value) : delta.whole + value;
+			if (Number.isSafeInteger(whole)) {
+				delta.whole = whole;
+				return;
+			}
+		}
+		const exact = typeof value === "number" ? Decimal.from(value) : value;
+		delta.exact =
+			delta.exact === null ? exact : max ? Decimal.max(delta.exact, exact) : delta.exact.add(exact);
 	}
 
 	applyTo(sql: SqlStorage): void {
@@ -94,31 +132,48 @@ export class MetricDeltas implements CountObserver {
 					JSON.stringify(this.values),
 				)
 				.toArray();
-			for (const row of inserted) this.add(row.period, row.agent_key, row.source, Decimal.ONE, false);
+			const byKey = new Map(this.sourcesOfValues().map((source) => [source.key, source]));
+			for (const row of inserted) {
+				const source = byKey.get(row.source);
+				if (source !== undefined) this.add(source, row.period, row.agent_key, 1);
+			}
 			this.values.length = 0;
 		}
 		if (this.deltas.size === 0) return;
-		const deltas = [...this.deltas.values()];
+		const deltas = [...this.deltas.values()].flatMap((bySource) => [...bySource.values()]);
 		this.deltas.clear();
-		const current = new Map(
-			sql
+		const ids = deltas.map((d) => `${d.period}${SEPARATOR}${d.agentKey}${SEPARATOR}${d.source}`);
+		const unknown = ids.flatMap((id, i) => (this.known?.has(id) ? [] : [i]));
+		const current = new Map<number, string>();
+		if (unknown.length > 0) {
+			const stored = sql
 				.exec<{ i: number; quantity: string }>(
 					`SELECT k.key AS i, m.quantity FROM json_each(?) AS k
 					JOIN metrics AS m ON m.period = k.value ->> 0 AND m.agent_key = k.value ->> 1 AND m.source = k.value ->> 2`,
-					JSON.stringify(deltas.map((d) => [d.period, d.agentKey, d.source])),
+					JSON.stringify(unknown.map((i) => [deltas[i]?.period, deltas[i]?.agentKey, deltas[i]?.source])),
 				)
-				.toArray()
-				.map((row) => [row.i, Decimal.from(row.quantity)]),
-		);
-		const rows = deltas.flatMap((delta, i) => {
-			const before = current.get(i);
-			let quantity = delta.value;
-			if (before !== undefined)
-				quantity = delta.max ? Decimal.max(before, delta.value) : before.add(delta.value);
-			// A max that did not grow changes nothing: no write, no flush.
-			if (before !== undefined && quantity.eq(before)) return [];
-			return [[delta.period, delta.agentKey, delta.source, quantity.toString()]];
-		});
+				.toArray();
+			for (const row of stored) current.set(unknown[row.i] as number, row.quantity);
+		}
+		// Read every stored quantity before noting any: noting may clear `known` when it is full.
+		const before = ids.map((id, i) => this.known?.get(id) ?? current.get(i));
+		const rows: string[][] = [];
+		const written: [id: string, quantity: string][] = [];
+		for (const [i, delta] of deltas.entries()) {
+			const stored = before[i];
+			const value = deltaValue(delta);
+			let quantity = value;
+			if (stored !== undefined) {
+				const was = Decimal.from(stored);
+				quantity = delta.max ? Decimal.max(was, value) : was.add(value);
+				// A max that did not grow changes nothing: no write, no flush.
+				if (quantity.eq(was)) continue;
+			}
+			const text = quantity.toString();
+			rows.push([delta.period, delta.agentKey, delta.source, text]);
+			written.push([ids[i] as string, text]);
+		}
+		for (const [id, quantity] of written) this.known?.set(id, quantity);
 		if (rows.length === 0) return;
 		sql.exec(
 			`INSERT INTO metrics (period, agent_key, source, quantity, version)
@@ -127,18 +182,43 @@ export class MetricDeltas implements CountObserver {
 			JSON.stringify(rows),
 		);
 	}
+
+	/** The unique_count sources of the periods whose values this batch gathered. */
+	private sourcesOfValues(): MeteredSource[] {
+		const periods = new Set(this.values.map(([period]) => period));
+		return [...periods].flatMap((period) =>
+			this.sourcesOf(period).filter((s) => s.aggregate === "unique_count"),
+		);
+	}
+}
+
+/** A sum or max source's number for a matching event: an action's numeric field, an outcome's value. */
+function numberOf(source: MeteredSource, event: MeteringEvent): number | Decimal | null {
+	if (event.kind === "outcome") return Decimal.from(event.value ?? "0");
+	const value = event.metadata?.[source.field ?? ""];
+	return typeof value === "number" ? value : null;
+}
+
+function deltaValue(delta: Delta): Decimal {
+	const whole = delta.whole === null ? null : Decimal.from(BigInt(delta.whole));
+	if (whole === null) return delta.exact ?? Decimal.ZERO;
+	if (delta.exact === null) return whole;
+	return delta.max ? Decimal.max(whole, delta.exact) : whole.add(delta.exact);
 }
 
 /**
  * Counts a period again from the raw events kept here, for sources learnt after its events were counted. The
- * period's rows are set to 0 first, not deleted, so the flush overwrites in D1 what they held.
+ * period's rows are set to 0 first, not deleted, so the flush overwrites in D1 what they held; what `known` held
+ * of them is forgotten.
  */
 export function rebuildPeriod(
 	sql: SqlStorage,
 	period: string,
 	sources: readonly MeteredSource[],
 	events: readonly MeteringEvent[],
+	known: StoredValues,
 ): void {
+	known.clear();
 	sql.exec("UPDATE metrics SET quantity = '0', version = version + 1 WHERE period = ?", period);
 	sql.exec("DELETE FROM metric_values WHERE period = ?", period);
 	const deltas = new MetricDeltas((p) => (p === period ? sources : []));

@@ -16,7 +16,7 @@ import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
 import { dispatchOutbox } from "../../webhooks/dispatch";
 import { ADOPTION_PAGE_SIZE, type AdoptedEvent } from "./adoption";
-import { AlertBook, type AlertRule } from "./alerts";
+import { AlertBook, type AlertContext, type AlertRule } from "./alerts";
 import { type ArchiveHooks, archiveEvents, type EventView, eventViewOf } from "./archive";
 import { type AccumulatorIdentity, accumulatorName, accumulatorStub, parseAccumulatorName } from "./client";
 import type { DedupeRow } from "./dedupe";
@@ -116,7 +116,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		this.store = new AccumulatorStore(ctx.storage);
-		this.plans = new PlanBook(ctx.storage, env);
+		this.plans = new PlanBook(ctx.storage, env, this.store.metricQuantities);
 		this.alerts = new AlertBook(ctx.storage.sql);
 	}
 
@@ -176,16 +176,20 @@ export class UsageAccumulator extends DurableObject<Env> {
 	 * live in its head shard; other shards report to it after they flush (shards.ts).
 	 */
 	private observersOf(identity: AccumulatorIdentity, accountId: string | null, now: number): CountObserver {
-		const observers: CountObserver[] = [new MetricDeltas(this.plans.sourcesOf)];
+		const observers: CountObserver[] = [new MetricDeltas(this.plans.sourcesOf, this.store.metricQuantities)];
 		if (isHead(identity)) {
-			observers.push(
-				this.alerts.observer(
-					{ subscriptionId: identity.id, accountId, planOf: (p) => this.plans.planOf(p) },
-					now,
-				),
-			);
+			observers.push(this.alerts.observer(this.alertContext(identity, accountId), now));
 		}
 		return allOf(observers);
+	}
+
+	private alertContext(identity: AccumulatorIdentity, accountId: string | null): AlertContext {
+		return {
+			subscriptionId: identity.id,
+			accountId,
+			sharded: identity.shard !== null,
+			planOf: (period) => this.plans.planOf(period),
+		};
 	}
 
 	/**
@@ -332,12 +336,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 		try {
 			this.ctx.storage.transactionSync(() => {
 				this.alerts.set(rule);
-				const context = {
-					subscriptionId: identity.id,
-					accountId,
-					planOf: (p: string) => this.plans.planOf(p),
-				};
-				this.alerts.evaluate(this.store.sql, context, periodOf(now));
+				this.alerts.evaluate(this.store.sql, this.alertContext(identity, accountId), periodOf(now));
 			});
 		} catch (error) {
 			this.alerts.forget();
@@ -360,12 +359,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 			this.ctx.storage.transactionSync(() => {
 				storeShardReport(this.store.sql, report);
 				if (report.period !== periodOf(now)) return;
-				const context = {
-					subscriptionId: identity.id,
-					accountId,
-					planOf: (p: string) => this.plans.planOf(p),
-				};
-				this.alerts.evaluate(this.store.sql, context, report.period);
+				this.alerts.evaluate(this.store.sql, this.alertContext(identity, accountId), report.period);
 			});
 		} catch (error) {
 			this.alerts.forget();

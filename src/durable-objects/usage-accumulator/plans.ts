@@ -11,6 +11,7 @@ import type { Env } from "../../env";
 import { periodBounds, periodOf } from "../../lib/time";
 import type { Charge } from "../../pricing/plan";
 import { type MeteredSource, meteredSources } from "../../pricing/sources";
+import type { StoredValues } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
 import { METRICS_SCHEMA, rebuildPeriod } from "./metrics";
 import { readRawEvents } from "./raw-events";
@@ -38,9 +39,11 @@ export class PlanBook {
 	private unknownUntil = 0;
 	private tablesReady = false;
 
+	/** `metricQuantities`: the stored metrics the accumulator knows (store.ts), forgotten when a period is rebuilt. */
 	constructor(
 		private readonly storage: DurableObjectStorage,
 		private readonly env: Env,
+		private readonly metricQuantities: StoredValues,
 	) {}
 
 	/** The sources of a period already learnt (none for a period without a plan). Synchronous: the hot path. */
@@ -79,17 +82,22 @@ export class PlanBook {
 		}
 		if (this.periods.has(period)) return; // learnt by a concurrent call while D1 answered
 		const sources = meteredSources(plan.charges);
-		this.storage.transactionSync(() => {
-			sql.exec(
-				"INSERT OR REPLACE INTO plan_periods (period, plan) VALUES (?, ?)",
-				period,
-				JSON.stringify(plan),
-			);
-			if (sources.length > 0 && countedBefore(sql, period)) {
-				const { start, end } = periodBounds(period);
-				rebuildPeriod(sql, period, sources, readRawEvents(sql, start, end));
-			}
-		});
+		try {
+			this.storage.transactionSync(() => {
+				sql.exec(
+					"INSERT OR REPLACE INTO plan_periods (period, plan) VALUES (?, ?)",
+					period,
+					JSON.stringify(plan),
+				);
+				if (sources.length > 0 && countedBefore(sql, period)) {
+					const { start, end } = periodBounds(period);
+					rebuildPeriod(sql, period, sources, readRawEvents(sql, start, end), this.metricQuantities);
+				}
+			});
+		} catch (error) {
+			this.metricQuantities.clear();
+			throw error;
+		}
 		this.periods.set(period, { plan, sources });
 	}
 

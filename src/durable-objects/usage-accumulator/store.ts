@@ -23,7 +23,7 @@ import {
 	setAside,
 	unabsorbed,
 } from "./adoption";
-import { AggregateDeltas, DailySums, readUsage } from "./aggregates";
+import { AggregateDeltas, readUsage, StoredValues } from "./aggregates";
 import { ALERTS_SCHEMA } from "./alerts";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import {
@@ -104,8 +104,10 @@ export class AccumulatorStore {
 	private meta: Meta | undefined;
 	private hasTables: boolean;
 	// The stored sums of the daily rows written here, so recording need not read them back (aggregates.ts).
-	private readonly dailySums = new DailySums();
-	private readonly unbilledSums = new DailySums();
+	private readonly dailySums = new StoredValues();
+	private readonly unbilledSums = new StoredValues();
+	/** The quantities of metric rows written here (metrics.ts), for the observers that write them with the events. */
+	readonly metricQuantities = new StoredValues();
 
 	constructor(readonly storage: DurableObjectStorage) {
 		this.sql = storage.sql;
@@ -186,6 +188,7 @@ export class AccumulatorStore {
 			this.meta = undefined;
 			this.dailySums.clear();
 			this.unbilledSums.clear();
+			this.metricQuantities.clear();
 			throw error;
 		}
 	}
