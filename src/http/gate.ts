@@ -17,7 +17,7 @@ export const gate: MiddlewareHandler<AppEnv> = async (c, next) => {
 		() => database(c.env.DB),
 		(p) => c.executionCtx.waitUntil(p),
 	);
-	const decision = await countRequest(c.env, principal);
+	const decision = await countRequest(c.env, principal, (work) => c.executionCtx.waitUntil(work));
 	if (decision.revoked) throw unauthorized("This key is unknown or has been revoked.");
 
 	c.set("principal", principal);

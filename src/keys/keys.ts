@@ -6,7 +6,8 @@ import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
-import { nowIso, sha256Hex } from "../lib/time";
+import { sha256HexSync } from "../lib/sha256";
+import { nowIso } from "../lib/time";
 
 export type ApiKeyType = "sdk" | "api";
 export type ApiKeyPermission = "read-only" | "read-write" | "admin";
@@ -101,7 +102,7 @@ export async function createApiKey({
 		permission: input.permission ?? null,
 		name: input.name ?? null,
 		prefix: displayPrefix(secret),
-		hash: await sha256Hex(secret),
+		hash: sha256HexSync(secret),
 		createdAt: nowIso(),
 		lastUsedAt: null,
 		revokedAt: null,

@@ -14,10 +14,21 @@ export function rateLimiterFor(env: Env, keyId: string) {
 	return env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(keyId));
 }
 
-/** Counts a request against its key's limit; most requests of a busy key are admitted from a lease (lease.ts). */
-export async function countRequest(env: Env, principal: Principal): Promise<RateLimitDecision> {
-	return admit(principal.keyId, limitFor(principal, env), (limit, want, returned) =>
-		rateLimiterFor(env, principal.keyId).lease(limit, want, returned),
+/**
+ * Counts a request against its key's limit; most requests of a busy key are admitted from a lease (lease.ts),
+ * refilled in the background through `waitUntil`.
+ */
+export async function countRequest(
+	env: Env,
+	principal: Principal,
+	waitUntil?: (work: Promise<unknown>) => void,
+): Promise<RateLimitDecision> {
+	return admit(
+		principal.keyId,
+		limitFor(principal, env),
+		(limit, want, returned) => rateLimiterFor(env, principal.keyId).lease(limit, want, returned),
+		Date.now(),
+		waitUntil,
 	);
 }
 

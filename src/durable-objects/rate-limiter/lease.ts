@@ -5,16 +5,21 @@
  * Why the limit still holds: the object counts a lease in full when it grants it, so isolates together never
  * admit more than the limit in a window. What a lease costs instead is under-admission: requests leased to an
  * isolate that then goes quiet count for nobody else. They are given back with the isolate's next lease call in
- * the same window, so only an isolate that never asks again strands them — at most one lease (MAX_LEASE_SHARE
- * of the limit) per isolate per window. While one lease call of an isolate is in flight, its other requests ask for one each.
+ * the same window, so only an isolate that never asks again strands them — what it holds, under two leases
+ * (2 × MAX_LEASE_SHARE of the limit), per isolate per window.
+ *
+ * Once half of a lease is used, the isolate asks for the next one in the background (a refill, kept alive by the
+ * request's waitUntil), so a busy isolate's requests do not wait for the object when a lease runs out. Should the
+ * pool still run dry while a lease call is in flight, the requests meanwhile ask for one each.
  *
  * What the headers say: X-RateLimit-Remaining is what the object had left after its last grant to this isolate
  * plus what this isolate still holds, so one isolate sees its remaining fall by one per request, as without
  * leases; requests leased to other isolates count as used.
  *
  * Leases are small while a key is quiet (one request: every request asks the object, as before) and grow with
- * the rate this isolate sees, to about LEASE_HORIZON_MS of its traffic. A lease lives LEASE_TTL_MS, which also
- * bounds how long another isolate keeps admitting a revoked key (this isolate forgets its leases at once).
+ * the rate this isolate sees, to about LEASE_HORIZON_MS of its traffic. A lease lives LEASE_TTL_MS from the
+ * isolate's last lease call, which also bounds how long another isolate keeps admitting a revoked key (this
+ * isolate forgets its leases at once).
  */
 import type { RateLimitDecision, RateLimitLease, ReturnedLease } from "./object";
 
@@ -29,6 +34,8 @@ interface Pool {
 	reset: number;
 	/** Requests leased to this isolate and not yet admitted. */
 	left: number;
+	/** The size of the last lease granted: a refill is asked for once half of it is used. */
+	granted: number;
 	/** What the object had left after its last grant to this isolate, in this window. */
 	objectRemaining: number;
 	expires: number;
@@ -75,6 +82,7 @@ function poolOf(keyId: string, limit: number, now: number): Pool {
 			windowStart: 0,
 			reset: 0,
 			left: 0,
+			granted: 0,
 			objectRemaining: 0,
 			expires: 0,
 			leasing: 0,
@@ -87,27 +95,34 @@ function poolOf(keyId: string, limit: number, now: number): Pool {
 	return pool;
 }
 
-/** Counts one request of `keyId`, from this isolate's lease when it holds one, else through `lessor`. */
+/**
+ * Counts one request of `keyId`, from this isolate's lease when it holds one, else through `lessor`. With
+ * `background` (the request's waitUntil), a lease half used is refilled without the request waiting for it.
+ */
 export async function admit(
 	keyId: string,
 	limit: number,
 	lessor: Lessor,
 	now = Date.now(),
+	background?: (work: Promise<unknown>) => void,
 ): Promise<RateLimitDecision> {
 	const pool = poolOf(keyId, limit, now);
 	observe(pool, now);
 	if (pool.left > 0 && now < pool.expires && now < pool.reset * 1000) {
 		pool.left--;
-		return {
+		const decision = {
 			allowed: true,
 			revoked: false,
 			limit,
 			remaining: pool.objectRemaining + pool.left,
 			reset: pool.reset,
 		};
+		if (background !== undefined && pool.leasing === 0 && pool.left <= pool.granted / 2) {
+			const want = leaseSize(pool.lastSecond, limit);
+			if (want > 1) background(refill(keyId, pool, lessor, want, now));
+		}
+		return decision;
 	}
-	// Whatever is left of an expired lease goes back with this call; taken now, so that no concurrent request
-	// of this isolate gives it back twice.
 	const returned = pool.left > 0 ? { windowStart: pool.windowStart, count: pool.left } : null;
 	pool.left = 0;
 	const concurrent = pool.leasing !== 0 && now - pool.leasing < LEASE_TTL_MS;
@@ -123,6 +138,34 @@ export async function admit(
 		pools.delete(keyId);
 		return lease;
 	}
+	// This request takes one of what was granted.
+	addLease(pool, lease, lease.granted - 1, now);
+	return {
+		allowed: lease.allowed,
+		revoked: false,
+		limit,
+		remaining: pool.objectRemaining + pool.left,
+		reset: lease.reset,
+	};
+}
+
+/** The next lease, asked for while the pool still holds some: all of it goes to the pool. */
+async function refill(keyId: string, pool: Pool, lessor: Lessor, want: number, now: number): Promise<void> {
+	pool.leasing = now;
+	try {
+		const lease = await lessor(pool.limit, want, null);
+		if (lease.revoked) pools.delete(keyId);
+		else addLease(pool, lease, lease.granted, now);
+	} catch (error) {
+		// Nothing is lost: the request that finds the pool empty asks the object itself.
+		console.error(JSON.stringify({ at: "rate-limit.refill", error: String(error) }));
+	} finally {
+		pool.leasing = 0;
+	}
+}
+
+/** Adds `count` of a granted lease to the pool; a lease of a new window replaces what the pool held. */
+function addLease(pool: Pool, lease: RateLimitLease, count: number, now: number): void {
 	if (lease.windowStart !== pool.windowStart) {
 		pool.windowStart = lease.windowStart;
 		pool.reset = lease.reset;
@@ -132,17 +175,11 @@ export async function admit(
 		// Concurrent calls of this isolate may answer out of order: the smallest remaining is the latest.
 		pool.objectRemaining = Math.min(pool.objectRemaining, lease.remaining);
 	}
-	if (lease.granted > 1) {
-		pool.left += lease.granted - 1;
+	if (count > 0) {
+		pool.left += count;
+		pool.granted = lease.granted;
 		pool.expires = now + LEASE_TTL_MS;
 	}
-	return {
-		allowed: lease.allowed,
-		revoked: false,
-		limit,
-		remaining: pool.objectRemaining + pool.left,
-		reset: lease.reset,
-	};
 }
 
 /** A revoked key's leases in this isolate end at once; other isolates' end within LEASE_TTL_MS. */

@@ -108,6 +108,9 @@ export class AccumulatorStore {
 	private readonly unbilledSums = new StoredValues();
 	/** The quantities of metric rows written here (metrics.ts), for the observers that write them with the events. */
 	readonly metricQuantities = new StoredValues();
+	// The holdings rows read here, by agent key (null: none stored), so that a warm record call reads none. Every
+	// write to a key's row forgets the key; a failed transaction forgets them all.
+	private readonly knownHoldings = new Map<string, HoldingRow | null>();
 
 	constructor(readonly storage: DurableObjectStorage) {
 		this.sql = storage.sql;
@@ -189,6 +192,7 @@ export class AccumulatorStore {
 			this.dailySums.clear();
 			this.unbilledSums.clear();
 			this.metricQuantities.clear();
+			this.knownHoldings.clear();
 			throw error;
 		}
 	}
@@ -203,6 +207,7 @@ export class AccumulatorStore {
 
 	private applyHoldingRows(rows: [agentKey: string, generation: number, held: 0 | 1][]): void {
 		if (rows.length === 0) return;
+		for (const [agentKey] of rows) this.knownHoldings.delete(agentKey);
 		this.sql.exec(
 			`INSERT INTO holdings (agent_key, generation, held)
 			SELECT h.value ->> 0, h.value ->> 1, h.value ->> 2 FROM json_each(?) AS h WHERE true
@@ -223,19 +228,7 @@ export class AccumulatorStore {
 		claims: Record<string, number>,
 		identity: AccumulatorIdentity,
 	): { held: Set<string>; handovers: Handover[] } {
-		const keys = [...new Set([...agentKeys, ...Object.keys(claims)])];
-		// Bound values for the few keys of most calls (cheaper than json_each), json_each beyond.
-		const stored =
-			keys.length <= FEW_KEYS
-				? this.sql.exec<HoldingRow>(
-						`SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (${keys.map(() => "?").join(", ")})`,
-						...keys,
-					)
-				: this.sql.exec<HoldingRow>(
-						"SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (SELECT value FROM json_each(?))",
-						JSON.stringify(keys),
-					);
-		const known = new Map(stored.toArray().map((row) => [row.agent_key, row]));
+		const known = this.holdingRows([...new Set([...agentKeys, ...Object.keys(claims)])]);
 		const newer = Object.entries(claims).filter(
 			([agentKey, generation]) => generation > (known.get(agentKey)?.generation ?? -1),
 		);
@@ -258,6 +251,33 @@ export class AccumulatorStore {
 			}
 		}
 		return { held, handovers };
+	}
+
+	/** The stored holdings rows of the keys, read only for keys not known from an earlier read. */
+	private holdingRows(keys: readonly string[]): Map<string, HoldingRow> {
+		const rows = new Map<string, HoldingRow>();
+		const unknown: string[] = [];
+		for (const key of keys) {
+			const row = this.knownHoldings.get(key);
+			if (row === undefined) unknown.push(key);
+			else if (row !== null) rows.set(key, row);
+		}
+		if (unknown.length === 0) return rows;
+		// Bound values for the few keys of most calls (cheaper than json_each), json_each beyond.
+		const stored =
+			unknown.length <= FEW_KEYS
+				? this.sql.exec<HoldingRow>(
+						`SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (${unknown.map(() => "?").join(", ")})`,
+						...unknown,
+					)
+				: this.sql.exec<HoldingRow>(
+						"SELECT agent_key, generation, held, imported FROM holdings WHERE agent_key IN (SELECT value FROM json_each(?))",
+						JSON.stringify(unknown),
+					);
+		for (const row of stored) rows.set(row.agent_key, row);
+		if (this.knownHoldings.size + unknown.length > MAX_KNOWN_HOLDINGS) this.knownHoldings.clear();
+		for (const key of unknown) this.knownHoldings.set(key, rows.get(key) ?? null);
+		return rows;
 	}
 
 	/**
@@ -288,6 +308,7 @@ export class AccumulatorStore {
 	/** After every earlier holder handed its keys over: the instance's events are counted from now on. */
 	markTakenOver({ agentKey, generation }: Handover): void {
 		this.createTables();
+		this.knownHoldings.delete(agentKey);
 		this.sql.exec(
 			"UPDATE holdings SET imported = ?2 WHERE agent_key = ?1 AND generation = ?2 AND imported < ?2",
 			agentKey,
@@ -508,6 +529,7 @@ export class AccumulatorStore {
 
 const PROCESSED = "processed" as const;
 const FEW_KEYS = 16;
+const MAX_KNOWN_HOLDINGS = 10_000;
 type HoldingRow = { agent_key: string; generation: number; held: number; imported: number };
 
 /** Property by property: a spread of the parsed object is slower, and this runs per event of some batches. */
