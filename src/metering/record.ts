@@ -3,11 +3,7 @@
  * what an accumulator refused (its instance moved) after refreshing those keys from D1.
  */
 import type { Scope } from "../db/scope";
-import {
-	accumulatorStub,
-	parseAccumulatorName,
-	subscriptionOf,
-} from "../durable-objects/usage-accumulator/client";
+import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
@@ -62,7 +58,7 @@ export async function recordEvents({
 					events: JSON.stringify(batch),
 				});
 				// A processed event is stored as sent, with the accumulator's subscription: it does not travel back.
-				const subscriptionId = subscriptionOf(parseAccumulatorName(name));
+				const subscriptionId = first?.subscriptionId ?? null;
 				response.results.forEach((result, i) => {
 					const index = indices[i] as number;
 					if (result === null) refused.push(index);
