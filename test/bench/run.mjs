@@ -153,7 +153,7 @@ try {
 		const ingestRatio = actions.rps / healthz.rps;
 		row(
 			"ingest ratio (POST /v1/actions ÷ GET /healthz, 64 connections)",
-			`${fmt(ingestRatio)} (${fmt(actions.rps, 0)} ÷ ${fmt(healthz.rps, 0)} req/s)`,
+			`${fmt(ingestRatio, 3)} (${fmt(actions.rps, 0)} ÷ ${fmt(healthz.rps, 0)} req/s)`,
 			"≥ 0.5",
 			ingestRatio >= 0.5,
 		);
@@ -161,7 +161,7 @@ try {
 			const pricedRatio = pricedActions.rps / actions.rps;
 			row(
 				"ingest, 10 filtered charges + 2 alerts ÷ plain plan (single events, same rounds)",
-				`${fmt(pricedRatio)} (${fmt(pricedActions.rps, 0)} vs ${fmt(actions.rps, 0)} req/s; ${fmt(pricedActions.rps / healthz.rps)} of /healthz)`,
+				`${fmt(pricedRatio, 3)} (${fmt(pricedActions.rps, 0)} vs ${fmt(actions.rps, 0)} req/s; ${fmt(pricedActions.rps / healthz.rps)} of /healthz)`,
 				"≥ 0.9",
 				pricedRatio >= 0.9,
 			);
@@ -204,7 +204,7 @@ try {
 			const pricedRatio = filtered / plain;
 			row(
 				"batch ingest, 10 filtered charges + 2 alerts ÷ plain plan (alternating rounds)",
-				`${fmt(pricedRatio)} (${fmt(filtered, 0)} vs ${fmt(plain, 0)} events/s)`,
+				`${fmt(pricedRatio, 3)} (${fmt(filtered, 0)} vs ${fmt(plain, 0)} events/s)`,
 				"≥ 0.9",
 				pricedRatio >= 0.9,
 			);
