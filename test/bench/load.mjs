@@ -51,18 +51,28 @@ export async function load({
 /**
  * Loads several routes in turn, `rounds` times each, so that every route sees the same share of whatever else
  * the machine is doing meanwhile: figures from a noisy machine stay comparable. Answers per route the requests
- * per second and the mean latency over all its rounds.
+ * per second and the mean latency over all its rounds and, given `cpu` (a reading of the service's CPU time per
+ * process, cpu.mjs), the CPU microseconds each process spent per request of the route.
  */
-export async function interleaved(specs, { rounds = 3, seconds = 10 } = {}) {
-	const totals = specs.map(() => ({ requests: 0, seconds: 0, latencySum: 0 }));
+export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {}) {
+	const totals = specs.map(() => ({ requests: 0, seconds: 0, latencySum: 0, cpu: {} }));
 	for (let round = 0; round < rounds; round++) {
 		for (const [i, spec] of specs.entries()) {
+			const before = cpu?.();
 			const run = await load({ ...spec, seconds: Math.max(1, Math.round(seconds / rounds)) });
+			const after = cpu?.();
 			const total = totals[i];
 			total.requests += run.total;
 			total.seconds += run.seconds;
 			total.latencySum += run.mean * run.total;
+			for (const [role, used] of Object.entries(after ?? {})) {
+				total.cpu[role] = (total.cpu[role] ?? 0) + used - (before?.[role] ?? 0);
+			}
 		}
 	}
-	return totals.map((t) => ({ rps: t.requests / t.seconds, mean: t.latencySum / t.requests }));
+	return totals.map((t) => ({
+		rps: t.requests / t.seconds,
+		mean: t.latencySum / t.requests,
+		cpuPerRequest: Object.fromEntries(Object.entries(t.cpu).map(([role, used]) => [role, used / t.requests])),
+	}));
 }

@@ -78,6 +78,7 @@ export async function startWorker() {
 		base,
 		adminKey,
 		state,
+		pid: child.pid,
 		how: `wrangler dev (local workerd, --log-level error, fresh --persist-to state in ${stateRoot})`,
 		async stop() {
 			try {
