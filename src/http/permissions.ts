@@ -115,11 +115,25 @@ const compiled: CompiledRoute[] = (Object.keys(routeAccess) as RouteName[]).map(
 // Literal segments win over parameters: /v1/webhooks/test is not /v1/webhooks/{webhook_id}.
 compiled.sort((a, b) => b.literalSegments - a.literalSegments);
 
+// The routes that can match a path have its number of segments and its resource (the segment after /v1, literal
+// in every route), so a request tests those few patterns rather than all of them. Buckets keep the order above.
+const bucketKey = (segments: readonly string[]) => `${segments.length} ${segments[2] ?? ""}`;
+const buckets = new Map<string, CompiledRoute[]>();
+for (const route of compiled) {
+	const key = bucketKey(route.name.split(" ")[1]?.split("/") ?? []);
+	const bucket = buckets.get(key);
+	if (bucket) bucket.push(route);
+	else buckets.set(key, [route]);
+}
+
 export type RouteMatch = { route: RouteName; access: Access } | { allowed: string[] } | null;
 
 /** The table's route for a request, or the methods the path allows (405), or null (404). */
 export function matchRoute(method: string, path: string): RouteMatch {
-	const forPath = compiled.filter((r) => r.pattern.test(path));
+	// A pattern allows one trailing slash.
+	const trimmed = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+	const candidates = buckets.get(bucketKey(trimmed.split("/"))) ?? [];
+	const forPath = candidates.filter((r) => r.pattern.test(path));
 	if (forPath.length === 0) return null;
 	const wanted = method === "HEAD" ? "GET" : method;
 	const hit = forPath.find((r) => r.method === wanted);
