@@ -100,7 +100,13 @@ interface CompiledRoute {
 	method: string;
 	pattern: RegExp;
 	literalSegments: number;
+	/** bucketKey of its path: the routes that can match a path share it. */
+	bucket: string;
 }
+
+// The routes that can match a path have its number of segments and its resource (the segment after /v1, literal
+// in every route), so a request tests those few patterns rather than all of them.
+const bucketKey = (segments: readonly string[]) => `${segments.length} ${segments[2] ?? ""}`;
 
 const compiled: CompiledRoute[] = (Object.keys(routeAccess) as RouteName[]).map((name) => {
 	const [method, path] = name.split(" ") as [string, string];
@@ -110,20 +116,18 @@ const compiled: CompiledRoute[] = (Object.keys(routeAccess) as RouteName[]).map(
 		method,
 		pattern: new RegExp(`^${segments.map((s) => (s.startsWith("{") ? "[^/]+" : s)).join("/")}/?$`),
 		literalSegments: segments.filter((s) => !s.startsWith("{")).length,
+		bucket: bucketKey(segments),
 	};
 });
 // Literal segments win over parameters: /v1/webhooks/test is not /v1/webhooks/{webhook_id}.
 compiled.sort((a, b) => b.literalSegments - a.literalSegments);
 
-// The routes that can match a path have its number of segments and its resource (the segment after /v1, literal
-// in every route), so a request tests those few patterns rather than all of them. Buckets keep the order above.
-const bucketKey = (segments: readonly string[]) => `${segments.length} ${segments[2] ?? ""}`;
+// Buckets keep the order above.
 const buckets = new Map<string, CompiledRoute[]>();
 for (const route of compiled) {
-	const key = bucketKey(route.name.split(" ")[1]?.split("/") ?? []);
-	const bucket = buckets.get(key);
+	const bucket = buckets.get(route.bucket);
 	if (bucket) bucket.push(route);
-	else buckets.set(key, [route]);
+	else buckets.set(route.bucket, [route]);
 }
 
 export type RouteMatch = { route: RouteName; access: Access } | { allowed: string[] } | null;

@@ -79,26 +79,44 @@ const UPSERT_DAILY_ROWS = {
  * bounded.
  */
 export class StoredValues {
-	private readonly sums = new Map<string, string>();
+	private readonly values = new Map<string, string>();
 
 	constructor(private readonly maxRows = 10_000) {}
 
 	has(id: string): boolean {
-		return this.sums.has(id);
+		return this.values.has(id);
 	}
 
 	get(id: string): string | undefined {
-		return this.sums.get(id);
+		return this.values.get(id);
 	}
 
-	set(id: string, sum: string): void {
-		if (!this.sums.has(id) && this.sums.size >= this.maxRows) this.sums.clear();
-		this.sums.set(id, sum);
+	set(id: string, value: string): void {
+		if (!this.values.has(id) && this.values.size >= this.maxRows) this.values.clear();
+		this.values.set(id, value);
 	}
 
 	clear(): void {
-		this.sums.clear();
+		this.values.clear();
 	}
+}
+
+/**
+ * The stored value of each row (undefined: not stored), by its id: from `known` where it has it, the others by
+ * one call of `read`, given their indices, which answers the rows it found as [position in its argument, value].
+ * Every value is looked up before the caller notes a new one: noting may clear `known` when it is full.
+ */
+export function storedBefore(
+	ids: readonly string[],
+	known: StoredValues | undefined,
+	read: (unknown: number[]) => Iterable<[position: number, value: string]>,
+): (string | undefined)[] {
+	const unknown = ids.flatMap((id, i) => (known?.has(id) ? [] : [i]));
+	const found = new Map<number, string>();
+	if (unknown.length > 0) {
+		for (const [position, value] of read(unknown)) found.set(unknown[position] as number, value);
+	}
+	return ids.map((id, i) => known?.get(id) ?? found.get(i));
 }
 
 /**
@@ -176,22 +194,17 @@ export class AggregateDeltas {
 		if (this.daily.size > 0) {
 			const deltas = [...this.daily.values()].flatMap((group) => [...group.fields.values()]);
 			const ids = deltas.map((delta) => delta.key.join(SEPARATOR));
-			const unknown =
-				known === undefined ? deltas.map((_, i) => i) : ids.flatMap((id, i) => (known.has(id) ? [] : [i]));
-			const current = new Map<number, string>();
-			if (unknown.length > 0) {
-				const stored = sql
+			const before = storedBefore(ids, known, (unknown) =>
+				sql
 					.exec<{ i: number; sum: string }>(
 						`SELECT k.key AS i, d.sum FROM json_each(?) AS k
 						JOIN ${table} AS d ON d.day = k.value ->> 0 AND d.agent_key = k.value ->> 1 AND d.kind = k.value ->> 2
 							AND d.type = k.value ->> 3 AND d.field = k.value ->> 4`,
 						JSON.stringify(unknown.map((i) => (deltas[i] as DailyDelta).key)),
 					)
-					.toArray();
-				for (const row of stored) current.set(unknown[row.i] as number, row.sum);
-			}
-			// Read every stored sum before noting any: noting may clear `known` when it is full.
-			const before = deltas.map((_, i) => known?.get(ids[i] as string) ?? current.get(i));
+					.toArray()
+					.map((row): [number, string] => [row.i, row.sum]),
+			);
 			const rows = deltas.map((delta, i) => {
 				const added = signed(
 					delta.whole === 0 ? delta.sum : delta.sum.add(Decimal.from(BigInt(delta.whole))),

@@ -18,7 +18,7 @@ import {
 	type MetricQuantity,
 	matchesFilter,
 } from "../../pricing/sources";
-import { SEPARATOR, type StoredValues } from "./aggregates";
+import { SEPARATOR, type StoredValues, storedBefore } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import type { MeteringEvent } from "./types";
 
@@ -80,9 +80,9 @@ export class MetricDeltas implements CountObserver {
 	}
 
 	count(event: MeteringEvent): void {
-		const sources = this.sourcesOf(periodOf(event.timestamp));
-		if (sources.length === 0) return;
 		const period = periodOf(event.timestamp);
+		const sources = this.sourcesOf(period);
+		if (sources.length === 0) return;
 		for (const source of sources) {
 			if (!matchesFilter(source, event)) continue;
 			if (source.aggregate === "unique_count") {
@@ -143,20 +143,16 @@ export class MetricDeltas implements CountObserver {
 		const deltas = [...this.deltas.values()].flatMap((bySource) => [...bySource.values()]);
 		this.deltas.clear();
 		const ids = deltas.map((d) => `${d.period}${SEPARATOR}${d.agentKey}${SEPARATOR}${d.source}`);
-		const unknown = ids.flatMap((id, i) => (this.known?.has(id) ? [] : [i]));
-		const current = new Map<number, string>();
-		if (unknown.length > 0) {
-			const stored = sql
+		const before = storedBefore(ids, this.known, (unknown) =>
+			sql
 				.exec<{ i: number; quantity: string }>(
 					`SELECT k.key AS i, m.quantity FROM json_each(?) AS k
 					JOIN metrics AS m ON m.period = k.value ->> 0 AND m.agent_key = k.value ->> 1 AND m.source = k.value ->> 2`,
 					JSON.stringify(unknown.map((i) => [deltas[i]?.period, deltas[i]?.agentKey, deltas[i]?.source])),
 				)
-				.toArray();
-			for (const row of stored) current.set(unknown[row.i] as number, row.quantity);
-		}
-		// Read every stored quantity before noting any: noting may clear `known` when it is full.
-		const before = ids.map((id, i) => this.known?.get(id) ?? current.get(i));
+				.toArray()
+				.map((row): [number, string] => [row.i, row.quantity]),
+		);
 		const rows: string[][] = [];
 		const written: [id: string, quantity: string][] = [];
 		for (const [i, delta] of deltas.entries()) {
