@@ -1,4 +1,6 @@
 // Load generation on loopback with autocannon, always bounded in time.
+import http from "node:http";
+import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
 
 export async function load({
@@ -75,4 +77,47 @@ export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {})
 		mean: t.latencySum / t.requests,
 		cpuPerRequest: Object.fromEntries(Object.entries(t.cpu).map(([role, used]) => [role, used / t.requests])),
 	}));
+}
+
+/**
+ * Latency at a steady rate: one request every 1/rate seconds, sent when due whether or not earlier ones have
+ * answered (an open loop), each timed from when it was due, so a stall counts against every request it delays.
+ * (autocannon's `overallRate` sends each second's quota as fast as it can at the start of the second, so its
+ * latencies are those of a burst waiting in a queue, not of a steady rate.)
+ */
+export async function paced({ url, method = "GET", headers = {}, body, rate, seconds, expectedStatus }) {
+	const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
+	const send = () =>
+		new Promise((resolve, reject) => {
+			const request = http.request(url, { method, headers, agent }, (response) => {
+				response.resume();
+				response.on("end", () => resolve(response.statusCode));
+			});
+			request.on("error", reject);
+			request.end(body);
+		});
+	const expected = (status) => (expectedStatus ? status === expectedStatus : status >= 200 && status < 300);
+	const latencies = [];
+	let failures = 0;
+	const count = Math.round(rate * seconds);
+	const start = performance.now();
+	const sent = [];
+	for (let i = 0; i < count; i++) {
+		const due = start + (i * 1000) / rate;
+		const wait = due - performance.now();
+		if (wait > 0) await sleep(wait);
+		sent.push(
+			send().then(
+				(status) => (expected(status) ? latencies.push(performance.now() - due) : failures++),
+				() => failures++,
+			),
+		);
+	}
+	await Promise.all(sent);
+	agent.destroy();
+	if (failures > count * 0.01)
+		throw new Error(`${method} ${url}: ${failures} of ${count} paced requests failed`);
+	latencies.sort((a, b) => a - b);
+	const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+	return { total: count, failures, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) };
 }
