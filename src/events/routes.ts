@@ -4,15 +4,11 @@ import { INSTANCE_KEY } from "../agents/routes";
 import { database } from "../db/client";
 import { errorResponses, validationError } from "../http/errors";
 import { newRouter } from "../http/router";
-import { DateParam, instantRange } from "../lib/date-range";
+import { DateParam, instantRange, isRealDay } from "../lib/date-range";
 import { EVENT_TYPE } from "../metering/events";
 import { listEvents } from "./explorer";
 import { archivedDayStream } from "./export";
 import { EventSchema } from "./views";
-
-const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
-const isRealDay = (day: string) =>
-	BARE_DATE.test(day) && new Date(`${day}T00:00:00.000Z`).toISOString().startsWith(day);
 
 // Instants outside years 0000–9999 clamp to these, so that bounds compare as text with stored timestamps.
 const EARLIEST = "0000-01-01T00:00:00.000Z";

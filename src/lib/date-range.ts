@@ -3,7 +3,9 @@ import { z } from "@hono/zod-openapi";
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
-function isRealDay(day: string): boolean {
+/** A bare YYYY-MM-DD that names a real day (not 2026-02-30, not 2026-13-45). */
+export function isRealDay(day: string): boolean {
+	if (!BARE_DATE.test(day)) return false;
 	const d = new Date(`${day}T00:00:00.000Z`);
 	return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(day);
 }

@@ -196,7 +196,13 @@ describe("GET /v1/events/export", () => {
 	});
 
 	it("refuses a bad or missing date, unknown parameters, and keys below admin", async () => {
-		for (const query of ["", "?date=2026-02-30", "?date=yesterday", "?date=2026-01-01&x=1"]) {
+		for (const query of [
+			"",
+			"?date=2026-02-30",
+			"?date=2026-13-45",
+			"?date=yesterday",
+			"?date=2026-01-01&x=1",
+		]) {
 			expectError(await get(`/v1/events/export${query}`), 400, "validation_error");
 		}
 		for (const kind of ["sdk", "read-only", "read-write"] as const) {
