@@ -632,7 +632,8 @@ describe("the console", { timeout: 300_000 }, () => {
 				.first()
 				.waitFor({ timeout: 30_000 });
 			await page.getByText("Create an API or SDK key", { exact: false }).first().waitFor({ timeout: 30_000 });
-			await page.waitForLoadState("networkidle");
+			// As long as the waits above: on a slow machine the viewer's own loads can take more than the default 15 s.
+			await page.waitForLoadState("networkidle", { timeout: 30_000 });
 			await page.setViewportSize({ width: 390, height: 844 });
 			await saveScreenshot("docs-phone", { fullPage: false });
 			await page.setViewportSize({ width: 1440, height: 900 });
