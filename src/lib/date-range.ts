@@ -12,8 +12,10 @@ export function isRealDay(day: string): boolean {
 
 // The date part is checked on its own: Date.parse rolls "2026-02-30T10:00:00Z" over to March 2 without a word.
 function isRealDate(text: string): boolean {
-	if (BARE_DATE.test(text)) return isRealDay(text);
-	return DATE_TIME.test(text) && isRealDay(text.slice(0, 10)) && !Number.isNaN(Date.parse(text));
+	return (
+		isRealDay(text) ||
+		(DATE_TIME.test(text) && isRealDay(text.slice(0, 10)) && !Number.isNaN(Date.parse(text)))
+	);
 }
 
 /** A `start_date`/`end_date` query value: an ISO 8601 date-time with an offset, or a bare `YYYY-MM-DD`. */

@@ -5,20 +5,16 @@ import { readUnbilledUsage } from "../events/unbilled";
 import { errorResponses, validationError } from "../http/errors";
 import { newRouter } from "../http/router";
 import { BILLING_PERIOD_PATTERN, isFuturePeriod } from "../invoicing/period";
+import { isRealDay } from "../lib/date-range";
 import { dayOf, nowIso, periodOf } from "../lib/time";
 import { lastDayOf, readUsage } from "./usage";
 
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-function isRealDate(day: string): boolean {
-	const time = Date.parse(`${day}T00:00:00Z`);
-	return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 10) === day;
-}
-
 const DateParam = z
 	.string()
 	.refine(
-		(s) => (BARE_DATE.test(s) ? isRealDate(s) : z.iso.datetime({ offset: true }).safeParse(s).success),
+		(s) => (BARE_DATE.test(s) ? isRealDay(s) : z.iso.datetime({ offset: true }).safeParse(s).success),
 		"must be a date (YYYY-MM-DD) or an ISO 8601 date-time with an offset",
 	);
 
