@@ -5,6 +5,7 @@
 import type { Scope } from "../db/scope";
 import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
+import { encodeEvents } from "../durable-objects/usage-accumulator/wire";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { routesFor } from "./router";
@@ -55,7 +56,7 @@ export async function recordEvents({
 					accountId,
 					billableFrom: first?.startedAt ?? null,
 					claims,
-					events: JSON.stringify(batch),
+					events: encodeEvents(batch),
 				});
 				// A processed event is stored as sent, with the accumulator's subscription: it does not travel back.
 				const subscriptionId = first?.subscriptionId ?? null;

@@ -50,6 +50,7 @@ import type {
 	RecordResponse,
 	UsageQuery,
 } from "./types";
+import { decodeEvents } from "./wire";
 
 /** What an accumulator keeps of a query's events (raw-events.ts: eventsRetainedAfter). */
 export interface RetainedEvents {
@@ -121,7 +122,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	}
 
 	async record(call: RecordCall): Promise<RecordResponse> {
-		const request: RecordRequest = { ...call, events: JSON.parse(call.events) as MeteringEvent[] };
+		const request: RecordRequest = { ...call, events: decodeEvents(call.events) };
 		const identity = parseAccumulatorName(call.name);
 		// The plans of the events' periods, once per period: their filtered, max and unique_count sources are
 		// counted with the events.

@@ -43,8 +43,8 @@ export interface RecordRequest {
 }
 
 /**
- * A RecordRequest as it travels to the accumulator: the events as JSON text, which both ends produce and read
- * several times faster than the structured clone of as many objects.
+ * A RecordRequest as it travels to the accumulator: the events as JSON text (wire.ts), which both ends produce
+ * and read several times faster than the structured clone of as many objects.
  */
 export type RecordCall = Omit<RecordRequest, "events"> & { events: string };
 
