@@ -204,6 +204,46 @@ describe("raw events in the accumulator", () => {
 		expect(archivePerEvent).toBeLessThan(100);
 	});
 
+	it("stores every event of a large call, in order, in groups written several to a statement", async () => {
+		await runInDurableObject(instanceAccumulator(uniqueKey("groups")), (_, state) => {
+			const sql = state.storage.sql;
+			sql.exec(RAW_EVENTS_SCHEMA);
+			const at = (i: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString();
+			const rows = (prefix: string, n: number): EventRow[] =>
+				Array.from({ length: n }, (_, i) => [
+					`${prefix}_${String(i).padStart(4, "0")}`,
+					"action",
+					"a",
+					"t",
+					null,
+					{ i },
+					at(i),
+					at(i),
+					null,
+				]);
+			// Groups of 4: 1,003 events make 251 groups, more than one statement's worth ten times over.
+			const limits = { events: 4, eventBytes: 100_000, rows: 100 };
+			const fresh = rows("new", 1003);
+			const adopted = rows("old", 61);
+			insertRawEvents(sql, fresh, limits);
+			insertRawEvents(sql, adopted, limits, true);
+			const groups = sql
+				.exec<{ size: number; json: string; min_ts: string; max_ts: string; archived: number }>(
+					"SELECT size, json, min_ts, max_ts, archived FROM raw_events ORDER BY seq",
+				)
+				.toArray();
+			expect(groups).toHaveLength(251 + 16);
+			const stored = groups.flatMap((g) => JSON.parse(g.json) as EventRow[]);
+			expect(stored).toEqual([...fresh, ...adopted]);
+			for (const g of groups) {
+				const times = (JSON.parse(g.json) as EventRow[]).map((row) => row[6]);
+				expect(g.size).toBe(times.length);
+				expect([g.min_ts, g.max_ts]).toEqual([times[0], times.at(-1)]);
+			}
+			expect(groups.map((g) => g.archived)).toEqual([...Array(251).fill(0), ...Array(16).fill(1)]);
+		});
+	});
+
 	it("pages newest first through many groups exactly as a full sort would, with filters (property)", async () => {
 		await runInDurableObject(instanceAccumulator(uniqueKey("pages")), (_, state) => {
 			const sql = state.storage.sql;

@@ -37,9 +37,24 @@ CREATE TABLE IF NOT EXISTS raw_events_purged (id INTEGER PRIMARY KEY CHECK (id =
 
 const TIMESTAMP = 6;
 
+// Groups written by one INSERT: 4 bound values each, within a Durable Object's 100 per statement. A statement
+// has a fixed cost of its own (and locally one trace span), so a call of a thousand events makes 3 instead of
+// ~70. The texts are built once, so the runtime's statement cache sees the same few.
+const GROUPS_PER_INSERT = 25;
+const insertGroups = (groups: number, archived: 0 | 1) =>
+	`INSERT INTO raw_events (size, json, min_ts, max_ts, archived) VALUES ${Array.from(
+		{ length: groups },
+		() => `(?, ?, ?, ?, ${archived})`,
+	).join(", ")}`;
+// By `archived`, then by number of groups (index 0 unused).
+const INSERT_GROUPS = [0, 1].map((archived) =>
+	Array.from({ length: GROUPS_PER_INSERT + 1 }, (_, n) => insertGroups(n, archived as 0 | 1)),
+);
+
 /**
- * Stores the rows in groups, one INSERT per group (cheaper than one json_each over them all); `archived` for
- * events already in the archive (adopted ones, see adoption.ts).
+ * Stores the rows in groups, several groups per INSERT with bound values (cheaper than one json_each over them
+ * all, which copies every group through SQL functions); `archived` for events already in the archive (adopted
+ * ones, see adoption.ts).
  */
 export function insertRawEvents(
 	sql: SqlStorage,
@@ -47,6 +62,12 @@ export function insertRawEvents(
 	limits: ChunkLimits,
 	archived = false,
 ): void {
+	const statements = INSERT_GROUPS[archived ? 1 : 0] as string[];
+	const values: (string | number)[] = [];
+	const write = () => {
+		sql.exec(statements[values.length / 4] as string, ...values);
+		values.length = 0;
+	};
 	let start = 0;
 	for (const group of eventGroups(rows, limits)) {
 		let min = (rows[start] as EventRow)[TIMESTAMP];
@@ -57,15 +78,10 @@ export function insertRawEvents(
 			else if (at > max) max = at;
 		}
 		start += group.size;
-		sql.exec(
-			"INSERT INTO raw_events (size, json, min_ts, max_ts, archived) VALUES (?, ?, ?, ?, ?)",
-			group.size,
-			group.json,
-			min,
-			max,
-			archived ? 1 : 0,
-		);
+		values.push(group.size, group.json, min, max);
+		if (values.length === GROUPS_PER_INSERT * 4) write();
 	}
+	if (values.length > 0) write();
 }
 
 export function meteringEventOf(row: EventRow): MeteringEvent {
