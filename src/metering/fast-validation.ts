@@ -42,25 +42,35 @@ function isIdempotencyKey(value: unknown): boolean {
 	return typeof value === "string" && value.length >= 1 && value.length <= 255;
 }
 
+// A JSON number within the bounds of isBoundedNumber is at most this many characters ("-0.0000012345678901234567").
+const NUMBER_CHARS = 25;
+
 function isMetadata(value: unknown, kind: EventKind): boolean {
 	if (value === undefined || value === null) return true;
 	if (!isPlainObject(value)) return false;
 	let keys = 0;
+	// The text's length before escaping: braces, and per key its quotes, colon and comma.
+	let chars = 2;
 	for (const key in value) {
 		// A record of zod assigns each key to a fresh object, where "__proto__" would not become a key.
 		if (key.length < 1 || key.length > 100 || key === "__proto__") return false;
 		const item = value[key];
 		if (typeof item === "number" ? !isBoundedNumber(item) : !isMetadataScalar(item)) return false;
+		chars += key.length + 4 + (typeof item === "string" ? item.length + 2 : NUMBER_CHARS);
 		keys++;
 	}
 	if (keys > MAX_METADATA_KEYS) return false;
-	const json = JSON.stringify(value);
-	// UTF-8 takes at most 3 bytes per UTF-16 unit, so short text needs no encoding to be measured.
-	if (
-		json.length * 3 > MAX_METADATA_BYTES &&
-		new TextEncoder().encode(json).byteLength > MAX_METADATA_BYTES
-	) {
-		return false;
+	// A character takes at most 6 bytes as JSON (an escape like \u0001; UTF-8 needs at most 3), so most metadata
+	// is small enough without being serialized to be measured.
+	if (chars * 6 > MAX_METADATA_BYTES) {
+		const json = JSON.stringify(value);
+		// UTF-8 takes at most 3 bytes per UTF-16 unit, so short text needs no encoding to be measured.
+		if (
+			json.length * 3 > MAX_METADATA_BYTES &&
+			new TextEncoder().encode(json).byteLength > MAX_METADATA_BYTES
+		) {
+			return false;
+		}
 	}
 	return kind === "outcome" || hasValidReservedKeys(value);
 }

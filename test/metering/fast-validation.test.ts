@@ -61,6 +61,13 @@ const metadata = mostly(
 		[1],
 		"text",
 		{ big: "x".repeat(8200) },
+		// Around 8 KiB as JSON: 8,190 and 8,194 bytes, by plain, two-byte and escaped characters.
+		{ big: "x".repeat(8180) },
+		{ big: "x".repeat(8184) },
+		{ big: "é".repeat(4090) },
+		{ big: "é".repeat(4092) },
+		{ big: "\u0001".repeat(1363) },
+		{ big: "\u0001".repeat(1364) },
 		Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, i])),
 	),
 );
