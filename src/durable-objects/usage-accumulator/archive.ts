@@ -76,6 +76,38 @@ export function eventViewOf(
 	};
 }
 
+/**
+ * JSON.stringify(eventViewOf(row, subscriptionId, billableFrom)), written directly: the archive writes a line per
+ * event, and building each view to serialize it cost over twice as much (node micro-bench, 5,000 events: 1.4-1.6
+ * µs an event against 0.6). Ids and timestamps are made by the service ([a-z0-9_], ISO dates) and kinds are fixed
+ * words, so they are written as they are; every other value goes through JSON.stringify, an agent key or a type
+ * once for a run of equal ones. test/events/archive-line.test.ts holds it to the view.
+ */
+export function archiveLineWriter(
+	subscriptionId: string | null,
+	billableFrom: string | null,
+): (row: EventRow) => string {
+	const subscription = JSON.stringify(subscriptionId);
+	let agentKey = "";
+	let agentKeyJson = '""';
+	let type = "";
+	let typeJson = '""';
+	return (row) => {
+		const [id, kind, key, eventType, value, metadata, timestamp, receivedAt] = row;
+		if (key !== agentKey) {
+			agentKey = key;
+			agentKeyJson = JSON.stringify(key);
+		}
+		if (eventType !== type) {
+			type = eventType;
+			typeJson = JSON.stringify(eventType);
+		}
+		const number = kind === "outcome" ? JSON.stringify(Decimal.from(value ?? "0").toNumber()) : "null";
+		const billable = isBillable(subscriptionId, timestamp, billableFrom);
+		return `{"id":"${id}","kind":"${kind}","agent_key":${agentKeyJson},"type":${typeJson},"value":${number},"metadata":${JSON.stringify(metadata ?? {})},"timestamp":"${timestamp}","received_at":"${receivedAt}","subscription_id":${subscription},"billable":${billable}}`;
+	};
+}
+
 export function archiveKey(
 	environment: string,
 	day: string,
@@ -112,7 +144,7 @@ export async function archiveEvents(
 	maxBatches = 20,
 ): Promise<ArchiveReport> {
 	const report: ArchiveReport = { events: 0, objects: 0, bytes: 0, complete: true };
-	const subscriptionId = target.kind === "sub" ? target.id : null;
+	const lineOf = archiveLineWriter(target.kind === "sub" ? target.id : null, billableFrom);
 	for (let batch = 0; ; batch++) {
 		if (batch === maxBatches) {
 			report.complete = !hasUnarchived(sql);
@@ -120,22 +152,23 @@ export async function archiveEvents(
 		}
 		const { lastSeq, rows } = readUnarchived(sql, ARCHIVE_BATCH_EVENTS);
 		if (lastSeq === null) break;
-		const days = new Map<string, { first: string; lines: string[]; min: string; max: string }>();
+		// A day's NDJSON text, appended to line by line (a rope: cheaper than joining an array of lines).
+		const days = new Map<string, { first: string; text: string; min: string; max: string }>();
 		for (const row of rows) {
 			const timestamp = row[6];
 			const day = timestamp.slice(0, 10);
-			const line = JSON.stringify(eventViewOf(row, subscriptionId, billableFrom));
+			const line = `${lineOf(row)}\n`;
 			const entry = days.get(day);
 			if (entry) {
-				entry.lines.push(line);
+				entry.text += line;
 				if (timestamp < entry.min) entry.min = timestamp;
 				if (timestamp > entry.max) entry.max = timestamp;
-			} else days.set(day, { first: row[0], lines: [line], min: timestamp, max: timestamp });
+			} else days.set(day, { first: row[0], text: line, min: timestamp, max: timestamp });
 		}
-		for (const [day, { first, lines, min, max }] of days) {
+		for (const [day, { first, text, min, max }] of days) {
 			const key = archiveKey(target.environment, day, target.name, first);
 			hooks.beforePut?.(key);
-			const body = gzip(`${lines.join("\n")}\n`);
+			const body = gzip(text);
 			await bucket.put(key, body, {
 				httpMetadata: { contentType: "application/gzip" },
 				customMetadata: { [ARCHIVE_MIN_TS]: min, [ARCHIVE_MAX_TS]: max },
