@@ -10,13 +10,17 @@ import type { EventRow } from "../../src/durable-objects/usage-accumulator/flush
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import {
 	insertRawEvents,
+	markArchived,
 	newestFirst,
 	newestRawEvents,
 	purgeRawEvents,
 	RAW_EVENTS_SCHEMA,
+	RECENT_GROUPS_MAX_EVENTS,
 	readRawEvents,
+	readUnarchived,
 } from "../../src/durable-objects/usage-accumulator/raw-events";
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { post } from "../helpers";
 import { instanceAccumulator, sendAction, uniqueKey } from "../subscriptions/fixtures";
 import { archivedEvents } from "./fixtures";
@@ -241,6 +245,104 @@ describe("raw events in the accumulator", () => {
 				expect([g.min_ts, g.max_ts]).toEqual([times[0], times.at(-1)]);
 			}
 			expect(groups.map((g) => g.archived)).toEqual([...Array(251).fill(0), ...Array(16).fill(1)]);
+		});
+	});
+
+	it("archives from memory exactly what it would read back: after rollbacks, past the bound, after a restart", async () => {
+		const agentKey = uniqueKey("recent");
+		await runInDurableObject(instanceAccumulator(agentKey), (_, state) => {
+			const sql = state.storage.sql;
+			const name = `live:inst:${agentKey}`;
+			let n = 0;
+			const events = (count: number): MeteringEvent[] =>
+				Array.from({ length: count }, () => {
+					const at = daysAgo((n % 3) + 1);
+					return {
+						id: `act_recent${String(n++).padStart(16, "0")}`,
+						kind: "action",
+						agentKey,
+						type: "llm_call",
+						value: null,
+						metadata: { n },
+						timestamp: at,
+						receivedAt: at,
+						idempotencyKey: null,
+					};
+				});
+			const record = (store: AccumulatorStore, count: number) =>
+				store.record({ name, accountId: null, claims: {}, events: events(count) }, Date.now());
+			// The same oldest groups, whole, from memory as from SQLite, for batches of several sizes.
+			const sameAsStored = (store: AccumulatorStore) => {
+				for (const maxEvents of [1, 40, 700, 5_000, 20_000]) {
+					expect(readUnarchived(sql, maxEvents, store.recentGroups)).toEqual(readUnarchived(sql, maxEvents));
+				}
+			};
+
+			const store = new AccumulatorStore(state.storage);
+			const archived: string[] = [];
+			const archiveAll = () => {
+				for (;;) {
+					const batch = readUnarchived(sql, 1_000, store.recentGroups);
+					if (batch.lastSeq === null) break;
+					archived.push(...batch.rows.map((row) => row[0]));
+					markArchived(sql, batch.lastSeq, store.recentGroups);
+				}
+			};
+			record(store, 300);
+			record(store, 1);
+			sameAsStored(store);
+			expect(store.recentGroups.isEmpty).toBe(false);
+			// Part archived: memory forgets it with SQLite.
+			const first = readUnarchived(sql, 100, store.recentGroups);
+			archived.push(...first.rows.map((row) => row[0]));
+			markArchived(sql, first.lastSeq as number, store.recentGroups);
+			sameAsStored(store);
+			// A group changed behind its back (adoption rewrites groups) is read from SQLite.
+			const last = sql
+				.exec<{ seq: number; json: string }>("SELECT seq, json FROM raw_events ORDER BY seq DESC LIMIT 1")
+				.one();
+			const kept = (JSON.parse(last.json) as EventRow[]).slice(1);
+			sql.exec(
+				"UPDATE raw_events SET json = ?, size = ? WHERE seq = ?",
+				JSON.stringify(kept),
+				kept.length,
+				last.seq,
+			);
+			sameAsStored(store);
+			archiveAll();
+			expect(store.recentGroups.isEmpty).toBe(true);
+			// Past its bound it holds only the oldest groups, and the rest is read from SQLite.
+			record(store, RECENT_GROUPS_MAX_EVENTS - 50);
+			sameAsStored(store);
+			// A call that rolls back after its groups were noted, filling memory to its bound, leaves nothing of them
+			// there: the next call's groups get the same seqs and sizes, and memory has no room to note them.
+			const failing = {
+				count: () => {},
+				applyTo: () => {
+					throw new Error("observer failed");
+				},
+			};
+			expect(() =>
+				store.record(
+					{ name, accountId: null, claims: {}, events: events(50) },
+					Date.now(),
+					undefined,
+					failing,
+				),
+			).toThrow("observer failed");
+			record(store, 50);
+			sameAsStored(store);
+			record(store, 500);
+			sameAsStored(store);
+			// A restarted object holds nothing in memory and reads everything.
+			const restarted = new AccumulatorStore(state.storage);
+			expect(restarted.recentGroups.isEmpty).toBe(true);
+			sameAsStored(restarted);
+			// Archived to the end, batch by batch, from memory while it holds them: every event once, in order.
+			archiveAll();
+			expect(store.recentGroups.isEmpty).toBe(true);
+			const all = readRawEvents(sql, "2000-01-01T00:00:00.000Z", "2100-01-01T00:00:00.000Z").map((e) => e.id);
+			expect(archived).toEqual(all);
 		});
 	});
 

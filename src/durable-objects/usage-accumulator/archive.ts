@@ -12,7 +12,7 @@
 import { gzipSync } from "node:zlib";
 import { Decimal } from "../../lib/decimal";
 import type { EventRow, FlushTarget } from "./flush";
-import { hasUnarchived, markArchived, readUnarchived } from "./raw-events";
+import { hasUnarchived, markArchived, type RecentGroups, readUnarchived } from "./raw-events";
 
 /** Events per archive batch: objects of a few hundred kilobytes compressed. */
 export const ARCHIVE_BATCH_EVENTS = 5_000;
@@ -141,6 +141,7 @@ export async function archiveEvents(
 	target: FlushTarget,
 	billableFrom: string | null,
 	hooks: ArchiveHooks,
+	recent?: RecentGroups,
 	maxBatches = 20,
 ): Promise<ArchiveReport> {
 	const report: ArchiveReport = { events: 0, objects: 0, bytes: 0, complete: true };
@@ -150,7 +151,7 @@ export async function archiveEvents(
 			report.complete = !hasUnarchived(sql);
 			break;
 		}
-		const { lastSeq, rows } = readUnarchived(sql, ARCHIVE_BATCH_EVENTS);
+		const { lastSeq, rows } = readUnarchived(sql, ARCHIVE_BATCH_EVENTS, recent);
 		if (lastSeq === null) break;
 		// A day's NDJSON text, appended to line by line (a rope: cheaper than joining an array of lines).
 		const days = new Map<string, { first: string; text: string; min: string; max: string }>();
@@ -176,7 +177,7 @@ export async function archiveEvents(
 			report.objects++;
 			report.bytes += body.byteLength;
 		}
-		markArchived(sql, lastSeq);
+		markArchived(sql, lastSeq, recent);
 		report.events += rows.length;
 	}
 	return report;

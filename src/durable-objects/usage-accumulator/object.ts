@@ -449,6 +449,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 				target,
 				target.billableFrom,
 				this.archiveHooks,
+				this.store.recentGroups,
 			);
 			return { events: report.events, complete: report.complete, failed: false };
 		} catch (error) {

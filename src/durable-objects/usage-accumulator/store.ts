@@ -42,7 +42,13 @@ import {
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "./flush";
 import type { Handover } from "./handover";
 import { type CountObserver, METRICS_SCHEMA } from "./metrics";
-import { insertRawEvents, meteringEventOf, RAW_EVENTS_SCHEMA, upgradeRawEventStorage } from "./raw-events";
+import {
+	insertRawEvents,
+	meteringEventOf,
+	RAW_EVENTS_SCHEMA,
+	RecentGroups,
+	upgradeRawEventStorage,
+} from "./raw-events";
 import type {
 	EventResult,
 	HoldingChange,
@@ -111,6 +117,8 @@ export class AccumulatorStore {
 	// The holdings rows read here, by agent key (null: none stored), so that a warm record call reads none. Every
 	// write to a key's row forgets the key; a failed transaction forgets them all.
 	private readonly knownHoldings = new Map<string, HoldingRow | null>();
+	/** The raw event groups stored here and not archived yet, for the archive (raw-events.ts). */
+	readonly recentGroups = new RecentGroups();
 
 	constructor(readonly storage: DurableObjectStorage) {
 		this.sql = storage.sql;
@@ -193,6 +201,7 @@ export class AccumulatorStore {
 			this.unbilledSums.clear();
 			this.metricQuantities.clear();
 			this.knownHoldings.clear();
+			this.recentGroups.clear();
 			throw error;
 		}
 	}
@@ -389,7 +398,7 @@ export class AccumulatorStore {
 				}
 				results.push(PROCESSED);
 			}
-			insertRawEvents(this.sql, newEvents, limits);
+			insertRawEvents(this.sql, newEvents, limits, false, this.recentGroups);
 			insertDedupeRows(this.sql, newDedupe, true);
 			counting.applyTo();
 			this.queueOutcomesCompleted(outcomes, request.accountId);
@@ -481,8 +490,10 @@ export class AccumulatorStore {
 		if (identity === null || identity.kind !== "inst") return [];
 		return this.transaction(() => {
 			this.applyHoldingRows([[identity.id, adoption.generation, 0]]);
-			// Setting aside lowers day rows without the cache of sums: what it knew of them is stale.
+			// Setting aside lowers day rows without the cache of sums, and rewrites raw event groups: what the
+			// caches knew of them is stale.
 			this.dailySums.clear();
+			this.recentGroups.clear();
 			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now);
 		});
 	}
