@@ -188,12 +188,38 @@ export function eventView(event: StoredEvent, status: EventStatus = "processed")
  * JSON.stringify(eventView(event, status)), written directly: a batch answers a thousand of these, and building
  * the views and then serializing them cost several times more (node micro-bench, 1,000 views: 0.85 ms vs 2.4 ms).
  * Ids and timestamps are made here (ids of [a-z0-9_], ISO dates), so they are written as they are; every other
- * value goes through JSON.stringify. test/metering/event-json.test.ts holds it to the view.
+ * value goes through JSON.stringify — an agent key, a type or a subscription once for a run of equal ones when a
+ * writer answers a whole batch (0.9 against 1.2-1.3 µs an event). test/metering/event-json.test.ts holds it to
+ * the view.
  */
+export function eventJsonWriter(): (event: StoredEvent, status?: EventStatus) => string {
+	let agentKey = "";
+	let agentKeyJson = '""';
+	let type = "";
+	let typeJson = '""';
+	let subscriptionId: string | null = null;
+	let subscriptionJson = "null";
+	return (event, status = "processed") => {
+		if (event.agentKey !== agentKey) {
+			agentKey = event.agentKey;
+			agentKeyJson = JSON.stringify(agentKey);
+		}
+		if (event.type !== type) {
+			type = event.type;
+			typeJson = JSON.stringify(type);
+		}
+		if (event.subscriptionId !== subscriptionId) {
+			subscriptionId = event.subscriptionId;
+			subscriptionJson = JSON.stringify(subscriptionId);
+		}
+		const head = `{"id":"${event.id}","status":"${status}","created_at":"${event.receivedAt}","agent_key":${agentKeyJson}`;
+		const tail = `"metadata":${JSON.stringify(event.metadata ?? {})},"timestamp":"${event.timestamp}","subscription_id":${subscriptionJson}}`;
+		return event.kind === "action"
+			? `${head},"action_type":${typeJson},${tail}`
+			: `${head},"outcome_type":${typeJson},"value":${JSON.stringify(Decimal.from(event.value ?? "0").toNumber())},${tail}`;
+	};
+}
+
 export function eventJson(event: StoredEvent, status: EventStatus = "processed"): string {
-	const head = `{"id":"${event.id}","status":"${status}","created_at":"${event.receivedAt}","agent_key":${JSON.stringify(event.agentKey)}`;
-	const tail = `"metadata":${JSON.stringify(event.metadata ?? {})},"timestamp":"${event.timestamp}","subscription_id":${JSON.stringify(event.subscriptionId)}}`;
-	return event.kind === "action"
-		? `${head},"action_type":${JSON.stringify(event.type)},${tail}`
-		: `${head},"outcome_type":${JSON.stringify(event.type)},"value":${JSON.stringify(Decimal.from(event.value ?? "0").toNumber())},${tail}`;
+	return eventJsonWriter()(event, status);
 }

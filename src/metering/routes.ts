@@ -15,6 +15,7 @@ import {
 	ActionEvent,
 	ActionInput,
 	eventJson,
+	eventJsonWriter,
 	eventView,
 	IdempotencyKey,
 	OutcomeBatchInput,
@@ -77,10 +78,11 @@ function batchView({ recorded, processed, duplicates }: SentBatch) {
 	return { results: recorded.map((r) => eventView(r.event, r.status)), processed, duplicates };
 }
 
-/** JSON.stringify(batchView(sent)), written directly as the fast path answers it (eventJson). */
+/** JSON.stringify(batchView(sent)), written directly as the fast path answers it (eventJsonWriter). */
 function batchJson({ recorded, processed, duplicates }: SentBatch): string {
 	let results = "";
-	for (const r of recorded) results += `${results === "" ? "" : ","}${eventJson(r.event, r.status)}`;
+	const json = eventJsonWriter();
+	for (const r of recorded) results += `${results === "" ? "" : ","}${json(r.event, r.status)}`;
 	return `{"results":[${results}],"processed":${processed},"duplicates":${duplicates}}`;
 }
 

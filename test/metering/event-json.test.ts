@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { StoredEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { newId } from "../../src/lib/ids";
-import { eventJson, eventView } from "../../src/metering/events";
+import { eventJson, eventJsonWriter, eventView } from "../../src/metering/events";
 
 // Events as the accumulator answers them: ids and timestamps made by the service, the rest as sent.
 const metadataValue = fc.oneof(
@@ -42,6 +42,36 @@ describe("eventJson", () => {
 				fc.constantFrom("processed" as const, "duplicate" as const),
 				(event, status) => {
 					expect(eventJson(event, status)).toBe(JSON.stringify(eventView(event, status)));
+				},
+			),
+			{ numRuns: 500 },
+		);
+	});
+
+	it("stays so event after event through one writer, as a batch's answer is written", () => {
+		const sameAsBefore = fc.tuple(fc.boolean(), fc.boolean(), fc.boolean());
+		fc.assert(
+			fc.property(
+				fc.array(
+					fc.tuple(storedEvent, sameAsBefore, fc.constantFrom("processed" as const, "duplicate" as const)),
+					{
+						maxLength: 12,
+					},
+				),
+				(steps) => {
+					const json = eventJsonWriter();
+					let previous: StoredEvent | undefined;
+					for (const [drawn, [sameKey, sameType, sameSubscription], status] of steps) {
+						// Runs of equal agent keys, types and subscriptions, as in a batch, and changes between them.
+						const event = {
+							...drawn,
+							agentKey: sameKey && previous ? previous.agentKey : drawn.agentKey,
+							type: sameType && previous ? previous.type : drawn.type,
+							subscriptionId: sameSubscription && previous ? previous.subscriptionId : drawn.subscriptionId,
+						};
+						expect(json(event, status)).toBe(JSON.stringify(eventView(event, status)));
+						previous = event;
+					}
 				},
 			),
 			{ numRuns: 500 },
