@@ -69,8 +69,9 @@ export const RECENT_GROUPS_MAX_EVENTS = 10_000;
  * The groups this object stored and has not archived yet, as the rows it stored, so that archiving them needs
  * neither reading them back nor parsing them (a quarter of what archiving cost in the batch profile). Only a
  * cache: a group is taken from it under its seq and with its size, and what it lacks — after a restart, past its
- * bound, a group that adoption changed — is read from SQLite as before. Seqs are never reused (AUTOINCREMENT), so
- * a seq names one group's contents for good, unless adoption rewrites it, which clears this.
+ * bound, a group that adoption changed — is read from SQLite as before. A committed seq is never given again
+ * (AUTOINCREMENT), but a rolled-back call's seqs are: the failed transaction clears this (store.ts), and a seq
+ * noted again replaces what it held. Adoption, which rewrites groups, clears it too.
  */
 export class RecentGroups {
 	private readonly groups = new Map<number, EventRow[]>();
@@ -135,7 +136,7 @@ export function insertRawEvents(
 				.toArray()
 				.map((row) => row.seq)
 				.sort((a, b) => a - b);
-			seqs.forEach((seq, i) => recent.add(seq, written[i] as EventRow[]));
+			for (const [i, seq] of seqs.entries()) recent.add(seq, written[i] as EventRow[]);
 		}
 		values.length = 0;
 		written.length = 0;
