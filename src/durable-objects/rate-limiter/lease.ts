@@ -17,7 +17,9 @@
  * leases; requests leased to other isolates count as used.
  *
  * Leases are small while a key is quiet (one request: every request asks the object, as before) and grow with
- * the rate this isolate sees, to about LEASE_HORIZON_MS of its traffic. A lease lives LEASE_TTL_MS from the
+ * the rate this isolate sees, to about LEASE_HORIZON_MS of its traffic. The rate is the last second's requests,
+ * or this second's so far when they are more: a key that turns busy leases within its first second, instead of
+ * asking the object for every request of that second. A lease lives LEASE_TTL_MS from the
  * isolate's last lease call, which also bounds how long another isolate keeps admitting a revoked key (this
  * isolate forgets its leases at once).
  */
@@ -58,6 +60,11 @@ const pools = new Map<string, Pool>();
 export function leaseSize(requestsLastSecond: number, limit: number): number {
 	const cap = Math.max(1, Math.floor(limit * MAX_LEASE_SHARE));
 	return Math.min(cap, Math.max(1, Math.ceil((requestsLastSecond * LEASE_HORIZON_MS) / 1000)));
+}
+
+/** Requests a second this isolate sees of the key: the last second's, or this second's so far if more. */
+function recentRate(pool: Pool): number {
+	return Math.max(pool.lastSecond, pool.thisSecond);
 }
 
 function observe(pool: Pool, now: number): void {
@@ -118,7 +125,7 @@ export async function admit(
 			reset: pool.reset,
 		};
 		if (background !== undefined && pool.leasing === 0 && pool.left <= pool.granted / 2) {
-			const want = leaseSize(pool.lastSecond, limit);
+			const want = leaseSize(recentRate(pool), limit);
 			if (want > 1) background(refill(keyId, pool, lessor, want, now));
 		}
 		return decision;
@@ -126,7 +133,7 @@ export async function admit(
 	const returned = pool.left > 0 ? { windowStart: pool.windowStart, count: pool.left } : null;
 	pool.left = 0;
 	const concurrent = pool.leasing !== 0 && now - pool.leasing < LEASE_TTL_MS;
-	const want = concurrent ? 1 : leaseSize(pool.lastSecond, limit);
+	const want = concurrent ? 1 : leaseSize(recentRate(pool), limit);
 	if (want > 1) pool.leasing = now;
 	let lease: RateLimitLease;
 	try {
@@ -138,6 +145,8 @@ export async function admit(
 		pools.delete(keyId);
 		return lease;
 	}
+	// What this call gave back is the object's again: its remaining went up by as much before this grant.
+	if (returned !== null && lease.windowStart === returned.windowStart) pool.objectRemaining += returned.count;
 	// This request takes one of what was granted.
 	addLease(pool, lease, lease.granted - 1, now);
 	return {
