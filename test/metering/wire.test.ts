@@ -3,37 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { decodeEvents, encodeEvents } from "../../src/durable-objects/usage-accumulator/wire";
 import { newId } from "../../src/lib/ids";
-
-const isoDate = fc
-	.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) })
-	.map((d) => d.toISOString());
-const metadataValue = fc.oneof(
-	fc.string(),
-	fc.double({ min: -1e15, max: 1e15, noNaN: true }).filter((n) => !Object.is(n, -0)),
-	fc.integer(),
-	fc.boolean(),
-	fc.constant(null),
-);
-const meteringEvent: fc.Arbitrary<MeteringEvent> = fc.record({
-	id: fc.constantFrom("act", "out").map((prefix) => newId(prefix as "act" | "out")),
-	kind: fc.constantFrom("action" as const, "outcome" as const),
-	agentKey: fc.constantFrom("agent-1", "a.b:c_d-9", "k".repeat(200)),
-	type: fc.constantFrom("llm_call", "hire", "a.b:c_d-9"),
-	value: fc.option(fc.constantFrom("0", "1", "12.5", "0.000001", "999999999999999"), { nil: null }),
-	metadata: fc.option(
-		fc
-			.dictionary(
-				fc.string({ minLength: 1, maxLength: 10 }).filter((key) => key !== "__proto__"),
-				metadataValue,
-				{ maxKeys: 5 },
-			)
-			.map((metadata) => ({ ...metadata })),
-		{ nil: null },
-	),
-	timestamp: isoDate,
-	receivedAt: isoDate,
-	idempotencyKey: fc.option(fc.string(), { nil: null }),
-});
+import { isoDate, meteringEvent } from "../support/event-arbitraries";
 
 /**
  * Events of one request: most received at one instant, most without a timestamp of their own (it is then the

@@ -11,28 +11,18 @@
  */
 import type { EventKind, MeteringEvent } from "./types";
 
-type WireRow =
-	| [
-			id: string,
-			kind: EventKind,
-			agentKey: string,
-			type: string,
-			value: string | null,
-			metadata: MeteringEvent["metadata"],
-			timestamp: string | null,
-			idempotencyKey: string | null,
-	  ]
-	| [
-			id: string,
-			kind: EventKind,
-			agentKey: string,
-			type: string,
-			value: string | null,
-			metadata: MeteringEvent["metadata"],
-			timestamp: string | null,
-			idempotencyKey: string | null,
-			receivedAt: string,
-	  ];
+/** An event on the wire; receivedAt only when it is not the call's. */
+type WireRow = [
+	id: string,
+	kind: EventKind,
+	agentKey: string,
+	type: string,
+	value: string | null,
+	metadata: MeteringEvent["metadata"],
+	timestamp: string | null,
+	idempotencyKey: string | null,
+	receivedAt?: string,
+];
 
 export function encodeEvents(events: readonly MeteringEvent[]): string {
 	const receivedAt = events[0]?.receivedAt ?? "";
