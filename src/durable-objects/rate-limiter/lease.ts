@@ -19,9 +19,9 @@
  * Leases are small while a key is quiet (one request: every request asks the object, as before) and grow with
  * the rate this isolate sees, to about LEASE_HORIZON_MS of its traffic. The rate is the last second's requests,
  * or this second's so far when they are more: a key that turns busy leases within its first second, instead of
- * asking the object for every request of that second. A lease lives LEASE_TTL_MS from the
- * isolate's last lease call, which also bounds how long another isolate keeps admitting a revoked key (this
- * isolate forgets its leases at once).
+ * asking the object for every request of that second. A lease lives LEASE_TTL_MS from the isolate's last lease
+ * call, which also bounds how long another isolate keeps admitting a revoked key (this isolate forgets its
+ * leases at once).
  */
 import type { RateLimitDecision, RateLimitLease, ReturnedLease } from "./object";
 

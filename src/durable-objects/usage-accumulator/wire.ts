@@ -4,10 +4,10 @@
  * call already says. An event received at the call's `receivedAt` (every event of a request is) carries no
  * receivedAt of its own, and one without a timestamp of its own (most: it defaults to the time of receipt) has
  * null there. A batch of a thousand actions is then about half the text of the events as objects, and both ends
- * write, copy and read half as much (test/bench: the transfer was a fifth of the batch path's cost).
+ * write, copy and read half as much (the transfer was about a fifth of the batch path's cost: docs/scaling.md).
  *
- * An accumulator also reads the v2 form, a JSON array of MeteringEvent objects, so that a Worker of the version
- * before can still call it while a deployment rolls out.
+ * An accumulator also reads the form before, a JSON array of MeteringEvent objects, so that a Worker of the
+ * version before can still call it while a deployment rolls out.
  */
 import type { EventKind, MeteringEvent } from "./types";
 
