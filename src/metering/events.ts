@@ -7,6 +7,7 @@ import { INSTANCE_KEY } from "../agents/routes";
 import type { EventKind, MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
+import { repeatedJson } from "../lib/json";
 import { isCurrencyCode } from "../lib/money";
 import { boundedNumber, isBoundedNumber } from "../lib/numbers";
 
@@ -193,30 +194,15 @@ export function eventView(event: StoredEvent, status: EventStatus = "processed")
  * the view.
  */
 export function eventJsonWriter(): (event: StoredEvent, status?: EventStatus) => string {
-	let agentKey = "";
-	let agentKeyJson = '""';
-	let type = "";
-	let typeJson = '""';
-	let subscriptionId: string | null = null;
-	let subscriptionJson = "null";
+	const agentKeyJson = repeatedJson();
+	const typeJson = repeatedJson();
+	const subscriptionJson = repeatedJson();
 	return (event, status = "processed") => {
-		if (event.agentKey !== agentKey) {
-			agentKey = event.agentKey;
-			agentKeyJson = JSON.stringify(agentKey);
-		}
-		if (event.type !== type) {
-			type = event.type;
-			typeJson = JSON.stringify(type);
-		}
-		if (event.subscriptionId !== subscriptionId) {
-			subscriptionId = event.subscriptionId;
-			subscriptionJson = JSON.stringify(subscriptionId);
-		}
-		const head = `{"id":"${event.id}","status":"${status}","created_at":"${event.receivedAt}","agent_key":${agentKeyJson}`;
-		const tail = `"metadata":${JSON.stringify(event.metadata ?? {})},"timestamp":"${event.timestamp}","subscription_id":${subscriptionJson}}`;
+		const head = `{"id":"${event.id}","status":"${status}","created_at":"${event.receivedAt}","agent_key":${agentKeyJson(event.agentKey)}`;
+		const tail = `"metadata":${JSON.stringify(event.metadata ?? {})},"timestamp":"${event.timestamp}","subscription_id":${subscriptionJson(event.subscriptionId)}}`;
 		return event.kind === "action"
-			? `${head},"action_type":${typeJson},${tail}`
-			: `${head},"outcome_type":${typeJson},"value":${JSON.stringify(Decimal.from(event.value ?? "0").toNumber())},${tail}`;
+			? `${head},"action_type":${typeJson(event.type)},${tail}`
+			: `${head},"outcome_type":${typeJson(event.type)},"value":${JSON.stringify(Decimal.from(event.value ?? "0").toNumber())},${tail}`;
 	};
 }
 

@@ -11,6 +11,7 @@
  */
 import { gzipSync } from "node:zlib";
 import { Decimal } from "../../lib/decimal";
+import { repeatedJson } from "../../lib/json";
 import type { EventRow, FlushTarget } from "./flush";
 import { hasUnarchived, markArchived, type RecentGroups, readUnarchived } from "./raw-events";
 
@@ -88,23 +89,13 @@ export function archiveLineWriter(
 	billableFrom: string | null,
 ): (row: EventRow) => string {
 	const subscription = JSON.stringify(subscriptionId);
-	let agentKey = "";
-	let agentKeyJson = '""';
-	let type = "";
-	let typeJson = '""';
+	const agentKeyJson = repeatedJson();
+	const typeJson = repeatedJson();
 	return (row) => {
-		const [id, kind, key, eventType, value, metadata, timestamp, receivedAt] = row;
-		if (key !== agentKey) {
-			agentKey = key;
-			agentKeyJson = JSON.stringify(key);
-		}
-		if (eventType !== type) {
-			type = eventType;
-			typeJson = JSON.stringify(eventType);
-		}
+		const [id, kind, agentKey, type, value, metadata, timestamp, receivedAt] = row;
 		const number = kind === "outcome" ? JSON.stringify(Decimal.from(value ?? "0").toNumber()) : "null";
 		const billable = isBillable(subscriptionId, timestamp, billableFrom);
-		return `{"id":"${id}","kind":"${kind}","agent_key":${agentKeyJson},"type":${typeJson},"value":${number},"metadata":${JSON.stringify(metadata ?? {})},"timestamp":"${timestamp}","received_at":"${receivedAt}","subscription_id":${subscription},"billable":${billable}}`;
+		return `{"id":"${id}","kind":"${kind}","agent_key":${agentKeyJson(agentKey)},"type":${typeJson(type)},"value":${number},"metadata":${JSON.stringify(metadata ?? {})},"timestamp":"${timestamp}","received_at":"${receivedAt}","subscription_id":${subscription},"billable":${billable}}`;
 	};
 }
 
