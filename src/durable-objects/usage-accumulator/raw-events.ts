@@ -209,32 +209,34 @@ export interface UnarchivedGroups {
 export function readUnarchived(sql: SqlStorage, maxEvents: number, recent?: RecentGroups): UnarchivedGroups {
 	const rows: EventRow[] = [];
 	let lastSeq: number | null = null;
-	const take = (seq: number, size: number, group: () => EventRow[] | undefined): boolean => {
-		if (lastSeq !== null && rows.length + size > maxEvents) return false;
-		const taken = group();
-		if (taken === undefined) return false;
-		for (const row of taken) rows.push(row);
+	const fits = (size: number) => lastSeq === null || rows.length + size <= maxEvents;
+	const take = (seq: number, group: readonly EventRow[]) => {
+		for (const row of group) rows.push(row);
 		lastSeq = seq;
-		return true;
 	};
 	if (recent !== undefined && !recent.isEmpty) {
-		let missed = false;
+		let missing = false;
 		for (const { seq, size } of sql.exec<{ seq: number; size: number }>(
 			"SELECT seq, size FROM raw_events WHERE archived = 0 ORDER BY seq LIMIT ?",
 			maxEvents,
 		)) {
-			if (take(seq, size, () => recent.get(seq, size))) continue;
-			missed = lastSeq === null || rows.length + size <= maxEvents;
-			break;
+			if (!fits(size)) break;
+			const group = recent.get(seq, size);
+			if (group === undefined) {
+				missing = true;
+				break;
+			}
+			take(seq, group);
 		}
-		if (!missed) return { lastSeq, rows };
+		if (!missing) return { lastSeq, rows };
 	}
 	for (const { seq, size, json } of sql.exec<{ seq: number; size: number; json: string }>(
 		"SELECT seq, size, json FROM raw_events WHERE archived = 0 AND seq > ? ORDER BY seq LIMIT ?",
 		lastSeq ?? 0,
 		maxEvents,
 	)) {
-		if (!take(seq, size, () => JSON.parse(json) as EventRow[])) break;
+		if (!fits(size)) break;
+		take(seq, JSON.parse(json) as EventRow[]);
 	}
 	return { lastSeq, rows };
 }
