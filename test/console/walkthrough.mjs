@@ -2,7 +2,8 @@
 // start-up lines, with nothing alarming (this machine has no internet, so it is checked offline). Then the README's
 // "A walk through the API", run as a reader would paste it, twice in a row, against the Worker under `wrangler dev`
 // (fresh local state, loopback only): every curl of the block fails the run on an HTTP error (--fail-with-body) and
-// bash stops at the first failure (set -euo pipefail). Run with `npm run test:walkthrough`.
+// bash stops at the first failure (set -euo pipefail). Its webhook step starts scripts/webhook-receiver.mjs on a
+// free port, and the test delivery must reach it with valid signatures. Run with `npm run test:walkthrough`.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -10,6 +11,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
 import { startWorker } from "../bench/worker.mjs";
 
@@ -28,6 +30,7 @@ function walkThroughBlock(readme) {
 }
 
 let worker;
+const repositoryRoot = fileURLToPath(new URL("../..", import.meta.url));
 const block = walkThroughBlock(readFileSync(new URL("../../README.md", import.meta.url), "utf8"));
 
 before(async () => {
@@ -39,19 +42,25 @@ after(async () => {
 	clearTimeout(hardStop);
 });
 
-/** Runs the block with the README's API and KEY lines pointed at this Worker; prints what it made at the end. */
-function runBlock() {
+/**
+ * Runs the block from the repository's root with the README's API and KEY lines pointed at this Worker and its
+ * HOOKS line at a free port for the webhook receiver; prints what it made at the end.
+ */
+function runBlock(hooksPort) {
 	const script = block
 		.replace(/^API=.*$/m, `API=${worker.base}`)
-		.replace(/^KEY=.*$/m, `KEY=${worker.adminKey}`);
+		.replace(/^KEY=.*$/m, `KEY=${worker.adminKey}`)
+		.replace(/^HOOKS=.*$/m, `HOOKS=${hooksPort}`);
 	const wrapped = [
 		"set -euo pipefail",
+		// A step that fails must not leave the webhook receiver running (bash's output would stay open).
+		"trap 'kill $(jobs -p) 2>/dev/null || true' EXIT",
 		// Every HTTP error is a failure of the walk-through, with the API's answer in the output.
 		'curl() { command curl --fail-with-body --max-time 30 "$@"; }',
 		script,
 		'echo; echo "WALKTHROUGH sub=$SUB invoice=$INVOICE webhook=$WEBHOOK secret=$WEBHOOK_SECRET"',
 	].join("\n");
-	return spawnSync("bash", ["-c", wrapped], { encoding: "utf8", timeout: 90_000 });
+	return spawnSync("bash", ["-c", wrapped], { encoding: "utf8", timeout: 90_000, cwd: repositoryRoot });
 }
 
 function freePort() {
@@ -122,8 +131,8 @@ describe("npm run dev", { timeout: 100_000 }, () => {
 describe("the README walk-through", { timeout: 220_000 }, () => {
 	const runs = [];
 	for (const n of [1, 2]) {
-		it(`runs without an error (run ${n})`, { timeout: 100_000 }, () => {
-			const result = runBlock();
+		it(`runs without an error (run ${n})`, { timeout: 100_000 }, async () => {
+			const result = runBlock(await freePort());
 			assert.equal(result.status, 0, `exit ${result.status}\n${result.stdout}\n${result.stderr}`);
 			const summary = /^WALKTHROUGH (.*)$/m.exec(result.stdout)?.[1] ?? "";
 			const made = Object.fromEntries(
@@ -138,6 +147,10 @@ describe("the README walk-through", { timeout: 220_000 }, () => {
 			assert.match(made.secret ?? "", /^whsec_[A-Za-z0-9+/]{43}=$/);
 			// The simulation's figure the README states.
 			assert.match(result.stdout, /"total":313\.77/);
+			// The test delivery reached the receiver, which found both signatures valid.
+			assert.match(result.stdout, /"delivered":true/);
+			assert.match(result.stdout, /^verified invoice\.paid evt_\S+ \(test\) on \/hooks: \{/m);
+			assert.doesNotMatch(result.stdout, /^rejected /m);
 			runs.push(made);
 		});
 	}
