@@ -23,7 +23,10 @@ trap 'rm -rf "$work"' EXIT
 echo "== TypeScript: npm pack, install the tarball into a scratch app"
 # As in a fresh clone, nothing built: the pack must build dist/ itself (prepack), not ship a leftover one.
 rm -rf sdk/typescript/dist
-(cd sdk/typescript && npm pack --pack-destination "$work" --silent >/dev/null)
+(cd sdk/typescript && npm pack --pack-destination "$work") >"$work/pack.log" 2>&1 || {
+	cat "$work/pack.log" >&2
+	exit 1
+}
 tarball="$(ls "$work"/agent-metering-sdk-*.tgz)"
 contents="$(tar tzf "$tarball")"
 for file in package/dist/index.js package/dist/index.d.ts package/dist/api.js package/dist/generated/openapi.d.ts; do
