@@ -11,6 +11,7 @@ import { refuseUnexpectedBody } from "./http/bodyless";
 import { docsHeaders, docsPage } from "./http/docs";
 import { ApiError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
+import { healthRoutes } from "./http/health";
 import { idempotency } from "./http/idempotency";
 import { finishedDocument } from "./http/openapi-document";
 import { singleQueryValues } from "./http/query";
@@ -41,7 +42,7 @@ export function createApp() {
 	// The document doc31 generates, finished once per isolate with what every operation shares.
 	app.use("/v1/openapi.json", finishedDocument());
 
-	app.get("/healthz", (c) => c.json({ status: "ok" }));
+	app.route("/", healthRoutes);
 	app.get("/docs", (c) => c.html(docsPage, 200, docsHeaders));
 	app.doc31("/v1/openapi.json", {
 		openapi: "3.1.0",
@@ -51,7 +52,22 @@ export function createApp() {
 			description:
 				"Meter what AI agents do and achieve, price it with rate plans, invoice it, and report margins.",
 		},
-		servers: [{ url: "/" }],
+		servers: [
+			{
+				url: "http://localhost:8787",
+				description: "Local: `npm run dev` (wrangler dev on its default port)",
+			},
+			{
+				url: "https://{host}",
+				description: "A deployment of this Worker",
+				variables: {
+					host: {
+						default: "metering.example.com",
+						description: "The Worker's host: its custom domain or <name>.<account>.workers.dev",
+					},
+				},
+			},
+		],
 		security: [{ bearer: [] }],
 	});
 	app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });

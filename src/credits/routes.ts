@@ -51,7 +51,7 @@ const Balance = z
 	.openapi("CreditBalance");
 
 const AccountParams = z.object({ account_id: z.string() });
-const GrantParams = z.object({ account_id: z.string(), grant_id: z.string() });
+const GrantParams = z.object({ account_id: z.string(), credit_grant_id: z.string() });
 
 export const creditRoutes = newRouter();
 
@@ -109,7 +109,7 @@ creditRoutes.openapi(
 creditRoutes.openapi(
 	createRoute({
 		method: "post",
-		path: "/accounts/{account_id}/credit-grants/{grant_id}/void",
+		path: "/accounts/{account_id}/credit-grants/{credit_grant_id}/void",
 		operationId: "voidCreditGrant",
 		tags: ["Credits"],
 		summary: "Void what is left of a credit grant",
@@ -118,13 +118,13 @@ creditRoutes.openapi(
 		responses: { 200: { description: "The void grant", ...json(CreditGrant) }, ...errorResponses(404, 409) },
 	}),
 	async (c) => {
-		const { account_id, grant_id } = c.req.valid("param");
+		const { account_id, credit_grant_id } = c.req.valid("param");
 		return c.json(
 			await voidGrant({
 				db: database(c.env.DB),
 				scope: c.get("scope"),
 				accountId: account_id,
-				grantId: grant_id,
+				grantId: credit_grant_id,
 			}),
 			200,
 		);

@@ -7,6 +7,8 @@
  * - On every POST, the `Idempotency-Key` request header, and `Idempotent-Replayed` on the responses a replay can
  *   give (http/idempotency.ts; metering events replay as 200 only).
  * - Who may call the operation, from the permission table (http/permissions.ts), appended to its description.
+ *   An operation declared with `security: []` (GET /healthz) needs no key: it says so, and its responses carry
+ *   `X-Request-Id` only, since neither the gate nor the rate limiter runs for it.
  * - Conventions by field name: `*_at`, `timestamp`, `period_start` and `period_end` are date-times; `currency`
  *   and `*_currency` are ISO 4217 codes; integer query parameters are never null (zod's coerce reads as nullable).
  * - Request bodies: a field with a `default` is optional, and its default is said in words rather than as
@@ -40,6 +42,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 		"Thresholds on usage or spend that notify, or block further events, and the entitlements they leave.",
 	Credits: "Prepaid credit grants of an account, their ledger and balance.",
 	Events: "The raw metering events: explore and export them.",
+	Health: "Whether the service is up; no key needed.",
 };
 
 const HEADERS: Record<string, J> = {
@@ -107,8 +110,12 @@ function replayable(path: string, status: string): boolean {
 	return status.startsWith("2") || status === "400" || status === "404" || status === "409";
 }
 
-function responseHeaders(method: string, path: string, status: string): Record<string, J> {
+/** An operation that overrides the document's bearer security with none. */
+const isPublic = (operation: J) => Array.isArray(operation.security) && operation.security.length === 0;
+
+function responseHeaders(method: string, path: string, status: string, open: boolean): Record<string, J> {
 	const headers: Record<string, J> = { "X-Request-Id": ref("headers", "X-Request-Id") };
+	if (open) return headers;
 	if (status !== "401") {
 		for (const name of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]) {
 			// A 500 can come from before the rate limiter answered.
@@ -387,7 +394,9 @@ export function finishDocument(doc: J): J {
 	const tags = new Set<string>();
 	for (const { method, path, operation } of operationsOf(doc)) {
 		for (const tag of operation.tags ?? []) tags.add(tag);
-		const access = accessText((routeAccess as Record<string, Access>)[`${method.toUpperCase()} ${path}`]);
+		const access = isPublic(operation)
+			? "Who may call it: anyone, without a key."
+			: accessText((routeAccess as Record<string, Access>)[`${method.toUpperCase()} ${path}`]);
 		if (access)
 			operation.description = operation.description ? `${operation.description}\n\n${access}` : access;
 
@@ -419,7 +428,7 @@ export function finishDocument(doc: J): J {
 		}
 		for (const [status, response] of Object.entries(operation.responses ?? {})) {
 			const r = response as J;
-			r.headers = { ...responseHeaders(method, path, status), ...r.headers };
+			r.headers = { ...responseHeaders(method, path, status, isPublic(operation)), ...r.headers };
 			if (r.content) {
 				for (const media of Object.values(r.content)) walkSchema((media as J).schema, fieldConventions);
 				withExample(doc, r.content);

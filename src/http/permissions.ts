@@ -22,7 +22,7 @@ const ADMIN: Access = { sdk: false, api: "admin" };
 export const routeAccess = {
 	"GET /v1/api-keys": ADMIN,
 	"POST /v1/api-keys": ADMIN,
-	"DELETE /v1/api-keys/{id}": ADMIN,
+	"DELETE /v1/api-keys/{api_key_id}": ADMIN,
 
 	"GET /v1/agents": READ,
 	"POST /v1/agents": WRITE,
@@ -75,7 +75,7 @@ export const routeAccess = {
 	"GET /v1/accounts/{account_id}/balance": READ,
 	"GET /v1/accounts/{account_id}/credit-grants": READ,
 	"POST /v1/accounts/{account_id}/credit-grants": WRITE,
-	"POST /v1/accounts/{account_id}/credit-grants/{grant_id}/void": WRITE,
+	"POST /v1/accounts/{account_id}/credit-grants/{credit_grant_id}/void": WRITE,
 
 	"GET /v1/costs": READ,
 	"POST /v1/costs": WRITE,

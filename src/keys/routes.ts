@@ -95,17 +95,20 @@ apiKeyRoutes.openapi(
 apiKeyRoutes.openapi(
 	createRoute({
 		method: "delete",
-		path: "/api-keys/{id}",
+		path: "/api-keys/{api_key_id}",
 		operationId: "revokeApiKey",
 		tags: ["API keys"],
 		summary: "Revoke a key; it answers 401 from then on",
-		request: { params: z.object({ id: z.string() }) },
+		request: { params: z.object({ api_key_id: z.string() }) },
 		responses: { 204: { description: "Revoked" }, ...errorResponses(400, 404) },
 	}),
 	async (c) => {
-		const { id } = c.req.valid("param");
+		const { api_key_id: id } = c.req.valid("param");
 		if (id === OPERATOR_KEY_ID) {
-			throw validationError("id", "The operator key is revoked by changing the ADMIN_API_KEY secret.");
+			throw validationError(
+				"api_key_id",
+				"The operator key is revoked by changing the ADMIN_API_KEY secret.",
+			);
 		}
 		await revokeApiKey({ db: database(c.env.DB), scope: c.get("scope"), id });
 		await revokeInRateLimiter(c.env, id);

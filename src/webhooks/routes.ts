@@ -19,12 +19,12 @@ import {
 	DeliveryParams,
 	DeliveryQuery,
 	TestWebhook,
-	TestWebhookResult,
 	UpdateWebhookEndpoint,
 	WebhookDelivery,
 	WebhookDeliveryWithPayload,
 	WebhookEndpoint,
 	WebhookParams,
+	WebhookTestResult,
 } from "./schemas";
 import { sendTestEvent } from "./test-send";
 
@@ -42,7 +42,7 @@ webhookRoutes.openapi(
 		summary: 'Send a sample event of a kind to an endpoint now (with "test": true; not retried)',
 		request: { body: { required: true, ...json(TestWebhook) } },
 		responses: {
-			200: { description: "What the receiver answered", ...json(TestWebhookResult) },
+			200: { description: "What the receiver answered", ...json(WebhookTestResult) },
 			...errorResponses(...bodyErrors, 404),
 		},
 	}),

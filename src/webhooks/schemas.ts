@@ -72,7 +72,7 @@ export const TestWebhook = z
 	.strictObject({ webhook_id: z.string().min(1), event: WebhookEventKindSchema })
 	.openapi("TestWebhook");
 
-export const TestWebhookResult = z
+export const WebhookTestResult = z
 	.object({
 		result: z.object({
 			delivered: z.boolean(),
@@ -82,7 +82,7 @@ export const TestWebhookResult = z
 			delivery_id: z.string(),
 		}),
 	})
-	.openapi("TestWebhookResult");
+	.openapi("WebhookTestResult");
 
 export const WebhookParams = z.object({ webhook_id: z.string() });
 export const DeliveryParams = z.object({ webhook_id: z.string(), delivery_id: z.string() });

@@ -96,5 +96,6 @@ describe("GET /docs", () => {
 		const code = await init.text();
 		expect(code).toContain('url: "/v1/openapi.json"');
 		expect(code).toContain("withDefaultFonts: false");
+		expect(code).toContain("servers: [{ url: window.location.origin");
 	});
 });

@@ -80,6 +80,12 @@ describe("the OpenAPI document tells the truth about headers", () => {
 		expect((await checked("PATCH", "/v1/agents/agt_unknown", { raw: "{}" })).status).toBe(415);
 	});
 
+	it("on /healthz, which needs no key", async () => {
+		const health = await checked("GET", "/healthz", { key: null });
+		expect(health.status).toBe(200);
+		expect(health.body).toEqual({ status: "ok" });
+	});
+
 	it("on 401 and 403", async () => {
 		const unauthorized = await checked("GET", "/v1/agents", { key: null });
 		expect(unauthorized.status).toBe(401);

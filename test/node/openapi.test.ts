@@ -11,6 +11,12 @@ async function openApiDocument() {
 	return (await response.json()) as { openapi: string; paths: Record<string, Record<string, unknown>> };
 }
 
+/** An operation that overrides the document's bearer security with none: no key, no rate limit. */
+const isPublic = (operation: unknown) => {
+	const security = (operation as { security?: unknown[] }).security;
+	return Array.isArray(security) && security.length === 0;
+};
+
 describe("OpenAPI document", () => {
 	it("is valid OpenAPI 3.1", async () => {
 		const validator = new Validator();
@@ -20,19 +26,52 @@ describe("OpenAPI document", () => {
 		expect(validator.version).toBe("3.1");
 	});
 
-	it("documents exactly the routes of the permission table", async () => {
+	it("says where the API runs: wrangler dev, and a deployment's host", async () => {
+		const doc = (await openApiDocument()) as J;
+		expect(doc.servers).toEqual([
+			{ url: "http://localhost:8787", description: expect.stringContaining("wrangler dev") },
+			{
+				url: "https://{host}",
+				description: expect.any(String),
+				variables: { host: { default: expect.any(String), description: expect.any(String) } },
+			},
+		]);
+	});
+
+	it('documents GET /healthz: no key, {status: "ok"}', async () => {
+		const doc = (await openApiDocument()) as J;
+		const health = doc.paths["/healthz"]?.get;
+		expect(health).toMatchObject({ operationId: "getHealth", security: [] });
+		const schema = health.responses["200"].content["application/json"].schema;
+		const resolved = schema.$ref ? doc.components.schemas[schema.$ref.split("/").pop()] : schema;
+		expect(resolved).toMatchObject({ type: "object", required: ["status"] });
+		expect(resolved.properties.status).toMatchObject({ type: "string", enum: ["ok"] });
+		expect(Object.keys(health.responses)).toEqual(["200"]);
+		expect(Object.keys(health.responses["200"].headers)).toEqual(["X-Request-Id"]);
+	});
+
+	it("documents exactly the routes of the permission table, and /healthz as the one needing no key", async () => {
 		const doc = await openApiDocument();
 		const documented = Object.entries(doc.paths).flatMap(([path, operations]) =>
-			Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`),
+			Object.entries(operations)
+				.filter(([, operation]) => !isPublic(operation))
+				.map(([method]) => `${method.toUpperCase()} ${path}`),
 		);
 		const implemented = Object.keys(routeAccess).filter((route) => documented.includes(route));
 		expect(documented.sort()).toEqual(implemented.sort());
+		const open = Object.entries(doc.paths).flatMap(([path, operations]) =>
+			Object.entries(operations)
+				.filter(([, operation]) => isPublic(operation))
+				.map(([method]) => `${method.toUpperCase()} ${path}`),
+		);
+		expect(open).toEqual(["GET /healthz"]);
 	});
 
-	it("declares the error responses of every operation", async () => {
+	it("declares the error responses of every operation that needs a key", async () => {
 		const doc = await openApiDocument();
 		for (const [path, operations] of Object.entries(doc.paths)) {
 			for (const [method, operation] of Object.entries(operations)) {
+				if (isPublic(operation)) continue;
 				const responses = (operation as { responses: Record<string, unknown> }).responses;
 				for (const status of ["401", "403", "429", "500"]) {
 					expect(responses, `${method} ${path}`).toHaveProperty(status);
@@ -105,6 +144,26 @@ describe("what generated clients need (each failure names the operation)", () =>
 		expect(problems).toEqual([]);
 	});
 
+	it("names every path parameter after the resource it identifies: `{<resource>_id}`", async () => {
+		// One rule for every path, the resource's own id included: the singular of the segment before the
+		// parameter, in snake_case, then _id (/v1/accounts/{account_id}/credit-grants/{credit_grant_id}).
+		const doc = (await openApiDocument()) as J;
+		const singular = (segment: string) => segment.replace(/-/g, "_").replace(/ies$/, "y").replace(/s$/, "");
+		const problems: string[] = [];
+		for (const { name, path, op } of operations(doc)) {
+			const segments = path.split("/");
+			for (const [i, segment] of segments.entries()) {
+				const parameter = /^\{(.+)\}$/.exec(segment)?.[1];
+				if (parameter === undefined) continue;
+				const expected = `${singular(segments[i - 1] ?? "")}_id`;
+				if (parameter !== expected) problems.push(`${name}: {${parameter}} should be {${expected}}`);
+				const declared = (op.parameters ?? []).find((p: J) => p.in === "path" && p.name === parameter);
+				if (!declared?.required) problems.push(`${name}: {${parameter}} is not a required path parameter`);
+			}
+		}
+		expect(problems).toEqual([]);
+	});
+
 	it("declares the headers every response carries, and those of 401, 429 and replays", async () => {
 		const doc = (await openApiDocument()) as J;
 		for (const { name, method, op } of operations(doc)) {
@@ -113,6 +172,7 @@ describe("what generated clients need (each failure names the operation)", () =>
 				const where = `${name} → ${status}`;
 				expect(headers, where).toContain("X-Request-Id");
 				if (status === "401") expect(headers, where).toContain("WWW-Authenticate");
+				else if (isPublic(op)) expect(headers, where).toEqual(["X-Request-Id"]);
 				else
 					expect(headers, where).toEqual(
 						expect.arrayContaining(["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]),
