@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { classifyIpv6, judgeReceiverUrl, parseIpv6 } from "../../src/webhooks/receiver-url";
 
 /** Accepted receiver URLs: host names as written, public addresses, and the three local hosts. */
-export const ACCEPTED_URLS = [
+const ACCEPTED_URLS = [
 	"https://hooks.example.com/billing",
 	"https://hooks.example.com:8443/a?b=c",
 	"https://hooks.example.com",
@@ -36,7 +36,7 @@ export const ACCEPTED_URLS = [
 ];
 
 /** Refused receiver URLs, and a word the reason must contain. */
-export const REFUSED_URLS: [string, string][] = [
+const REFUSED_URLS: [string, string][] = [
 	// Schemes and forms
 	["http://example.com/hooks", "http://"],
 	["ftp://example.com/hooks", "https://"],
@@ -153,7 +153,9 @@ describe("judgeReceiverUrl", () => {
 	it("names the host and the kind of address in the reason", () => {
 		expect(judgeReceiverUrl("https://169.254.169.254/")).toEqual({
 			ok: false,
-			reason: expect.stringMatching(/^The url's host 169\.254\.169\.254 is a link-local address; .*public IP/),
+			reason: expect.stringMatching(
+				/^The url's host 169\.254\.169\.254 is a link-local address; .*public IP/,
+			),
 		});
 	});
 });
