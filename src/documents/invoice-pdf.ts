@@ -1,15 +1,14 @@
 /**
  * The invoice as a printable document (CONTRACT §20): pure, invoice in, PDF bytes out, so that it runs in the
  * Worker and in Node alike. pdf-lib writes the PDF (pure JavaScript, no Node APIs, so it runs on Workers);
- * fontkit embeds Inter, so the text is real text a reader can search and copy. The fonts go in whole: fontkit's
- * subsetting drops most of Inter's glyphs from the rendered page (seen by rasterizing it), though the text layer
- * survives. A4, one page unless
+ * fontkit embeds Inter, so the text is real text a reader can search and copy; only the glyphs the invoice uses
+ * go in (font-subsets.ts). A4, one page unless
  * the lines need more: the table continues on the next page under its header again, and the totals follow the
  * last line.
  */
-import fontkit from "@pdf-lib/fontkit";
 import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
 import type { InvoiceView } from "../invoicing/invoices";
+import { subsettingFontkit, tagSubsetFonts } from "./font-subsets";
 import { formatCount, formatDate, formatMoney, formatPeriod } from "./format";
 
 export interface InvoiceFonts {
@@ -171,10 +170,10 @@ export async function renderInvoicePdf(
 	options: InvoiceDocumentOptions,
 ): Promise<Uint8Array> {
 	const doc = await PDFDocument.create();
-	doc.registerFontkit(fontkit);
+	doc.registerFontkit(subsettingFontkit);
 	const pen: Pen = {
-		regular: await doc.embedFont(options.fonts.regular, { subset: false }),
-		bold: await doc.embedFont(options.fonts.bold, { subset: false }),
+		regular: await doc.embedFont(options.fonts.regular, { subset: true }),
+		bold: await doc.embedFont(options.fonts.bold, { subset: true }),
 	};
 	doc.setTitle(`Invoice ${invoice.number}`);
 	doc.setAuthor(options.seller);
@@ -297,6 +296,7 @@ export async function renderInvoicePdf(
 
 	const pages = doc.getPages();
 	for (const [i, p] of pages.entries()) drawFooter(p, pen, invoice, options.seller, i, pages.length);
+	tagSubsetFonts([pen.regular, pen.bold]);
 	// Plain cross-reference objects (no object streams): older PDF readers and mail scanners read them all.
 	return doc.save({ useObjectStreams: false });
 }

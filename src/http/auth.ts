@@ -1,3 +1,5 @@
+import { Buffer } from "node:buffer";
+import { timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/client";
 import type { Env, Environment } from "../env";
 import { type ApiKeyPermission, findActiveKeyByHash, touchApiKey } from "../keys/keys";
@@ -14,6 +16,46 @@ const KEY_SHAPE = /^sk_(live|test|api)_[A-Za-z0-9_]{8,200}$/;
 // once: the key's rate limiter, consulted on every request, answers "revoked".
 const CACHE_TTL_MS = 60_000;
 const cache = new Map<string, { principal: Principal; expires: number }>();
+
+// Unknown keys are remembered briefly too, so that a caller repeating one made-up key costs a D1 read every few
+// seconds rather than on every request. This cannot delay a new key: its secret is 40 random characters that
+// nobody could have sent before the create response showed it. Bounded, oldest forgotten first.
+export const UNKNOWN_KEY_TTL_MS = 5_000;
+export const UNKNOWN_KEY_CACHE_SIZE = 10_000;
+const unknownKeys = new Map<string, number>();
+
+function rememberUnknownKey(hash: string, now: number): void {
+	unknownKeys.delete(hash);
+	if (unknownKeys.size >= UNKNOWN_KEY_CACHE_SIZE) {
+		const oldest = unknownKeys.keys().next().value;
+		if (oldest !== undefined) unknownKeys.delete(oldest);
+	}
+	unknownKeys.set(hash, now + UNKNOWN_KEY_TTL_MS);
+}
+
+function isKnownUnknown(hash: string, now: number): boolean {
+	const expires = unknownKeys.get(hash);
+	if (expires === undefined) return false;
+	if (expires > now) return true;
+	unknownKeys.delete(hash);
+	return false;
+}
+
+/** How many unknown keys are remembered now (for tests). */
+export function unknownKeyCount(): number {
+	return unknownKeys.size;
+}
+
+// The operator key is compared by its hash, in constant time, so response timing tells nothing about how much
+// of a guess matched. Its hash is computed once per value of the secret.
+let operator: { key: string; hash: Buffer } | undefined;
+
+function isOperatorKey(env: Env, hash: string): boolean {
+	const key = env.ADMIN_API_KEY;
+	if (!key) return false;
+	if (operator?.key !== key) operator = { key, hash: Buffer.from(sha256HexSync(key), "hex") };
+	return timingSafeEqual(Buffer.from(hash, "hex"), operator.hash);
+}
 
 export function unauthorized(message: string): ApiError {
 	return new ApiError("unauthorized", message, { headers: { "WWW-Authenticate": "Bearer" } });
@@ -36,16 +78,19 @@ export async function authenticate(
 	if (!secret || !KEY_SHAPE.test(secret))
 		throw unauthorized("The Authorization header is not a valid Bearer key.");
 
-	if (env.ADMIN_API_KEY && secret === env.ADMIN_API_KEY) {
+	const hash = sha256HexSync(secret);
+	if (isOperatorKey(env, hash)) {
 		return { type: "api", keyId: OPERATOR_KEY_ID, environment: "live", permission: "admin" };
 	}
-	const hash = sha256HexSync(secret);
+	const now = Date.now();
 	const cached = cache.get(hash);
-	if (cached && cached.expires > Date.now()) return cached.principal;
+	if (cached && cached.expires > now) return cached.principal;
+	if (isKnownUnknown(hash, now)) throw unauthorized("This key is unknown or has been revoked.");
 
 	const row = await findActiveKeyByHash(db(), hash);
 	if (!row) {
 		cache.delete(hash);
+		rememberUnknownKey(hash, now);
 		throw unauthorized("This key is unknown or has been revoked.");
 	}
 	const principal: Principal =

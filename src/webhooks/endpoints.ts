@@ -28,20 +28,6 @@ export interface WebhookEndpointInput {
 	description?: string | null;
 }
 
-const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-
-/** https anywhere; plain http only to this machine, for local development. */
-export function isAllowedWebhookUrl(text: string): boolean {
-	let url: URL;
-	try {
-		url = new URL(text);
-	} catch {
-		return false;
-	}
-	if (url.protocol === "https:") return url.hostname.length > 0;
-	return url.protocol === "http:" && LOCAL_HOSTS.has(url.hostname);
-}
-
 function toView(row: typeof webhookEndpoints.$inferSelect): WebhookEndpointView {
 	return {
 		id: row.id,

@@ -1,15 +1,22 @@
 import { z } from "@hono/zod-openapi";
 import { pageQuery } from "../http/pagination";
-import { isAllowedWebhookUrl } from "./endpoints";
 import { WEBHOOK_EVENT_KINDS } from "./outbox";
+import { judgeReceiverUrl } from "./receiver-url";
 
 export const WebhookEventKindSchema = z.enum(WEBHOOK_EVENT_KINDS).openapi("WebhookEventKind");
 
 const url = z
 	.string()
 	.max(2048)
-	.refine(isAllowedWebhookUrl, "Must be an https:// URL, or http:// to localhost, 127.0.0.1 or [::1].")
-	.openapi({ example: "https://example.com/webhooks/billing" });
+	.superRefine((text, ctx) => {
+		const verdict = judgeReceiverUrl(text);
+		if (!verdict.ok) ctx.addIssue({ code: "custom", message: verdict.reason });
+	})
+	.openapi({
+		description:
+			"An absolute https:// URL (https://host[:port][/path][?query]) whose host is a host name or a public IP address, with no user name or password; http:// is allowed only to localhost, 127.0.0.1 or [::1], for local development. Private, loopback, link-local, multicast, reserved and documentation IP addresses are refused.",
+		example: "https://example.com/webhooks/billing",
+	});
 
 const events = z
 	.array(WebhookEventKindSchema)

@@ -1,3 +1,4 @@
+import { judgeReceiverUrl } from "./receiver-url";
 import { deliveryHeaders } from "./signing";
 
 /** Each attempt may take this long, counted from the moment the request starts. */
@@ -31,7 +32,10 @@ export function envelopeBody(event: StoredEvent): string {
 	});
 }
 
-/** One signed POST of an event to a receiver. Never throws: every failure is described in the outcome. */
+/**
+ * One signed POST of an event to a receiver. Never throws: every failure is described in the outcome. A url the
+ * receiver rules refuse (an endpoint stored before they existed) is not connected to at all.
+ */
 export async function postWebhook(
 	target: { url: string; secret: string },
 	event: StoredEvent,
@@ -39,6 +43,16 @@ export async function postWebhook(
 ): Promise<AttemptOutcome> {
 	const body = envelopeBody(event);
 	const started = Date.now();
+	const verdict = judgeReceiverUrl(target.url);
+	if (!verdict.ok) {
+		return {
+			delivered: false,
+			gone: false,
+			statusCode: null,
+			error: `Not sent: ${verdict.reason} Change the endpoint's url.`.slice(0, 500),
+			durationMs: 0,
+		};
+	}
 	const headers = await deliveryHeaders({
 		secret: target.secret,
 		eventId: event.id,

@@ -1,6 +1,6 @@
 // `npm run bench [-- --quick] [-- --only ingest,batch]`: starts the Worker locally with fresh state, measures,
 // prints one table. `--only` runs some scenarios: ingest, batch, priced, hot, latency, gate, invoicing (which
-// also measures bytes per event and the reports).
+// also measures bytes per event and the reports), documents (the cost of an invoice PDF).
 // Throughput figures are ratios against a bare route measured in the same run: absolute numbers on a shared
 // 2-core machine behind wrangler's proxy mean little.
 import { setTimeout as sleep } from "node:timers/promises";
@@ -18,7 +18,7 @@ import { storeBytes } from "./storage.mjs";
 import { startWorker } from "./worker.mjs";
 
 const quick = process.argv.includes("--quick");
-const SCENARIOS = ["ingest", "batch", "priced", "hot", "latency", "gate", "invoicing"];
+const SCENARIOS = ["ingest", "batch", "priced", "hot", "latency", "gate", "invoicing", "documents"];
 const onlyAt = process.argv.findIndex((arg) => arg === "--only" || arg.startsWith("--only="));
 const only =
 	onlyAt === -1
@@ -50,6 +50,7 @@ const size = quick
 			bigEvents: 20_000,
 			reportSeconds: 1,
 			settleMs: 4_000,
+			pdfs: 5,
 		}
 	: {
 			seconds: 12,
@@ -62,6 +63,7 @@ const size = quick
 			bigEvents: 1_000_000,
 			reportSeconds: 5,
 			settleMs: 5_000,
+			pdfs: 20,
 		};
 
 const rows = [];
@@ -349,6 +351,45 @@ try {
 				ratio <= 3,
 			);
 		}
+	}
+	if (runs("documents")) {
+		// An invoice PDF, one request at a time: wall time and the Worker runtime's CPU per document, and its size.
+		const docs = await provisionEnvironment(base, worker.adminKey, "test", 1);
+		await sendUsage(base, docs.sdkKey, docs.instanceKeys, 10);
+		const period = new Date().toISOString().slice(0, 7);
+		const { invoices } = await docs.api("POST", "/v1/invoices/generate", {
+			billing_period: period,
+			account_id: docs.accountIds[0],
+		});
+		const url = `${base}/v1/invoices/${invoices[0].id}/pdf`;
+		const headers = { Authorization: `Bearer ${docs.adminKey}` };
+		const fetchPdf = async () => {
+			const response = await fetch(url, { headers });
+			if (!response.ok) throw new Error(`GET ${url} → ${response.status}`);
+			return (await response.arrayBuffer()).byteLength;
+		};
+		await fetchPdf();
+		const cpuBefore = serviceCpu(worker.pid);
+		let bytes = 0;
+		const run = await timed(async () => {
+			for (let i = 0; i < size.pdfs; i++) bytes = await fetchPdf();
+		});
+		const cpuAfter = serviceCpu(worker.pid);
+		// CPU ms per PDF: the Worker's runtime thread, and every process of the local service (proxy included).
+		const cpuMs = (role) => {
+			const used = (cpu) =>
+				role ? (cpu?.[role] ?? 0) : Object.values(cpu ?? {}).reduce((sum, us) => sum + us, 0);
+			return fmt((used(cpuAfter) - used(cpuBefore)) / 1000 / size.pdfs, 0);
+		};
+		const cpu = cpuBefore
+			? `, CPU ${cpuMs("worker runtime")} ms in the Worker's runtime (${cpuMs()} ms all processes)`
+			: "";
+		row(
+			`invoice PDF (${size.pdfs} one-page documents, one at a time)`,
+			`${fmt((run.seconds * 1000) / size.pdfs, 0)} ms a PDF${cpu}; ${fmt(bytes / 1024, 1)} KB`,
+			"≤ 100 KB",
+			bytes <= 102_400,
+		);
 	}
 } finally {
 	await worker.stop();
