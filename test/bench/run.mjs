@@ -47,8 +47,8 @@ const HOT_SHARDS = 16;
 const size = quick
 	? {
 			seconds: 2,
-			// The ceiling and ingest rounds: a load of 64 connections counts what answered within its time, so a
-			// short one undercounts the slower route by its latency (wrk has no warm-up): rounds of 2 s, or 5 s.
+			// The rounds of the wrk ratios (ceiling, ingest, hot): a load of 64 connections counts what answered
+			// within its time, so a short one undercounts the slower route by its latency (wrk has no warm-up).
 			ceilingSeconds: 4,
 			rounds: 2,
 			latencySeconds: 3,
@@ -98,7 +98,7 @@ async function hotSubscriptionRows(base, adminKey, shards) {
 			{ url: `${base}/healthz`, generator },
 			{ url: `${base}/v1/actions`, method: "POST", headers: hotHeaders, bodies: hotBodies, generator },
 		],
-		{ rounds: size.rounds, seconds: size.seconds },
+		{ rounds: size.rounds, seconds: size.ceilingSeconds },
 	);
 	const label = shards === 1 ? "one accumulator" : `${shards} shards`;
 	row(
