@@ -6,6 +6,7 @@ import { costRoutes } from "./costs/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
 import { eventRoutes } from "./events/routes";
+import { benchHop } from "./http/bench-routes";
 import { jsonBody } from "./http/body";
 import { refuseUnexpectedBody } from "./http/bodyless";
 import { docsHeaders, docsPage } from "./http/docs";
@@ -43,6 +44,7 @@ export function createApp() {
 	app.use("/v1/openapi.json", finishedDocument());
 
 	app.route("/", healthRoutes);
+	app.get("/healthz/hop", benchHop);
 	app.get("/docs", (c) => c.html(docsPage, 200, docsHeaders));
 	app.doc31("/v1/openapi.json", {
 		openapi: "3.1.0",

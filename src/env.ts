@@ -16,6 +16,8 @@ export interface Env {
 	WEBHOOK_SECRETS_KEY?: string;
 	RATE_LIMIT_SDK_PER_MINUTE?: string;
 	RATE_LIMIT_API_PER_MINUTE?: string;
+	/** "1" only under the bench: enables `GET /healthz/hop` (http/bench-routes.ts). */
+	BENCH_ROUTES?: string;
 	/** The seller on invoice documents (§20); "Agent Metering & Billing" when unset. */
 	BILLING_COMPANY_NAME?: string;
 }

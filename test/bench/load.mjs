@@ -1,4 +1,5 @@
-// Load generation on loopback with autocannon, always bounded in time.
+// Load generation on loopback, always bounded in time: autocannon here, wrk in wrk.mjs (the throughput ratios),
+// and an open loop paced by this process for latency.
 import http from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import autocannon from "autocannon";
@@ -54,14 +55,16 @@ export async function load({
  * Loads several routes in turn, `rounds` times each, so that every route sees the same share of whatever else
  * the machine is doing meanwhile: figures from a noisy machine stay comparable. Answers per route the requests
  * per second and the mean latency over all its rounds and, given `cpu` (a reading of the service's CPU time per
- * process, cpu.mjs), the CPU microseconds each process spent per request of the route.
+ * process, cpu.mjs), the CPU microseconds each process spent per request of the route. A spec's `generator`
+ * (wrk.mjs's `wrkLoad`) loads it instead of autocannon.
  */
 export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {}) {
 	const totals = specs.map(() => ({ requests: 0, seconds: 0, latencySum: 0, cpu: {} }));
 	for (let round = 0; round < rounds; round++) {
 		for (const [i, spec] of specs.entries()) {
 			const before = cpu?.();
-			const run = await load({ ...spec, seconds: Math.max(1, Math.round(seconds / rounds)) });
+			const { generator = load, ...options } = spec;
+			const run = await generator({ ...options, seconds: Math.max(1, Math.round(seconds / rounds)) });
 			const after = cpu?.();
 			const total = totals[i];
 			total.requests += run.total;
@@ -73,9 +76,12 @@ export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {})
 		}
 	}
 	return totals.map((t) => ({
+		// A route none of whose requests answered in its time reads 0 req/s, and NaN per request.
 		rps: t.requests / t.seconds,
-		mean: t.latencySum / t.requests,
-		cpuPerRequest: Object.fromEntries(Object.entries(t.cpu).map(([role, used]) => [role, used / t.requests])),
+		mean: t.requests > 0 ? t.latencySum / t.requests : Number.NaN,
+		cpuPerRequest: Object.fromEntries(
+			Object.entries(t.cpu).map(([role, used]) => [role, t.requests > 0 ? used / t.requests : Number.NaN]),
+		),
 	}));
 }
 
@@ -85,16 +91,26 @@ export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {})
  * (autocannon's `overallRate` sends each second's quota as fast as it can at the start of the second, so its
  * latencies are those of a burst waiting in a queue, not of a steady rate.)
  */
-export async function paced({ url, method = "GET", headers = {}, body, rate, seconds, expectedStatus }) {
+export async function paced({
+	url,
+	method = "GET",
+	headers = {},
+	body,
+	bodies,
+	rate,
+	seconds,
+	expectedStatus,
+}) {
 	const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
-	const send = () =>
+	// `bodies`: sent in turn, as wrk.mjs does.
+	const send = (i) =>
 		new Promise((resolve, reject) => {
 			const request = http.request(url, { method, headers, agent }, (response) => {
 				response.resume();
 				response.on("end", () => resolve(response.statusCode));
 			});
 			request.on("error", reject);
-			request.end(body);
+			request.end(bodies ? bodies[i % bodies.length] : body);
 		});
 	const expected = (status) => (expectedStatus ? status === expectedStatus : status >= 200 && status < 300);
 	const latencies = [];
@@ -107,7 +123,7 @@ export async function paced({ url, method = "GET", headers = {}, body, rate, sec
 		const wait = due - performance.now();
 		if (wait > 0) await sleep(wait);
 		sent.push(
-			send().then(
+			send(i).then(
 				(status) => (expected(status) ? latencies.push(performance.now() - due) : failures++),
 				() => failures++,
 			),

@@ -35,6 +35,9 @@ export async function startWorker() {
 		"RATE_LIMIT_SDK_PER_MINUTE:1000000000",
 		"--var",
 		"RATE_LIMIT_API_PER_MINUTE:1000000000",
+		// GET /healthz/hop, the one-hop ceiling (src/http/bench-routes.ts): only where this is set.
+		"--var",
+		"BENCH_ROUTES:1",
 	];
 	const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
 	// wrangler runs in its own process group; take it down with us however this process ends.
