@@ -40,7 +40,12 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 		"Thresholds on usage or spend that notify, or block further events, and the entitlements they leave.",
 	Credits: "Prepaid credit grants of an account, their ledger and balance.",
 	Events: "The raw metering events: explore and export them.",
+	"Customer portal":
+		"What an account's own customer portal reads, with the portal token of a link minted for that account.",
 };
+
+const PORTAL_ACCESS =
+	"Who may call it: a customer portal token (`pst_…`) only, for its own account; API and SDK keys answer 401.";
 
 const HEADERS: Record<string, J> = {
 	"X-Request-Id": {
@@ -387,7 +392,9 @@ export function finishDocument(doc: J): J {
 	const tags = new Set<string>();
 	for (const { method, path, operation } of operationsOf(doc)) {
 		for (const tag of operation.tags ?? []) tags.add(tag);
-		const access = accessText((routeAccess as Record<string, Access>)[`${method.toUpperCase()} ${path}`]);
+		const access = path.startsWith("/portal/api/")
+			? PORTAL_ACCESS
+			: accessText((routeAccess as Record<string, Access>)[`${method.toUpperCase()} ${path}`]);
 		if (access)
 			operation.description = operation.description ? `${operation.description}\n\n${access}` : access;
 
