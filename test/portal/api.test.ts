@@ -161,7 +161,7 @@ describe("GET /portal/api/invoices, /invoices/{id}, /invoices/{id}/pdf and /paym
 	it("validates its query as /v1 does", async () => {
 		expectError(await portalGet("/invoices?limit=0", token), 400, "validation_error");
 		expectError(await portalGet("/invoices?limit=1&limit=2", token), 400, "validation_error");
-		expectError(await portalGet("/invoices?account_id=" + otherAccountId, token), 400, "validation_error");
+		expectError(await portalGet(`/invoices?account_id=${otherAccountId}`, token), 400, "validation_error");
 		expectError(await portalGet("/payments?status=paid", token), 400, "validation_error");
 	});
 });
