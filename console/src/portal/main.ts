@@ -162,7 +162,7 @@ function invoiceSection(api: Api, invoices: PortalInvoices): HTMLElement {
 	return section(
 		"Invoices",
 		table(
-			["invoice", "period", "status", "amount", "due", "document"],
+			["invoice", "period", "status", "amount due", "due by", "document"],
 			invoices.invoices.map((invoice) => [
 				h("span", { class: "invoice-number" }, invoice.number),
 				invoice.billing_period,
