@@ -291,7 +291,19 @@ describe("who may call it", () => {
 		expect((await portalGet("/invoices", other.token)).headers.get("X-RateLimit-Remaining")).toBe("999");
 	});
 
-	it("names an account that no longer has any data without failing", async () => {
+	it("answers 429 with Retry-After once the session's window is used up, and keeps other sessions apart", async () => {
+		const session = await mint(acme.account.id);
+		// The whole window, taken at the session's own rate limiter.
+		const limiter = env.RATE_LIMITER.get(env.RATE_LIMITER.idFromName(session.id));
+		await limiter.lease(1000, 1000, null);
+		const refused = await portalGet("/overview", session.token);
+		expectError(refused, 429, "rate_limited");
+		expect(refused.headers.get("X-RateLimit-Remaining")).toBe("0");
+		expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThanOrEqual(1);
+		expect((await portalGet("/overview", token)).status).toBe(200);
+	});
+
+	it("shows an account without any data yet", async () => {
 		const empty = await createAccount(undefined, { name: "Quiet Co" });
 		const quiet = (await mint(empty.id)).token;
 		const overview = await portalGet("/overview", quiet);
