@@ -1,5 +1,6 @@
 // Bundles the web console (console/src, TypeScript + Chart.js from node_modules) into one browser module,
-// console/public/console/app.js, which Workers static assets serve at /console/app.js. The output is
+// console/public/console/app.js, which Workers static assets serve at /console/app.js, and the customer portal's
+// page (console/src/portal) into console/public/portal/app.js, served at /portal/app.js. The output is
 // git-ignored; `wrangler dev`/`wrangler deploy` run this through wrangler.toml's [build], `npm test` first thing.
 
 import { copyFileSync, mkdirSync, readFileSync, statSync } from "node:fs";
@@ -10,27 +11,38 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 
 export async function buildConsole({ quiet = false } = {}) {
 	const started = Date.now();
-	const result = await build({
-		absWorkingDir: root,
-		entryPoints: ["console/src/main.ts"],
-		outfile: "console/public/console/app.js",
-		bundle: true,
-		format: "esm",
-		platform: "browser",
-		target: "es2022",
-		minify: true,
-		sourcemap: "linked",
-		legalComments: "eof",
-		metafile: true,
-		logLevel: "warning",
-	});
-	const bytes = Object.entries(result.metafile.outputs).find(([path]) => path.endsWith("app.js"))?.[1].bytes;
-	if (!quiet)
-		console.log(
-			`console: built console/public/console/app.js (${bytes} bytes) in ${Date.now() - started} ms`,
-		);
+	// The console, and the customer portal's page (/portal), which shares its modules but not its shell.
+	const bundles = [
+		["console/src/main.ts", "console/public/console/app.js"],
+		["console/src/portal/main.ts", "console/public/portal/app.js"],
+	];
+	const results = await Promise.all(
+		bundles.map(([entry, outfile]) =>
+			build({
+				absWorkingDir: root,
+				entryPoints: [entry],
+				outfile,
+				bundle: true,
+				format: "esm",
+				platform: "browser",
+				target: "es2022",
+				minify: true,
+				sourcemap: "linked",
+				legalComments: "eof",
+				metafile: true,
+				logLevel: "warning",
+			}),
+		),
+	);
+	if (!quiet) {
+		for (const [i, [, outfile]] of bundles.entries()) {
+			const bytes = Object.entries(results[i].metafile.outputs).find(([path]) => path.endsWith("app.js"))?.[1]
+				.bytes;
+			console.log(`console: built ${outfile} (${bytes} bytes) in ${Date.now() - started} ms`);
+		}
+	}
 	buildDocs({ quiet });
-	return result;
+	return results[0];
 }
 
 /**

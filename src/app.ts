@@ -24,6 +24,9 @@ import { newId } from "./lib/ids";
 import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
 import { paymentRoutes } from "./payments/routes";
+import { portalGate } from "./portal/gate";
+import { portalRoutes } from "./portal/routes";
+import { portalSessionRoutes } from "./portal/session-routes";
 import { pricingRoutes } from "./pricing/routes";
 import { reportRoutes } from "./reports/routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
@@ -73,6 +76,11 @@ export function createApp() {
 		security: [{ bearer: [] }],
 	});
 	app.openAPIRegistry.registerComponent("securitySchemes", "bearer", { type: "http", scheme: "bearer" });
+	app.openAPIRegistry.registerComponent("securitySchemes", "portalToken", {
+		type: "http",
+		scheme: "bearer",
+		description: "A customer portal token (pst_…), minted by POST /v1/accounts/{account_id}/portal-sessions.",
+	});
 	registerWebhookPayloads(app.openAPIRegistry);
 
 	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : gate(c, next)));
@@ -98,6 +106,12 @@ export function createApp() {
 	app.route("/v1", eventRoutes);
 	app.route("/v1", webhookRoutes);
 	app.route("/v1", alertRoutes);
+	app.route("/v1", portalSessionRoutes);
+
+	// The customer portal's API has its own gate: only portal tokens, never API keys (docs/portal.md).
+	app.use("/portal/api/*", portalGate);
+	app.use("/portal/api/*", singleQueryValues);
+	app.route("/portal/api", portalRoutes);
 
 	app.notFound((c) => {
 		throw new ApiError("not_found", `No route ${c.req.method} ${c.req.path}.`);

@@ -44,7 +44,11 @@ interface ErrorBody {
 }
 
 export class Api {
-	constructor(private readonly key: string) {}
+	/** `base`: /v1 for the console; the customer portal's page talks to /portal/api with its own token. */
+	constructor(
+		private readonly key: string,
+		private readonly base = "/v1",
+	) {}
 
 	get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
 		return this.request<T>("GET", withQuery(path, query), undefined, signal);
@@ -66,7 +70,7 @@ export class Api {
 	async blob(path: string, signal?: AbortSignal): Promise<Blob> {
 		let response: Response;
 		try {
-			response = await fetch(`/v1${path}`, {
+			response = await fetch(`${this.base}${path}`, {
 				headers: { Authorization: `Bearer ${this.key}` },
 				signal,
 				cache: "no-store",
@@ -102,7 +106,7 @@ export class Api {
 		if (body !== undefined) headers["Content-Type"] = "application/json";
 		let response: Response;
 		try {
-			response = await fetch(`/v1${path}`, {
+			response = await fetch(`${this.base}${path}`, {
 				method,
 				headers,
 				body: body === undefined ? undefined : JSON.stringify(body),

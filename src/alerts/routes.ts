@@ -37,7 +37,7 @@ const CreateAlert = z
 		example: { subscription_id: "sub_01jd0000000000000000000000", threshold: 800, name: "80% of budget" },
 	});
 
-const Alert = z
+export const Alert = z
 	.object({
 		id: z.string().openapi({ example: "alr_01jd0000000000000000000000" }),
 		subscription_id: z.string(),

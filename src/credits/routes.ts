@@ -8,7 +8,7 @@ import { decimalPlaces } from "../lib/money";
 import { accountBalance } from "./balance";
 import { createGrant, listGrants, voidGrant } from "./grants";
 
-const CreditGrant = z
+export const CreditGrant = z
 	.object({
 		id: z.string().openapi({ example: "cgr_01jd0000000000000000000000" }),
 		account_id: z.string(),

@@ -480,3 +480,21 @@ export const alertTriggers = sqliteTable(
 	},
 	(t) => [primaryKey({ columns: [t.alertId, t.billingPeriod] })],
 );
+
+// Customer portal sessions (docs/portal.md): only the SHA-256 of the token is stored, like API keys.
+export const portalSessions = sqliteTable(
+	"portal_sessions",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment", { enum: ["live", "test"] }).notNull(),
+		accountId: text("account_id").notNull(),
+		tokenHash: text("token_hash").notNull(),
+		expiresAt: text("expires_at").notNull(),
+		revokedAt: text("revoked_at"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [
+		uniqueIndex("portal_sessions_token_hash").on(t.tokenHash),
+		index("portal_sessions_env_account").on(t.environment, t.accountId, t.createdAt),
+	],
+);

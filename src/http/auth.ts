@@ -75,6 +75,9 @@ export async function authenticate(
 	if (!header) throw unauthorized("Send your key as 'Authorization: Bearer <key>'.");
 	const match = /^Bearer\s+(\S+)$/i.exec(header);
 	const secret = match?.[1];
+	if (secret?.startsWith("pst_")) {
+		throw unauthorized("A customer portal token works only on /portal/api; /v1 takes API and SDK keys.");
+	}
 	if (!secret || !KEY_SHAPE.test(secret))
 		throw unauthorized("The Authorization header is not a valid Bearer key.");
 

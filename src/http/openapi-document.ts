@@ -43,7 +43,12 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Credits: "Prepaid credit grants of an account, their ledger and balance.",
 	Events: "The raw metering events: explore and export them.",
 	Health: "Whether the service is up; no key needed.",
+	"Customer portal":
+		"What an account's own customer portal reads, with the portal token of a link minted for that account.",
 };
+
+const PORTAL_ACCESS =
+	"Who may call it: a customer portal token (`pst_…`) only, for its own account; API and SDK keys answer 401.";
 
 const HEADERS: Record<string, J> = {
 	"X-Request-Id": {
@@ -396,7 +401,9 @@ export function finishDocument(doc: J): J {
 		for (const tag of operation.tags ?? []) tags.add(tag);
 		const access = isPublic(operation)
 			? "Who may call it: anyone, without a key."
-			: accessText((routeAccess as Record<string, Access>)[`${method.toUpperCase()} ${path}`]);
+			: path.startsWith("/portal/api/")
+				? PORTAL_ACCESS
+				: accessText((routeAccess as Record<string, Access>)[`${method.toUpperCase()} ${path}`]);
 		if (access)
 			operation.description = operation.description ? `${operation.description}\n\n${access}` : access;
 

@@ -35,6 +35,8 @@ export const routeAccess = {
 	"POST /v1/accounts": WRITE,
 	"GET /v1/accounts/{account_id}": READ,
 	"PATCH /v1/accounts/{account_id}": WRITE,
+	"POST /v1/accounts/{account_id}/portal-sessions": WRITE,
+	"DELETE /v1/portal-sessions/{portal_session_id}": WRITE,
 
 	"GET /v1/pricing/rate-plans": READ,
 	"POST /v1/pricing/rate-plans": WRITE,

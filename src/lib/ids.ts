@@ -19,7 +19,8 @@ export type IdPrefix =
 	| "cgr"
 	| "cle"
 	| "req"
-	| "alr";
+	| "alr"
+	| "pss";
 
 const RANDOM_DIGITS = 16;
 

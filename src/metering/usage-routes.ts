@@ -40,7 +40,7 @@ const UsageQuery = z.strictObject({
 	}),
 });
 
-const UsageLine = z
+export const UsageLine = z
 	.object({
 		kind: z.enum(["action", "outcome"]),
 		type: z.string(),
@@ -49,7 +49,7 @@ const UsageLine = z
 	})
 	.openapi("UsageLine");
 
-const RatedCharge = z.object({
+export const RatedCharge = z.object({
 	metric: z.string(),
 	model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
 	quantity: z.number(),

@@ -6,7 +6,7 @@ import { pageOf, pageQuery, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { listPayments } from "./payments";
 
-const Payment = z
+export const Payment = z
 	.object({
 		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
 		invoice_id: z.string(),

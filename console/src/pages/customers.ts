@@ -7,6 +7,7 @@ import { nameOr, namesOf } from "../lookups";
 import type { Account, Invoice, List, Subscription } from "../types";
 import { badge, link, pager, section, table, when } from "../ui";
 import { creditSection } from "./credits";
+import { portalLinkSection } from "./portal-link";
 
 const PAGE = 20;
 
@@ -110,6 +111,7 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 			),
 		),
 		creditSection(ctx, account),
+		ctx.identity.permission === "read-only" ? null : portalLinkSection(ctx, account.id),
 		section(
 			"Latest invoices",
 			table(

@@ -3,7 +3,8 @@ import type { Principal } from "../../http/auth";
 import { admit, forgetLeases } from "./lease";
 import type { RateLimitDecision } from "./object";
 
-export function limitFor(principal: Principal, env: Env): number {
+/** Requests per minute of a kind of caller; customer portal sessions count like API keys. */
+export function limitFor(principal: Pick<Principal, "type">, env: Env): number {
 	const configured = principal.type === "sdk" ? env.RATE_LIMIT_SDK_PER_MINUTE : env.RATE_LIMIT_API_PER_MINUTE;
 	const fallback = principal.type === "sdk" ? 10_000 : 1_000;
 	const parsed = Number(configured);
@@ -23,10 +24,20 @@ export async function countRequest(
 	principal: Principal,
 	waitUntil?: (work: Promise<unknown>) => void,
 ): Promise<RateLimitDecision> {
+	return countRequestOf(env, principal.keyId, limitFor(principal, env), waitUntil);
+}
+
+/** Counts a request against the limiter named `id` (a key's id, or a portal session's). */
+export async function countRequestOf(
+	env: Env,
+	id: string,
+	limit: number,
+	waitUntil?: (work: Promise<unknown>) => void,
+): Promise<RateLimitDecision> {
 	return admit(
-		principal.keyId,
-		limitFor(principal, env),
-		(limit, want, returned) => rateLimiterFor(env, principal.keyId).lease(limit, want, returned),
+		id,
+		limit,
+		(limit, want, returned) => rateLimiterFor(env, id).lease(limit, want, returned),
 		Date.now(),
 		waitUntil,
 	);
