@@ -21,6 +21,7 @@ import { apiKeyRoutes } from "./keys/routes";
 import { newId } from "./lib/ids";
 import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
+import { modelPriceRoutes } from "./model-prices/routes";
 import { paymentRoutes } from "./payments/routes";
 import { pricingRoutes } from "./pricing/routes";
 import { reportRoutes } from "./reports/routes";
@@ -67,6 +68,7 @@ export function createApp() {
 	app.route("/v1", agentRoutes);
 	app.route("/v1", accountRoutes);
 	app.route("/v1", costRoutes);
+	app.route("/v1", modelPriceRoutes);
 	app.route("/v1", reportRoutes);
 	app.route("/v1", pricingRoutes);
 	app.route("/v1", subscriptionRoutes);

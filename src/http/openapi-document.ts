@@ -40,6 +40,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 		"Thresholds on usage or spend that notify, or block further events, and the entitlements they leave.",
 	Credits: "Prepaid credit grants of an account, their ledger and balance.",
 	Events: "The raw metering events: explore and export them.",
+	"Model prices":
+		"What LLM tokens cost per model: the catalog that ships with the service and this environment's own prices.",
 };
 
 const HEADERS: Record<string, J> = {
