@@ -106,7 +106,7 @@ const RatedCharge = z
 			description:
 				'A metric of the plan, "base_fee" for the base fee, or "minimum_commitment" for the minimum\'s top-up.',
 		}),
-		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
+		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage", "cost_plus"]),
 		quantity: z.number(),
 		billable_quantity: z
 			.number()
