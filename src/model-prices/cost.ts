@@ -8,7 +8,8 @@
  *
  * The price in effect at an instant for (provider, model): the environment's custom price with the latest
  * effective_from at or before the instant, else the catalog's latest such price. Without a provider, the model
- * must have a price in effect under exactly one provider; otherwise the call is unpriced (null).
+ * must have a price in effect under exactly one provider; otherwise the call is unpriced (null). A dated
+ * snapshot of a model that has no price of its own takes its model's.
  */
 import { Decimal } from "../lib/decimal";
 import type { ModelPrice } from "./prices";
@@ -45,6 +46,9 @@ export function costOf(price: PriceRates, counts: TokenCounts): Decimal {
 		.add(tokens(counts.reasoning_tokens).mul(price.reasoning_per_million));
 	return perMillion.mul(ONE_MILLIONTH).add(price.per_request);
 }
+
+/** The date a provider appends to a model id to name a snapshot: -2024-08-06 or -20250929. */
+const SNAPSHOT_DATE = /-(?:\d{4}-\d{2}-\d{2}|\d{8})$/;
 
 /** Later effective_from first; for equal ones the later-created (larger id) first. */
 function newerFirst(a: ModelPrice, b: ModelPrice): number {
@@ -95,9 +99,13 @@ export class PriceBook {
 		}
 	}
 
-	/** The price of `model` (under `provider`, when given) in effect at `at`; null when unpriced. */
+	/**
+	 * The price of `model` (under `provider`, when given) in effect at `at`; null when unpriced. A dated snapshot
+	 * that no price names (`gpt-4o-2024-08-06`, `claude-sonnet-4-5-20250929`, as providers answer) takes the
+	 * price of the model it is a snapshot of.
+	 */
 	priceAt(at: string, model: string, provider?: string | null): ModelPrice | null {
-		const histories = this.byModel.get(model);
+		const histories = this.byModel.get(model) ?? this.byModel.get(model.replace(SNAPSHOT_DATE, ""));
 		if (!histories) return null;
 		if (provider !== undefined && provider !== null) {
 			const history = histories.find((h) => h.provider === provider);

@@ -186,6 +186,23 @@ describe("the price in effect", () => {
 		expect(catalog.priceAt("2026-11-25T00:00:00.000Z", "claude-sonnet-4-5")?.provider).toBe("anthropic");
 	});
 
+	it("prices a dated snapshot that has no price of its own at its model's price", () => {
+		const catalog = new PriceBook(catalogPrices());
+		const now = "2026-11-25T00:00:00.000Z";
+		expect(catalog.priceAt(now, "gpt-4o-2024-08-06")?.model).toBe("gpt-4o");
+		expect(catalog.priceAt(now, "claude-sonnet-4-5-20250929", "anthropic")?.model).toBe("claude-sonnet-4-5");
+		expect(catalog.priceAt(now, "gpt-4o-2024-08")).toBeNull();
+		// A snapshot with a price of its own keeps it.
+		const snapshot = price({
+			provider: "openai",
+			model: "gpt-4o-2024-05-13",
+			effective_from: "2026-01-01T00:00:00.000Z",
+		});
+		const withSnapshot = new PriceBook([...catalogPrices(), snapshot]);
+		expect(withSnapshot.priceAt(now, "gpt-4o-2024-05-13")).toBe(snapshot);
+		expect(withSnapshot.priceAt(now, "gpt-4o-2024-11-20")?.model).toBe("gpt-4o");
+	});
+
 	it("agrees with a naive reading of the rules on random price lists (property)", () => {
 		const day = fc.integer({ min: 0, max: 30 }).map((d) => new Date(Date.UTC(2026, 0, 1 + d)).toISOString());
 		const entry = fc.record({
