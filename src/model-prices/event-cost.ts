@@ -31,6 +31,37 @@ export type EventCost =
 const isCount = (value: MetadataValue | undefined): value is number =>
 	typeof value === "number" && Number.isFinite(value) && value >= 0;
 
+/**
+ * What is wrong with the LLM-call keys of an action's metadata, if anything: `model` and `provider` must be
+ * strings, and the token counts numbers ≥ 0. Ingest refuses such an event rather than leave it unpriced.
+ */
+export function llmMetadataIssues(
+	metadata: Readonly<Record<string, unknown>>,
+): { key: string; message: string }[] {
+	const issues: { key: string; message: string }[] = [];
+	for (const key of ["model", "provider"] as const) {
+		if (Object.hasOwn(metadata, key) && typeof metadata[key] !== "string") {
+			issues.push({ key, message: `${key} must be a string` });
+		}
+	}
+	for (const key of TOKEN_FIELDS) {
+		if (Object.hasOwn(metadata, key) && !isCount(metadata[key] as MetadataValue)) {
+			issues.push({ key, message: `${key} must be a number ≥ 0` });
+		}
+	}
+	return issues;
+}
+
+/** llmMetadataIssues(metadata) is empty, without building it (the hot path of batch validation). */
+export function hasValidLlmMetadata(metadata: Readonly<Record<string, unknown>>): boolean {
+	if (Object.hasOwn(metadata, "model") && typeof metadata.model !== "string") return false;
+	if (Object.hasOwn(metadata, "provider") && typeof metadata.provider !== "string") return false;
+	for (const key of TOKEN_FIELDS) {
+		if (Object.hasOwn(metadata, key) && !isCount(metadata[key] as MetadataValue)) return false;
+	}
+	return true;
+}
+
 /** The LLM call an action's metadata describes: a string `model` and at least one token count; else null. */
 export function llmUsageOf(metadata: Readonly<Record<string, MetadataValue>> | null): LlmUsage | null {
 	const model = metadata?.model;
