@@ -34,7 +34,9 @@ export type PriceRates = Pick<
 const ONE_MILLIONTH = Decimal.fromUnits(1n, 6);
 
 function tokens(count: number | undefined): Decimal {
-	return count === undefined || count === 0 ? Decimal.ZERO : Decimal.from(count);
+	if (count === undefined || count === 0) return Decimal.ZERO;
+	// Whole counts (nearly all) skip reading the number's text.
+	return Number.isSafeInteger(count) ? Decimal.from(BigInt(count)) : Decimal.from(count);
 }
 
 /** The exact cost of one call at these rates (token counts are finite numbers ≥ 0, fractions allowed). */
