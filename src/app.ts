@@ -23,6 +23,7 @@ import { apiKeyRoutes } from "./keys/routes";
 import { newId } from "./lib/ids";
 import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
+import { modelPriceRoutes } from "./model-prices/routes";
 import { paymentRoutes } from "./payments/routes";
 import { portalGate } from "./portal/gate";
 import { portalRoutes } from "./portal/routes";
@@ -93,6 +94,7 @@ export function createApp() {
 	app.route("/v1", agentRoutes);
 	app.route("/v1", accountRoutes);
 	app.route("/v1", costRoutes);
+	app.route("/v1", modelPriceRoutes);
 	app.route("/v1", reportRoutes);
 	app.route("/v1", pricingRoutes);
 	app.route("/v1", subscriptionRoutes);

@@ -45,6 +45,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Health: "Whether the service is up; no key needed.",
 	"Customer portal":
 		"What an account's own customer portal reads, with the portal token of a link minted for that account.",
+	"Model prices":
+		"What LLM tokens cost per model: the catalog that ships with the service and this environment's own prices.",
 };
 
 const PORTAL_ACCESS =

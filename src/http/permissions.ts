@@ -84,6 +84,10 @@ export const routeAccess = {
 	"GET /v1/reports/revenue": READ,
 	"GET /v1/reports/pnl": READ,
 
+	"GET /v1/model-prices": READ,
+	"POST /v1/model-prices": ADMIN,
+	"DELETE /v1/model-prices/{model_price_id}": ADMIN,
+
 	"GET /v1/webhooks": ADMIN,
 	"POST /v1/webhooks": ADMIN,
 	"POST /v1/webhooks/test": ADMIN,

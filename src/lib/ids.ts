@@ -1,3 +1,5 @@
+import { sha256HexSync } from "./sha256";
+
 // Ids are a type prefix plus 26 Crockford base32 characters: 10 of creation time in ms, then 16 random.
 // Within one isolate they are strictly increasing, so sorting by id is sorting by creation.
 const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
@@ -20,7 +22,8 @@ export type IdPrefix =
 	| "cle"
 	| "req"
 	| "alr"
-	| "pss";
+	| "pss"
+	| "mpr";
 
 const RANDOM_DIGITS = 16;
 
@@ -87,4 +90,15 @@ export function newId(prefix: IdPrefix): string {
 		freshRandom();
 	}
 	return `${prefix}_${lastTimeText}${lastRandomHead}${ALPHABET[lastRandom[RANDOM_DIGITS - 1] as number]}`;
+}
+
+/**
+ * An id made from data instead of drawn at random: the same time and seed give the same id everywhere (every
+ * environment, every deploy), for rows that ship with the service. Sorts by `timeMs` like a created id.
+ */
+export function derivedId(prefix: IdPrefix, timeMs: number, seed: string): string {
+	const digest = sha256HexSync(seed);
+	let out = "";
+	for (let i = 0; i < 16; i++) out += ALPHABET[Number.parseInt(digest.slice(i * 2, i * 2 + 2), 16) % 32];
+	return `${prefix}_${encodeTime(timeMs)}${out}`;
 }

@@ -10,6 +10,7 @@ import { newId } from "../lib/ids";
 import { repeatedJson } from "../lib/json";
 import { isCurrencyCode } from "../lib/money";
 import { boundedNumber, isBoundedNumber } from "../lib/numbers";
+import { llmMetadataIssues } from "../model-prices/event-cost";
 
 export const EVENT_TYPE = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_FUTURE_MS = 5 * 60 * 1000;
@@ -73,6 +74,10 @@ const ActionMetadata = Metadata.superRefine((metadata, ctx) => {
 			message: "cost_currency must be an ISO 4217 currency code in upper case",
 		});
 	}
+	// The keys an LLM call is costed by (model prices).
+	for (const issue of llmMetadataIssues(metadata)) {
+		ctx.addIssue({ code: "custom", path: [issue.key], message: issue.message });
+	}
 	const costType = metadata.cost_type;
 	if (has("cost_type") && !(typeof costType === "string" && costType.length >= 1 && costType.length <= 100)) {
 		ctx.addIssue({
@@ -84,7 +89,9 @@ const ActionMetadata = Metadata.superRefine((metadata, ctx) => {
 }).openapi({
 	description:
 		"At most 50 keys and 8 KiB as JSON; values are strings, numbers, booleans or null. Reserved: cost (number ≥ 0), " +
-		"cost_currency (default USD), cost_type (default: the action_type).",
+		"cost_currency (default USD), cost_type (default: the action_type); for an LLM call priced by model prices, " +
+		"model and provider (strings) and input_tokens (uncached), cached_input_tokens, output_tokens, " +
+		"reasoning_tokens (numbers ≥ 0).",
 	example: { model: "gpt-4o", tokens: 1250, cost: 0.0125 },
 });
 

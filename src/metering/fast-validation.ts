@@ -12,6 +12,7 @@ import { INSTANCE_KEY } from "../agents/routes";
 import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import { isCurrencyCode } from "../lib/money";
 import { isBoundedNumber } from "../lib/numbers";
+import { hasValidLlmMetadata } from "../model-prices/event-cost";
 import {
 	type ActionInput,
 	EVENT_TYPE,
@@ -94,7 +95,7 @@ function hasValidReservedKeys(metadata: Json): boolean {
 	) {
 		return false;
 	}
-	return true;
+	return hasValidLlmMetadata(metadata);
 }
 
 function isPlainEvent(event: unknown, kind: EventKind): event is Json {

@@ -51,7 +51,7 @@ export const UsageLine = z
 
 export const RatedCharge = z.object({
 	metric: z.string(),
-	model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
+	model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage", "cost_plus"]),
 	quantity: z.number(),
 	billable_quantity: z.number(),
 	amount: z.number(),

@@ -33,7 +33,7 @@ export type ChargeFilter = z.infer<typeof ChargeFilter>;
 export const ChargeSource = z.strictObject({
 	kind: z.enum(["action", "outcome"]),
 	type: z.string().regex(/^[A-Za-z0-9._:-]{1,100}$/, "must be 1–100 characters of A-Z a-z 0-9 . _ : -"),
-	aggregate: z.enum(["count", "sum", "max", "unique_count"]),
+	aggregate: z.enum(["count", "sum", "max", "unique_count", "cost"]),
 	field: z.string().min(1).max(100).optional(),
 	filter: ChargeFilter.optional(),
 });
@@ -98,14 +98,28 @@ export const PercentageCharge = z.strictObject({
 	model: z.literal("percentage"),
 	percent: Price.max(100),
 });
+/** A markup on cost: the quantity is an amount of cost (source aggregate "cost"), billed with the markup on top. */
+export const CostPlusCharge = z.strictObject({
+	...chargeFields,
+	model: z.literal("cost_plus"),
+	markup_percent: decimalInput().max(10_000, "must be at most 10000"),
+});
 export type PerUnitCharge = z.infer<typeof PerUnitCharge>;
 export type PackageCharge = z.infer<typeof PackageCharge>;
 export type TieredCharge = z.infer<typeof TieredCharge>;
 export type VolumeCharge = z.infer<typeof VolumeCharge>;
 export type PercentageCharge = z.infer<typeof PercentageCharge>;
+export type CostPlusCharge = z.infer<typeof CostPlusCharge>;
 
 export const Charge = z
-	.discriminatedUnion("model", [PerUnitCharge, PackageCharge, TieredCharge, VolumeCharge, PercentageCharge])
+	.discriminatedUnion("model", [
+		PerUnitCharge,
+		PackageCharge,
+		TieredCharge,
+		VolumeCharge,
+		PercentageCharge,
+		CostPlusCharge,
+	])
 	.superRefine((charge, ctx) => {
 		const { kind, aggregate, field } = charge.source;
 		if (charge.metric === "base_fee") {
@@ -158,6 +172,28 @@ export const Charge = z
 				code: "custom",
 				path: ["source", "field"],
 				message: "field is required for unique_count: the metadata field whose distinct values are counted",
+			});
+		}
+		if (aggregate === "cost" && kind !== "action") {
+			ctx.addIssue({
+				code: "custom",
+				path: ["source", "aggregate"],
+				message: "cost applies only to actions: it sums what their LLM calls cost",
+			});
+		}
+		if (aggregate === "cost" && field !== undefined) {
+			ctx.addIssue({
+				code: "custom",
+				path: ["source", "field"],
+				message:
+					"field is not allowed for cost: it sums each action's cost (metadata cost, or its model's price)",
+			});
+		}
+		if (charge.model === "cost_plus" && aggregate !== "cost") {
+			ctx.addIssue({
+				code: "custom",
+				path: ["model"],
+				message: "cost_plus applies only to the cost of actions (source aggregate cost)",
 			});
 		}
 		if (charge.model === "percentage" && !(kind === "outcome" && aggregate === "sum")) {

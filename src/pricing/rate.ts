@@ -5,6 +5,7 @@
  */
 import { Decimal } from "../lib/decimal";
 import { roundMoney } from "../lib/money";
+import { rateCostPlus } from "./models/cost-plus";
 import { ratePackage } from "./models/package";
 import { ratePerUnit } from "./models/per-unit";
 import { ratePercentage } from "./models/percentage";
@@ -56,6 +57,8 @@ function applyModel(charge: Charge, billable: Decimal): ModelResult {
 			return rateVolume(charge, billable);
 		case "percentage":
 			return ratePercentage(charge, billable);
+		case "cost_plus":
+			return rateCostPlus(charge, billable);
 		default: {
 			const unknownModel: never = charge;
 			throw new Error(`Unknown pricing model: ${JSON.stringify(unknownModel)}`);

@@ -32,6 +32,13 @@ const exampleCharges = [
 		model: "percentage",
 		percent: 10,
 	},
+	{
+		metric: "gpt4o_cost",
+		description: "What gpt-4o calls cost, plus 25 %",
+		source: { kind: "action", type: "llm.call", aggregate: "cost", filter: { model: "gpt-4o" } },
+		model: "cost_plus",
+		markup_percent: 25,
+	},
 ];
 
 const CreateRatePlan = RatePlanInput.openapi("CreateRatePlan", {
@@ -88,7 +95,7 @@ const SimulatePricing = z
 	.openapi("SimulatePricing", {
 		example: {
 			rate_plan_id: "plan_01jd0000000000000000000000",
-			usage: { tokens: 1234567, api_calls: 1500, deal_value: 1234.565 },
+			usage: { tokens: 1234567, api_calls: 1500, deal_value: 1234.565, gpt4o_cost: 12.345 },
 		},
 	});
 
@@ -106,7 +113,7 @@ const RatedCharge = z
 			description:
 				'A metric of the plan, "base_fee" for the base fee, or "minimum_commitment" for the minimum\'s top-up.',
 		}),
-		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage"]),
+		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage", "cost_plus"]),
 		quantity: z.number(),
 		billable_quantity: z
 			.number()
@@ -148,8 +155,15 @@ const Simulation = z
 					billable_quantity: 1234.565,
 					amount: 123.46,
 				},
+				{
+					metric: "gpt4o_cost",
+					model: "cost_plus",
+					quantity: 12.345,
+					billable_quantity: 12.345,
+					amount: 15.43,
+				},
 			],
-			total: 189.23,
+			total: 204.66,
 		},
 	});
 

@@ -1,15 +1,16 @@
 /**
  * Metered sources that the plain daily aggregates (count and sums per kind, type and field) cannot answer: a
- * charge with a metadata filter, or one that takes the `max` or the `unique_count` of its events (§16). The usage
- * accumulators compute these per period for the plan in effect, keyed by `sourceKey`, and the quantity of such a
- * charge is read from them.
+ * charge with a metadata filter, or one that takes the `max`, the `unique_count` or the `cost` of its events.
+ * The usage accumulators compute these per period for the plan in effect, keyed by `sourceKey`, and the
+ * quantity of such a charge is read from them.
  *
  * Quantities per instance combine by adding, except `max`, whose quantity is the largest of the instances'.
  * A `unique_count` value is credited to the first instance that sent it, so the instances' counts add up to the
- * period's distinct count.
+ * period's distinct count. A `cost` source adds the actions' costs in the plan's currency (`costContribution`).
  */
 import type { MetadataValue, MeteringEvent } from "../durable-objects/usage-accumulator/types";
 import { Decimal } from "../lib/decimal";
+import { DEFAULT_CURRENCY } from "../lib/money";
 import type { Charge, ChargeSource } from "./plan";
 
 export type MetricAggregate = ChargeSource["aggregate"];
@@ -23,6 +24,8 @@ export interface MeteredSource {
 	field: string | null;
 	/** Per metadata key, the accepted values as text. */
 	filter: [key: string, values: Set<string>][];
+	/** The plan's currency: a `cost` source adds only costs in it. */
+	currency: string;
 }
 
 /** A source's quantity for one instance (or one agent) in one period. */
@@ -33,7 +36,12 @@ export interface MetricQuantity {
 }
 
 export function needsMetering(source: ChargeSource): boolean {
-	return source.filter !== undefined || source.aggregate === "max" || source.aggregate === "unique_count";
+	return (
+		source.filter !== undefined ||
+		source.aggregate === "max" ||
+		source.aggregate === "unique_count" ||
+		source.aggregate === "cost"
+	);
 }
 
 function filterValues(value: string | string[]): string[] {
@@ -53,7 +61,10 @@ export function aggregateOfKey(key: string): MetricAggregate {
 }
 
 /** The distinct sources of the plan's charges that the accumulators must compute. */
-export function meteredSources(charges: readonly Charge[]): MeteredSource[] {
+export function meteredSources(
+	charges: readonly Charge[],
+	currency: string = DEFAULT_CURRENCY,
+): MeteredSource[] {
 	const sources = new Map<string, MeteredSource>();
 	for (const { source } of charges) {
 		if (!needsMetering(source)) continue;
@@ -66,6 +77,7 @@ export function meteredSources(charges: readonly Charge[]): MeteredSource[] {
 			aggregate: source.aggregate,
 			field: source.field ?? null,
 			filter: Object.entries(source.filter ?? {}).map(([k, v]) => [k, new Set(filterValues(v))]),
+			currency,
 		});
 	}
 	return [...sources.values()];
@@ -94,9 +106,23 @@ export function matchesFilter(source: MeteredSource, event: MeteringEvent): bool
 export function contributionOf(source: MeteredSource, event: MeteringEvent): Decimal | string | null {
 	if (source.aggregate === "count") return Decimal.ONE;
 	if (source.aggregate === "unique_count") return metadataText(event.metadata?.[source.field ?? ""]);
+	// An event's cost needs the environment's model prices: see costContribution.
+	if (source.aggregate === "cost") return null;
 	if (event.kind === "outcome") return Decimal.from(event.value ?? "0");
 	const value = event.metadata?.[source.field ?? ""];
 	return typeof value === "number" ? Decimal.from(value) : null;
+}
+
+/**
+ * What a matching action brings to a `cost` source: its cost (an explicit metadata cost, or its model's price:
+ * model-prices/event-cost.ts) when that cost is in the plan's currency; null when it has none or another currency.
+ */
+export function costContribution(
+	source: MeteredSource,
+	cost: { amount: Decimal; currency: string } | null,
+): Decimal | null {
+	if (source.aggregate !== "cost" || cost === null || cost.currency !== source.currency) return null;
+	return cost.amount;
 }
 
 /** The period's quantity of each source from per-instance (or per-agent) quantities. */

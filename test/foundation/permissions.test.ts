@@ -34,7 +34,9 @@ describe("permission matrix (§3)", () => {
 				/^\/v1\/(actions|outcomes)/.test(path) || path === "/v1/usage" || path === "/v1/entitlements";
 			expect(access.sdk, route).toBe(isEvent);
 			// §15: the export of a whole day's events is for admin keys.
-			if (/^\/v1\/(api-keys|webhooks)/.test(path) || path === "/v1/events/export")
+			// Custom model prices are written by admin keys only.
+			const isAdminWrite = method !== "GET" && path.startsWith("/v1/model-prices");
+			if (/^\/v1\/(api-keys|webhooks)/.test(path) || path === "/v1/events/export" || isAdminWrite)
 				expect(access.api, route).toBe("admin");
 			else if (method === "GET" || path === "/v1/pricing/simulate")
 				expect(access.api, route).toBe("read-only");

@@ -22,6 +22,8 @@ const packaged: Body = {
 const tiered: Body = { metric: "tokens", source: tokens, model: "tiered", tiers };
 const volume: Body = { metric: "tokens", source: tokens, model: "volume", tiers };
 const percentage: Body = { metric: "deal_value", source: dealValue, model: "percentage", percent: 10 };
+const llmCost = { kind: "action", type: "llm_call", aggregate: "cost" };
+const costPlus: Body = { metric: "model_cost", source: llmCost, model: "cost_plus", markup_percent: 25 };
 
 const plan = (fields: Body = {}): Body => ({ name: "Agent Pro", charges: [perUnit], ...fields });
 const withCharge = (charge: Body): Body => plan({ charges: [charge] });
@@ -39,6 +41,22 @@ describe("RatePlanInput accepts", () => {
 		["a tiered charge", withCharge(tiered)],
 		["a volume charge", withCharge(volume)],
 		["a percentage of outcome values", withCharge(percentage)],
+		["cost plus a markup", withCharge(costPlus)],
+		[
+			"cost plus 0 % and 10,000 %",
+			plan({
+				charges: [
+					{ ...costPlus, markup_percent: 0 },
+					{ ...costPlus, metric: "b", markup_percent: 10000, included_quantity: 12.5 },
+				],
+			}),
+		],
+		[
+			"cost plus per model",
+			withCharge({ ...costPlus, source: { ...llmCost, filter: { model: ["gpt-4o", "gpt-4o-mini"] } } }),
+		],
+		["a markup with 12 decimals", withCharge({ ...costPlus, markup_percent: 12.000000000001 })],
+		["tiers on cost", withCharge({ ...tiered, source: llmCost })],
 		["a single open-ended tier", withTiers([{ up_to: null, unit_price: 1 }])],
 		[
 			"fractional tier bounds",
@@ -235,6 +253,35 @@ describe("RatePlanInput rejects", () => {
 		["percent over 100", withCharge({ ...percentage, percent: 100.5 }), ["charges", 0, "percent"]],
 		["a negative percent", withCharge({ ...percentage, percent: -1 }), ["charges", 0, "percent"]],
 		["percentage of an action sum", withSource(tokens, percentage), ["charges", 0, "model"]],
+		[
+			"a markup over 10,000 %",
+			withCharge({ ...costPlus, markup_percent: 10000.5 }),
+			["charges", 0, "markup_percent"],
+		],
+		["a negative markup", withCharge({ ...costPlus, markup_percent: -1 }), ["charges", 0, "markup_percent"]],
+		[
+			"a markup with 13 decimals",
+			withCharge({ ...costPlus, markup_percent: 1e-13 }),
+			["charges", 0, "markup_percent"],
+		],
+		[
+			"cost_plus without a markup",
+			withCharge({ ...costPlus, markup_percent: undefined }),
+			["charges", 0, "markup_percent"],
+		],
+		["cost_plus of a token sum", withSource(tokens, costPlus), ["charges", 0, "model"]],
+		["cost_plus of a count", withSource(calls, costPlus), ["charges", 0, "model"]],
+		[
+			"the cost of outcomes",
+			withSource({ ...llmCost, kind: "outcome" }, costPlus),
+			["charges", 0, "source", "aggregate"],
+		],
+		[
+			"a field for cost",
+			withSource({ ...llmCost, field: "cost" }, costPlus),
+			["charges", 0, "source", "field"],
+		],
+		["a unit_price on cost_plus", withCharge({ ...costPlus, unit_price: 1 }), ["charges", 0]],
 		[
 			"percentage of an outcome count",
 			withSource({ ...dealValue, aggregate: "count" }, percentage),

@@ -45,6 +45,7 @@ const sources = {
 	tokens: { kind: "action", type: "llm.call", aggregate: "sum", field: "tokens" },
 	deals: { kind: "outcome", type: "deal.closed", aggregate: "count" },
 	dealValue: { kind: "outcome", type: "deal.closed", aggregate: "sum" },
+	llmCost: { kind: "action", type: "llm.call", aggregate: "cost" },
 } as const;
 
 const model = fc.oneof(
@@ -59,6 +60,10 @@ const model = fc.oneof(
 	fc.record({
 		model: fc.constant("percentage"),
 		percent: decimal(10_000n, 2).map((p) => Math.min(p.toNumber(), 100)),
+	}),
+	fc.record({
+		model: fc.constant("cost_plus"),
+		markup_percent: decimal(1_000_000n, 2).map((p) => Math.min(p.toNumber(), 10_000)),
 	}),
 );
 
@@ -86,7 +91,13 @@ const plan = fc
 			charges: charges.map(({ source, model, included_quantity }, i) => ({
 				metric: `metric_${i}`,
 				// percentage is only valid on sums of outcome values
-				source: model.model === "percentage" ? sources.dealValue : source,
+				// cost_plus only on the cost of actions
+				source:
+					model.model === "percentage"
+						? sources.dealValue
+						: model.model === "cost_plus"
+							? sources.llmCost
+							: source,
 				...model,
 				...(included_quantity === undefined ? {} : { included_quantity }),
 			})),

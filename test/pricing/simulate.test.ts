@@ -120,6 +120,35 @@ describe("POST /v1/pricing/simulate: worked examples", () => {
 		});
 	});
 
+	it("cost_plus: the cost as usage, 12.345 of it with 2.345 included, plus 25 % = 12.5", async () => {
+		const plan = await createPlan([
+			{
+				metric: "model_cost",
+				source: { kind: "action", type: "llm_call", aggregate: "cost", filter: { model: "gpt-4o" } },
+				model: "cost_plus",
+				markup_percent: 25,
+				included_quantity: 2.345,
+			},
+		]);
+		expect(await simulate(plan, { model_cost: 12.345 })).toMatchObject({
+			charges: [
+				{ metric: "model_cost", model: "cost_plus", quantity: 12.345, billable_quantity: 10, amount: 12.5 },
+			],
+			total: 12.5,
+		});
+	});
+
+	it("refuses a cost_plus charge on anything but the cost of actions (400), and stores no plan", async () => {
+		const before = (await call("GET", "/v1/pricing/rate-plans?limit=1")).body.total;
+		const response = await post("/v1/pricing/rate-plans", {
+			name: "Bad",
+			charges: [{ metric: "tokens", source: tokens, model: "cost_plus", markup_percent: 25 }],
+		});
+		const error = expectError(response, 400, "validation_error");
+		expect(error.details?.map((d) => d.path)).toContain("charges[0].model");
+		expect((await call("GET", "/v1/pricing/rate-plans?limit=1")).body.total).toBe(before);
+	});
+
 	it("lists the base fee first, then every metric, absent ones at 0", async () => {
 		const plan = await createPlan(
 			[

@@ -11,6 +11,7 @@ import { meteringMiddleware } from "../src/integrations/ai-sdk";
 import { MeteringCallbackHandler } from "../src/integrations/langchain";
 import { llmCost, llmCostText, toScaled } from "../src/integrations/pricing";
 import { meterTool, meterTools } from "../src/integrations/tools";
+import { providerId, splitTokens } from "../src/integrations/usage";
 import { fakeFetch } from "./fake-fetch";
 
 const prices = {
@@ -94,6 +95,74 @@ describe("Vercel AI SDK middleware", () => {
 		]);
 	});
 
+	it("splits cache reads out of input and reasoning out of output, and names the provider by its id", async () => {
+		const { client, sent } = setup();
+		const model = wrapLanguageModel({
+			model: new MockLanguageModelV4({
+				provider: "openai.responses",
+				modelId: "gpt-4o-mini",
+				doGenerate: {
+					content: [{ type: "text", text: "Thought about it." }],
+					finishReason: { unified: "stop", raw: "stop" },
+					usage: {
+						inputTokens: { total: 1200, noCache: 150, cacheRead: 1000, cacheWrite: 50 },
+						outputTokens: { total: 300, text: 200, reasoning: 100 },
+					},
+					warnings: [],
+				},
+			}),
+			middleware: meteringMiddleware({ client, agentKey: "reasoner", prices }),
+		});
+		await generateText({ model, prompt: "Think" });
+		expect((await sent())[0]?.metadata).toEqual({
+			model: "gpt-4o-mini",
+			provider: "openai",
+			input_tokens: 200, // 150 uncached + 50 written to the cache
+			cached_input_tokens: 1000,
+			output_tokens: 200,
+			reasoning_tokens: 100,
+			tokens: 1500,
+			cost: 0.00036, // the price table prices input and output as the framework counts them
+		});
+	});
+
+	it("splits the tokens of a stream's finish part too", async () => {
+		const { client, sent } = setup();
+		const model = wrapLanguageModel({
+			model: new MockLanguageModelV4({
+				provider: "anthropic.messages",
+				modelId: "claude-sonnet-4-5",
+				doStream: {
+					stream: convertArrayToReadableStream([
+						{ type: "text-start", id: "t" },
+						{ type: "text-delta", id: "t", delta: "Hi" },
+						{ type: "text-end", id: "t" },
+						{
+							type: "finish",
+							finishReason: { unified: "stop", raw: "stop" },
+							usage: {
+								inputTokens: { total: 5000, noCache: 1000, cacheRead: 4000, cacheWrite: 0 },
+								outputTokens: { total: 800, text: 300, reasoning: 500 },
+							},
+						},
+					]),
+				},
+			}),
+			middleware: meteringMiddleware({ client, agentKey: "streamer" }),
+		});
+		expect(await streamText({ model, prompt: "x" }).text).toBe("Hi");
+		expect((await sent())[0]?.metadata).toEqual({
+			model: "claude-sonnet-4-5",
+			provider: "anthropic",
+			input_tokens: 1000,
+			cached_input_tokens: 4000,
+			output_tokens: 300,
+			reasoning_tokens: 500,
+			tokens: 5800,
+			streamed: true,
+		});
+	});
+
 	it("records a stream when it finishes, with the model the response names", async () => {
 		const { client, sent } = setup();
 		const model = wrapLanguageModel({
@@ -164,7 +233,12 @@ describe("Vercel AI SDK middleware", () => {
 class FakeChatWithUsage extends FakeListChatModel {
 	constructor(
 		responses: string[],
-		private readonly usage: { input_tokens: number; output_tokens: number },
+		private readonly usage: {
+			input_tokens: number;
+			output_tokens: number;
+			input_token_details?: { cache_read?: number };
+			output_token_details?: { reasoning?: number };
+		},
 		private readonly modelName: string,
 	) {
 		super({ responses, generationInfo: { model_name: modelName } });
@@ -197,6 +271,47 @@ class FakeChatWithUsage extends FakeListChatModel {
 	}
 }
 
+describe("token counts and provider ids", () => {
+	it("split totals into uncached input, cached input, output and reasoning", () => {
+		expect(splitTokens({ input: 100, output: 50, cacheRead: 30, reasoning: 20 })).toEqual({
+			inputTokens: 70,
+			cachedInputTokens: 30,
+			outputTokens: 30,
+			reasoningTokens: 20,
+		});
+		expect(splitTokens({ input: 100, output: 50 })).toEqual({ inputTokens: 100, outputTokens: 50 });
+		expect(splitTokens({ input: 10, output: 5, cacheRead: 0, reasoning: 0 })).toEqual({
+			inputTokens: 10,
+			outputTokens: 5,
+		});
+		expect(splitTokens({ input: 10, cacheRead: 12 })).toEqual({
+			inputTokens: 0,
+			outputTokens: undefined,
+			cachedInputTokens: 12,
+		});
+		expect(splitTokens({ input: -1, output: Number.NaN })).toEqual({
+			inputTokens: undefined,
+			outputTokens: undefined,
+		});
+	});
+
+	it.each([
+		["openai.chat", "openai"],
+		["openai.responses", "openai"],
+		["anthropic.messages", "anthropic"],
+		["google.generative-ai", "google"],
+		["google_genai", "google"],
+		["google_vertexai", "google"],
+		["mistralai", "mistral"],
+		["mistral.chat", "mistral"],
+		["deepseek.chat", "deepseek"],
+		["xai.chat", "xai"],
+		["OpenAI", "openai"],
+	])("name %s by the id %s", (name, id) => {
+		expect(providerId(name)).toBe(id);
+	});
+});
+
 describe("LangChain.js callback handler", () => {
 	it("records a chat model call with the tokens of its message", async () => {
 		const { client, sent } = setup();
@@ -210,7 +325,8 @@ describe("LangChain.js callback handler", () => {
 				action_type: "llm_call",
 				metadata: {
 					model: "gpt-4o-mini",
-					provider: "FakeListChatModel",
+					// Sent as a lower-case provider id, the way model prices name providers.
+					provider: "fakelistchatmodel",
 					input_tokens: 1200,
 					output_tokens: 300,
 					tokens: 1500,
@@ -238,6 +354,55 @@ describe("LangChain.js callback handler", () => {
 			input_tokens: 2000,
 			output_tokens: 100,
 			cost: 0.0075,
+		});
+	});
+
+	it("splits cache reads and reasoning out of the message's usage", async () => {
+		const { client, sent } = setup();
+		const chat = new FakeChatWithUsage(
+			["Done."],
+			{
+				input_tokens: 1200,
+				output_tokens: 300,
+				input_token_details: { cache_read: 1024 },
+				output_token_details: { reasoning: 120 },
+			},
+			"gpt-4o-mini",
+		);
+		const handler = new MeteringCallbackHandler({ client, agentKey: "lc-agent", prices });
+		await chat.invoke("Plan it", { callbacks: [handler] });
+		expect((await sent())[0]?.metadata).toMatchObject({
+			model: "gpt-4o-mini",
+			input_tokens: 176,
+			cached_input_tokens: 1024,
+			output_tokens: 180,
+			reasoning_tokens: 120,
+			tokens: 1500,
+			cost: 0.00036,
+		});
+	});
+
+	it("splits a streamed call's usage the same way", async () => {
+		const { client, sent } = setup();
+		const chat = new FakeChatWithUsage(
+			["Hi"],
+			{
+				input_tokens: 50,
+				output_tokens: 40,
+				input_token_details: { cache_read: 10 },
+				output_token_details: { reasoning: 30 },
+			},
+			"claude-sonnet",
+		);
+		const handler = new MeteringCallbackHandler({ client, agentKey: "lc-agent" });
+		for await (const _ of await chat.stream("Hi", { callbacks: [handler] })) {
+		}
+		expect((await sent())[0]?.metadata).toMatchObject({
+			input_tokens: 40,
+			cached_input_tokens: 10,
+			output_tokens: 10,
+			reasoning_tokens: 30,
+			tokens: 90,
 		});
 	});
 

@@ -1,6 +1,7 @@
 /**
  * Vercel AI SDK: a language-model middleware that records every generation — `generateText`, `streamText`,
- * `generateObject`… — as an `llm_call` with the model, input and output tokens and, from your price table, its cost.
+ * `generateObject`… — as an `llm_call` with the model, its provider and its tokens (uncached input, cached input,
+ * output, reasoning), which the service prices; or, from your own price table, with its cost.
  *
  *   import { wrapLanguageModel } from "ai";
  *   const model = wrapLanguageModel({ model: openai("gpt-4o-mini"), middleware: meteringMiddleware({ client, agentKey, prices }) });
@@ -9,21 +10,36 @@
  */
 import type { LanguageModelMiddleware } from "ai";
 import { type IntegrationOptions, recordLlmCall } from "./record.js";
+import { splitTokens, type TokenSplit } from "./usage.js";
 
 export type { ModelPrice, PriceTable } from "./pricing.js";
 export type { IntegrationOptions } from "./record.js";
 
-type Tokens = number | { total?: number | undefined } | undefined;
+type Tokens =
+	| number
+	| { total?: number | undefined; cacheRead?: number | undefined; reasoning?: number | undefined }
+	| undefined;
 
-/** Usage as language-model specification v4/v3 (`{total}` objects) or v2 (plain numbers) give it. */
-function count(tokens: Tokens): number | undefined {
-	const value = typeof tokens === "number" ? tokens : tokens?.total;
-	return typeof value === "number" && Number.isFinite(value) ? value : undefined;
-}
-
+/** Usage as language-model specification v4/v3 (`{total, cacheRead…}` objects) or v2 (numbers) gives it. */
 interface UsageLike {
 	inputTokens?: Tokens;
 	outputTokens?: Tokens;
+	/** v2 */
+	cachedInputTokens?: number;
+	reasoningTokens?: number;
+}
+
+const part = (tokens: Tokens, key: "total" | "cacheRead" | "reasoning") =>
+	typeof tokens === "number" ? (key === "total" ? tokens : undefined) : tokens?.[key];
+
+/** The four counts, with cache reads taken out of input and reasoning out of output. */
+function tokensOf(usage: UsageLike | undefined): TokenSplit {
+	return splitTokens({
+		input: part(usage?.inputTokens, "total"),
+		output: part(usage?.outputTokens, "total"),
+		cacheRead: part(usage?.inputTokens, "cacheRead") ?? usage?.cachedInputTokens,
+		reasoning: part(usage?.outputTokens, "reasoning") ?? usage?.reasoningTokens,
+	});
 }
 
 export function meteringMiddleware(options: IntegrationOptions): LanguageModelMiddleware {
@@ -35,8 +51,7 @@ export function meteringMiddleware(options: IntegrationOptions): LanguageModelMi
 			await recordLlmCall(options, {
 				model: result.response?.modelId ?? model.modelId,
 				provider: model.provider,
-				inputTokens: count(usage?.inputTokens),
-				outputTokens: count(usage?.outputTokens),
+				...tokensOf(usage),
 			});
 			return result;
 		},
@@ -50,8 +65,7 @@ export function meteringMiddleware(options: IntegrationOptions): LanguageModelMi
 				return recordLlmCall(options, {
 					model: modelId ?? model.modelId,
 					provider: model.provider,
-					inputTokens: count(usage?.inputTokens),
-					outputTokens: count(usage?.outputTokens),
+					...tokensOf(usage),
 					streamed: true,
 				});
 			};

@@ -1,7 +1,7 @@
 /**
  * LangChain.js (and LangGraph.js): a callback handler that records every LLM or chat-model call as an `llm_call`
- * with the model, input and output tokens and, from your price table, its cost — and every tool run as a
- * `tool_call`.
+ * with the model, its provider and its tokens (uncached input, cached input, output, reasoning), which the service
+ * prices — or, from your own price table, with its cost — and every tool run as a `tool_call`.
  *
  *   const metering = new MeteringCallbackHandler({ client, agentKey, prices });
  *   await model.invoke(messages, { callbacks: [metering] });     // or graph.invoke(input, { callbacks: [metering] })
@@ -10,6 +10,7 @@ import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
 import { type IntegrationOptions, recordLlmCall, recordToolCall } from "./record.js";
+import { addTokens, splitTokens, type TokenSplit } from "./usage.js";
 
 export type { ModelPrice, PriceTable } from "./pricing.js";
 export type { IntegrationOptions } from "./record.js";
@@ -20,7 +21,12 @@ export interface LangChainMeteringOptions extends IntegrationOptions {
 }
 
 interface MessageLike {
-	usage_metadata?: { input_tokens?: number; output_tokens?: number };
+	usage_metadata?: {
+		input_tokens?: number;
+		output_tokens?: number;
+		input_token_details?: { cache_read?: number };
+		output_token_details?: { reasoning?: number };
+	};
 	response_metadata?: { model_name?: string; model?: string };
 }
 
@@ -79,31 +85,34 @@ export class MeteringCallbackHandler extends BaseCallbackHandler {
 	override async handleLLMEnd(output: LLMResult, runId: string) {
 		const start = this.models.get(runId);
 		this.models.delete(runId);
-		let inputTokens: number | undefined;
-		let outputTokens: number | undefined;
+		let tokens: TokenSplit | undefined;
 		let model: string | undefined;
 		for (const generation of output.generations.flat()) {
 			const message = (generation as { message?: MessageLike }).message;
 			const usage = message?.usage_metadata;
 			if (usage) {
-				inputTokens = (inputTokens ?? 0) + (usage.input_tokens ?? 0);
-				outputTokens = (outputTokens ?? 0) + (usage.output_tokens ?? 0);
+				// input_tokens count cache reads, output_tokens count reasoning: split them out.
+				const split = splitTokens({
+					input: usage.input_tokens ?? 0,
+					output: usage.output_tokens ?? 0,
+					cacheRead: usage.input_token_details?.cache_read,
+					reasoning: usage.output_token_details?.reasoning,
+				});
+				tokens = tokens === undefined ? split : addTokens(tokens, split);
 			}
 			model ??= str(message?.response_metadata?.model_name) ?? str(message?.response_metadata?.model);
 		}
-		if (inputTokens === undefined) {
+		if (tokens === undefined) {
 			// Older integrations report usage for the whole call in llmOutput.
 			const usage = (output.llmOutput?.tokenUsage ?? output.llmOutput?.estimatedTokenUsage) as
 				| { promptTokens?: number; completionTokens?: number }
 				| undefined;
-			inputTokens = usage?.promptTokens;
-			outputTokens = usage?.completionTokens;
+			tokens = splitTokens({ input: usage?.promptTokens, output: usage?.completionTokens });
 		}
 		await recordLlmCall(this.options, {
 			model: model ?? start?.model,
 			provider: start?.provider,
-			inputTokens,
-			outputTokens,
+			...tokens,
 		});
 	}
 

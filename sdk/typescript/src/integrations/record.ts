@@ -2,6 +2,7 @@
 import type { MeteringClient } from "../client.js";
 import type { Metadata } from "../types.js";
 import { llmCost, type PriceTable } from "./pricing.js";
+import { providerId, type TokenSplit } from "./usage.js";
 
 export interface IntegrationOptions {
 	client: MeteringClient;
@@ -15,13 +16,15 @@ export interface IntegrationOptions {
 	metadata?: Metadata;
 }
 
-export interface LlmCall {
+export interface LlmCall extends TokenSplit {
 	model: string | undefined;
+	/** As the framework names it; sent as the service's provider id (usage.ts). */
 	provider?: string;
-	inputTokens: number | undefined;
-	outputTokens: number | undefined;
 	streamed?: boolean;
 }
+
+const sumOf = (a?: number, b?: number) =>
+	a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0);
 
 export function agentKeyOf(options: IntegrationOptions): string {
 	return typeof options.agentKey === "function" ? options.agentKey() : options.agentKey;
@@ -30,14 +33,19 @@ export function agentKeyOf(options: IntegrationOptions): string {
 export function llmCallMetadata(options: IntegrationOptions, call: LlmCall): Metadata {
 	const metadata: Metadata = { ...options.metadata };
 	if (call.model !== undefined) metadata.model = call.model;
-	if (call.provider !== undefined) metadata.provider = call.provider;
+	const provider = providerId(call.provider);
+	if (provider !== undefined) metadata.provider = provider;
+	// The four counts the service prices a call by, each token in exactly one of them.
 	if (call.inputTokens !== undefined) metadata.input_tokens = call.inputTokens;
 	if (call.outputTokens !== undefined) metadata.output_tokens = call.outputTokens;
-	if (call.inputTokens !== undefined || call.outputTokens !== undefined) {
-		metadata.tokens = (call.inputTokens ?? 0) + (call.outputTokens ?? 0);
-	}
+	if (call.cachedInputTokens !== undefined) metadata.cached_input_tokens = call.cachedInputTokens;
+	if (call.reasoningTokens !== undefined) metadata.reasoning_tokens = call.reasoningTokens;
+	// Input and output as the framework counts them: cache reads are input, reasoning is output.
+	const input = sumOf(call.inputTokens, call.cachedInputTokens);
+	const output = sumOf(call.outputTokens, call.reasoningTokens);
+	if (input !== undefined || output !== undefined) metadata.tokens = (input ?? 0) + (output ?? 0);
 	if (call.streamed) metadata.streamed = true;
-	const cost = llmCost(options.prices, call.model, call.inputTokens, call.outputTokens);
+	const cost = llmCost(options.prices, call.model, input, output);
 	if (cost !== undefined) {
 		metadata.cost = cost;
 		if (options.currency !== undefined && options.currency !== "USD")
