@@ -6,7 +6,7 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { Hono } from "hono";
+import type { Context, Hono } from "hono";
 import { MAX_BODY_BYTES } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { mcpServer } from "./server";
@@ -62,11 +62,19 @@ async function readMessage(request: Request, text: () => Promise<string>): Promi
 	return { message: parsed };
 }
 
+/** The headers set before the handler (request id, rate limit) on a response built outside Hono. */
+function withGateHeaders(c: Context<AppEnv>, response: Response): Response {
+	for (const [name, value] of c.res.headers) {
+		if (name !== "content-type") response.headers.set(name, value);
+	}
+	return response;
+}
+
 /** Mounts POST /mcp on the app; tool calls are dispatched through the same app. */
 export function mountMcp(app: Hono<AppEnv>): void {
 	app.post("/mcp", async (c) => {
 		const read = await readMessage(c.req.raw, () => c.req.text());
-		if (read && "refused" in read) return read.refused;
+		if (read && "refused" in read) return withGateHeaders(c, read.refused);
 
 		const authorization = c.req.header("Authorization") ?? "";
 		const server = mcpServer(c.get("principal"), {
@@ -86,11 +94,7 @@ export function mountMcp(app: Hono<AppEnv>): void {
 				c.req.raw,
 				read ? { parsedBody: read.message } : undefined,
 			);
-			// The gate's headers (request id, rate limit) go on the transport's response too.
-			for (const [name, value] of c.res.headers) {
-				if (name !== "content-type") response.headers.set(name, value);
-			}
-			return response;
+			return withGateHeaders(c, response);
 		} finally {
 			await server.close();
 		}

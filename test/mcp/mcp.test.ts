@@ -317,6 +317,8 @@ describe("errors", () => {
 		const parse = await mcpRaw(ADMIN_KEY, '{"jsonrpc": "2.0", ');
 		expect(parse.status).toBe(400);
 		expect(parse.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32700 } });
+		expect(parse.headers.get("X-Request-Id")).toBeTruthy();
+		expect(parse.headers.get("X-RateLimit-Remaining")).toBeTruthy();
 		for (const raw of [
 			'{"hello": "world"}',
 			'{"jsonrpc": "1.0", "id": 1, "method": "tools/list"}',
@@ -328,6 +330,15 @@ describe("errors", () => {
 			expect(response.status, raw).toBe(400);
 			expect(response.body, raw).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
 		}
+		const tooLarge = await mcp(
+			ADMIN_KEY,
+			request("tools/call", {
+				name: "record_action",
+				arguments: { agent_key: "k", action_type: "a", metadata: { pad: "x".repeat(1024 * 1024) } },
+			}),
+		);
+		expect(tooLarge.status).toBe(413);
+		expect(tooLarge.body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32600 } });
 		expect(await dbFingerprint()).toEqual(before);
 	});
 
