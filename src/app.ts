@@ -21,6 +21,7 @@ import { invoiceRoutes } from "./invoicing/routes";
 import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
 import { newId } from "./lib/ids";
+import { mountMcp } from "./mcp/routes";
 import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
 import { modelPriceRoutes } from "./model-prices/routes";
@@ -114,6 +115,10 @@ export function createApp() {
 	app.use("/portal/api/*", portalGate);
 	app.use("/portal/api/*", singleQueryValues);
 	app.route("/portal/api", portalRoutes);
+
+	// MCP: the same key, limits and permissions as /v1; each tool runs its /v1 route through this app.
+	app.use("/mcp", gate);
+	mountMcp(app);
 
 	app.notFound((c) => {
 		throw new ApiError("not_found", `No route ${c.req.method} ${c.req.path}.`);

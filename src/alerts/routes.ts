@@ -60,7 +60,7 @@ const AlertParams = z.object({
 		.openapi({ param: { name: "alert_id", in: "path" }, example: "alr_01jd0000000000000000000000" }),
 });
 
-const EntitlementQuery = z.strictObject({
+export const EntitlementQuery = z.strictObject({
 	agent_key: z.string().regex(INSTANCE_KEY, "must be 1–200 characters of A-Z a-z 0-9 . _ : -"),
 });
 

@@ -18,6 +18,8 @@ const SDK_READ: Access = { sdk: true, api: "read-only" };
 const READ: Access = { sdk: false, api: "read-only" };
 const WRITE: Access = { sdk: false, api: "read-write" };
 const ADMIN: Access = { sdk: false, api: "admin" };
+/** Every key: what it may then do is decided per operation (the MCP endpoint lists and runs only those). */
+const ANY_KEY: Access = { sdk: true, api: "read-only" };
 
 export const routeAccess = {
 	"GET /v1/api-keys": ADMIN,
@@ -97,6 +99,8 @@ export const routeAccess = {
 	"GET /v1/webhooks/{webhook_id}/deliveries": ADMIN,
 	"GET /v1/webhooks/{webhook_id}/deliveries/{delivery_id}": ADMIN,
 	"POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/retry": ADMIN,
+
+	"POST /mcp": ANY_KEY,
 } as const satisfies Record<string, Access>;
 
 export type RouteName = keyof typeof routeAccess;
@@ -156,4 +160,10 @@ const rank: Record<ApiKeyPermission, number> = { "read-only": 0, "read-write": 1
 export function mayCall(principal: Principal, access: Access): boolean {
 	if (principal.type === "sdk") return access.sdk;
 	return rank[principal.permission] >= rank[access.api];
+}
+
+/** Whether the gate would let this principal call METHOD PATH (a concrete path): false for unknown routes too. */
+export function mayCallRoute(principal: Principal, method: string, path: string): boolean {
+	const match = matchRoute(method, path);
+	return match !== null && "route" in match && mayCall(principal, match.access);
 }

@@ -21,7 +21,7 @@ const DateParam = z
 /** The UTC day a bound falls on. Usage is kept per UTC day, so a date-time bound covers its whole day. */
 const dayOfBound = (bound: string) => (BARE_DATE.test(bound) ? bound : dayOf(new Date(bound).toISOString()));
 
-const UsageQuery = z.strictObject({
+export const UsageQuery = z.strictObject({
 	agent_key: z.string().regex(INSTANCE_KEY, "must be 1–200 characters of A-Z a-z 0-9 . _ : -").optional(),
 	subscription_id: z.string().min(1).optional(),
 	billing_period: z

@@ -85,7 +85,7 @@ function refuseProtoKey(usage: unknown, ctx: z.core.$RefinementCtx): unknown {
 	return usage;
 }
 
-const SimulatePricing = z
+export const SimulatePricing = z
 	.strictObject({
 		rate_plan_id: z.string().min(1),
 		usage: z

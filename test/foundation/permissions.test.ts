@@ -29,6 +29,11 @@ describe("permission matrix (§3)", () => {
 	it("the table itself follows the contract's rules", () => {
 		for (const [route, access] of Object.entries(routeAccess)) {
 			const [method, path] = route.split(" ") as [string, string];
+			// Every key may speak MCP; each tool then checks its own route's permission.
+			if (path === "/mcp") {
+				expect(access, route).toEqual({ sdk: true, api: "read-only" });
+				continue;
+			}
 			// §18: agents ask for their entitlements with SDK keys.
 			const isEvent =
 				/^\/v1\/(actions|outcomes)/.test(path) || path === "/v1/usage" || path === "/v1/entitlements";

@@ -1,0 +1,59 @@
+/**
+ * The MCP server of one request (the endpoint is stateless: no session outlives its HTTP request). It answers
+ * initialize, tools/list with the tools the key may call, and tools/call by running the tool's REST operation.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+	CallToolRequestSchema,
+	ErrorCode,
+	ListToolsRequestSchema,
+	McpError,
+} from "@modelcontextprotocol/sdk/types.js";
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
+import type { Principal } from "../http/auth";
+import { type Caller, callTool } from "./call";
+import { findTool, inputSchemaOf, mayUseTool, toolRoutes } from "./tools";
+
+const INSTRUCTIONS =
+	"Metering and billing for AI agents. Before an expensive step, call check_entitlement; after it, record what " +
+	"was done with record_action (and what was achieved with record_outcome). Each tool runs the REST operation " +
+	"of the same name with your key, and answers its JSON.";
+
+// The server validates JSON Schemas only for elicitation, which this server never asks for; without this, the
+// SDK would build an Ajv instance (and compile formats) for every request.
+const noSchemaValidation: jsonSchemaValidator = {
+	getValidator() {
+		throw new Error("This server does not validate JSON Schemas.");
+	},
+};
+
+export function mcpServer(principal: Principal, caller: Caller): Server {
+	const server = new Server(
+		{ name: "agent-metering-billing", title: "Agent Metering & Billing", version: "1.0.0" },
+		{ capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: noSchemaValidation },
+	);
+
+	server.setRequestHandler(ListToolsRequestSchema, () => ({
+		tools: toolRoutes
+			.filter((tool) => mayUseTool(principal, tool))
+			.map((tool) => ({
+				name: tool.name,
+				title: tool.title,
+				description: tool.description,
+				inputSchema: inputSchemaOf(tool),
+				annotations: {
+					readOnlyHint: tool.readOnly,
+					openWorldHint: false,
+				},
+			})),
+	}));
+
+	server.setRequestHandler(CallToolRequestSchema, (request) => {
+		const tool = findTool(request.params.name);
+		// An unknown tool is a protocol error (invalid params), as the MCP specification's tools page shows.
+		if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+		return callTool(tool, request.params.arguments ?? {}, caller);
+	});
+
+	return server;
+}

@@ -1,0 +1,117 @@
+/**
+ * The MCP tools, one row per REST operation: a tool is not a second API, it is its route called by another
+ * name. Its input schema is the zod schema that route validates with, and the key's permission on the route
+ * decides whether the tool is listed. A row is added here when its route exists (see docs/mcp.md).
+ */
+import { z } from "@hono/zod-openapi";
+import { EntitlementQuery } from "../alerts/routes";
+import type { Principal } from "../http/auth";
+import { mayCallRoute } from "../http/permissions";
+import { ListInvoicesQuery } from "../invoicing/schemas";
+import { ActionInput, OutcomeInput } from "../metering/events";
+import { UsageQuery } from "../metering/usage-routes";
+import { SimulatePricing } from "../pricing/routes";
+
+export interface ToolRoute {
+	name: string;
+	title: string;
+	description: string;
+	/** GET arguments travel as the query string, POST arguments as the JSON body. */
+	method: "GET" | "POST";
+	path: string;
+	input: z.ZodType;
+	/** Changes nothing (told to clients as readOnlyHint, so they may run it without asking). */
+	readOnly: boolean;
+}
+
+export const toolRoutes: readonly ToolRoute[] = [
+	{
+		name: "check_entitlement",
+		title: "Check entitlement",
+		description:
+			"Whether the agent instance may go on: false when a blocking budget alert of its subscription has fired. " +
+			"Ask before an expensive step.",
+		method: "GET",
+		path: "/v1/entitlements",
+		readOnly: true,
+		input: EntitlementQuery,
+	},
+	{
+		name: "record_action",
+		title: "Record an action",
+		description:
+			"Record an action the agent took (an LLM call, a tool call, an API call…), billed by its rate plan. " +
+			"metadata.cost, model and token counts give its cost; an idempotency_key makes a retry count once.",
+		method: "POST",
+		path: "/v1/actions",
+		readOnly: false,
+		input: ActionInput,
+	},
+	{
+		name: "record_outcome",
+		title: "Record an outcome",
+		description:
+			"Record an outcome the agent achieved (a resolved ticket, a qualified lead…) with its value. " +
+			"An idempotency_key makes a retry count once.",
+		method: "POST",
+		path: "/v1/outcomes",
+		readOnly: false,
+		input: OutcomeInput,
+	},
+	{
+		name: "get_usage",
+		title: "Get usage",
+		description:
+			"Usage so far in a billing period (default: the current month) for an agent instance or a subscription, " +
+			"per metric and per day.",
+		method: "GET",
+		path: "/v1/usage",
+		readOnly: true,
+		input: UsageQuery,
+	},
+	{
+		name: "simulate_price",
+		title: "Simulate a price",
+		description:
+			"What a rate plan would charge for the given quantities per metric, line by line, without billing anything.",
+		method: "POST",
+		path: "/v1/pricing/simulate",
+		readOnly: true,
+		input: SimulatePricing,
+	},
+	{
+		name: "list_invoices",
+		title: "List invoices",
+		description: "Invoices, newest first, filtered by account, status, subscription or billing period.",
+		method: "GET",
+		path: "/v1/invoices",
+		readOnly: true,
+		input: ListInvoicesQuery,
+	},
+];
+
+const byName = new Map(toolRoutes.map((tool) => [tool.name, tool]));
+
+export function findTool(name: string): ToolRoute | undefined {
+	return byName.get(name);
+}
+
+/** A tool is offered exactly when the key may call its route. */
+export function mayUseTool(principal: Principal, tool: ToolRoute): boolean {
+	return mayCallRoute(principal, tool.method, tool.path);
+}
+
+export type ToolInputSchema = { type: "object"; [key: string]: unknown };
+
+const inputSchemas = new Map<string, ToolInputSchema>();
+
+/** The JSON Schema of what the route accepts, as a client would send it (computed once per isolate). */
+export function inputSchemaOf(tool: ToolRoute): ToolInputSchema {
+	let schema = inputSchemas.get(tool.name);
+	if (!schema) {
+		const { $schema: _, ...json } = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" });
+		schema = { ...json, type: "object" };
+		inputSchemas.set(tool.name, schema);
+	}
+	return schema;
+}

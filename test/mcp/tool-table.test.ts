@@ -1,0 +1,43 @@
+import { z } from "@hono/zod-openapi";
+import { describe, expect, it } from "vitest";
+import type { Principal } from "../../src/http/auth";
+import { matchRoute, mayCall } from "../../src/http/permissions";
+import { inputSchemaOf, mayUseTool, toolRoutes } from "../../src/mcp/tools";
+
+// The tools are declared from the REST routes: each names a route of the permission table, takes its schema, and
+// is offered to exactly the keys that route allows.
+const principals: Principal[] = [
+	{ type: "sdk", keyId: "key_sdk", environment: "live", permission: null },
+	{ type: "api", keyId: "key_ro", environment: "live", permission: "read-only" },
+	{ type: "api", keyId: "key_rw", environment: "live", permission: "read-write" },
+	{ type: "api", keyId: "key_admin", environment: "test", permission: "admin" },
+];
+
+describe("the tool table", () => {
+	it("names a route of the permission table for every tool, and each name once", () => {
+		expect(new Set(toolRoutes.map((tool) => tool.name)).size).toBe(toolRoutes.length);
+		for (const tool of toolRoutes) {
+			const match = matchRoute(tool.method, tool.path);
+			expect(match && "route" in match ? match.route : null, tool.name).toBe(`${tool.method} ${tool.path}`);
+		}
+	});
+
+	it("offers a tool to exactly the keys its route allows", () => {
+		for (const tool of toolRoutes) {
+			const match = matchRoute(tool.method, tool.path);
+			if (!match || !("access" in match)) throw new Error(`${tool.name}: no route`);
+			for (const principal of principals) {
+				expect(mayUseTool(principal, tool), `${tool.name} ${principal.keyId}`).toBe(
+					mayCall(principal, match.access),
+				);
+			}
+		}
+	});
+
+	it("gives each tool the JSON Schema of its route's zod schema, as a client sends it", () => {
+		for (const tool of toolRoutes) {
+			const { $schema: _, ...expected } = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" });
+			expect(inputSchemaOf(tool), tool.name).toEqual({ ...expected, type: "object" });
+		}
+	});
+});
