@@ -1,22 +1,16 @@
 /**
  * GET /v1/accounts/{id}/balance (CONTRACT §17): what the account can spend, what its subscriptions have accrued
- * in the current period so far, and the difference. The accrual is rated exactly as GET /v1/usage rates a
- * subscription's current period (the accumulator's live aggregates, the plan in effect, pricing/rate.ts, base
- * fee included): one D1 read for the subscriptions and their plans, then the accumulators in parallel.
+ * in the current period and no invoice has billed yet, and the difference. The accrual is what generating the
+ * current period now would invoice (invoicing/unbilled-accrual.ts): the period rated as GET /v1/usage rates it,
+ * base fee included, less what its invoices already billed.
  */
-import { eq, gte, isNull, or } from "drizzle-orm";
 import { getAccount } from "../accounts/accounts";
 import { database } from "../db/client";
-import { ratePlans, subscriptions } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
-import { accumulatorStub, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
+import type { Scope } from "../db/scope";
 import type { Env } from "../env";
-import { Decimal } from "../lib/decimal";
-import { nowIso, periodBounds, periodOf } from "../lib/time";
-import { combineUsage, lastDayOf } from "../metering/usage";
-import { ratePlanPricing } from "../pricing/plans";
-import { quantitiesForPlan } from "../pricing/quantities";
-import { rateUsage } from "../pricing/rate";
+import { periodWindow } from "../invoicing/period";
+import { accruedNotInvoiced } from "../invoicing/unbilled-accrual";
+import { nowIso, periodOf } from "../lib/time";
 import { availableCredit } from "./grants";
 
 export interface BalanceView {
@@ -38,10 +32,10 @@ export async function accountBalance({
 }): Promise<BalanceView> {
 	const db = database(env.DB);
 	const account = await getAccount({ db, scope, id: accountId });
-	const period = periodOf(nowIso());
+	const window = periodWindow(periodOf(nowIso()));
 	const [available, pending] = await Promise.all([
 		availableCredit(db, scope, accountId, account.currency),
-		pendingUsage(env, scope, accountId, period),
+		accruedNotInvoiced({ env, db, scope, accountId, window }),
 	]);
 	return {
 		account_id: accountId,
@@ -50,39 +44,4 @@ export async function accountBalance({
 		pending_usage: pending.toNumber(),
 		projected: available.sub(pending).toNumber(),
 	};
-}
-
-/** The current period so far, rated, of every subscription of the account active at some time in it. */
-async function pendingUsage(env: Env, scope: Scope, accountId: string, period: string): Promise<Decimal> {
-	const db = database(env.DB);
-	const { start } = periodBounds(period);
-	const rows = await db
-		.select({ id: subscriptions.id, shards: subscriptions.shards, plan: ratePlans })
-		.from(subscriptions)
-		.innerJoin(ratePlans, eq(ratePlans.id, subscriptions.ratePlanId))
-		.where(
-			inScope(
-				scope,
-				subscriptions,
-				eq(subscriptions.accountId, accountId),
-				or(isNull(subscriptions.cancelledAt), gte(subscriptions.cancelledAt, start)),
-			),
-		);
-	const totals = await Promise.all(
-		rows.map(async ({ id, shards, plan }) => {
-			const thisPeriod = combineUsage(
-				await Promise.all(
-					subscriptionAccumulators(scope.environment, id, shards).map(async (name) => {
-						const [usage = []] = await accumulatorStub(env, name).usageOf([
-							{ startDay: `${period}-01`, endDay: lastDayOf(period) },
-						]);
-						return usage;
-					}),
-				),
-			);
-			const pricing = ratePlanPricing(plan);
-			return rateUsage(pricing, quantitiesForPlan(pricing.charges, thisPeriod)).total;
-		}),
-	);
-	return Decimal.sum(totals);
 }

@@ -43,9 +43,11 @@ const Balance = z
 		account_id: z.string(),
 		currency: z.string(),
 		available: z.number().openapi({ description: "The remaining of the account's active grants." }),
-		pending_usage: z
-			.number()
-			.openapi({ description: "What the account's subscriptions accrued in the current period so far." }),
+		pending_usage: z.number().openapi({
+			description:
+				"What the account's subscriptions accrued in the current period so far and no invoice billed yet " +
+				"(0 right after the period is invoiced; later usage adds what a supplementary invoice would bill).",
+		}),
 		projected: z.number().openapi({ description: "available − pending_usage." }),
 	})
 	.openapi("CreditBalance");

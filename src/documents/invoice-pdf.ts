@@ -239,7 +239,7 @@ export async function renderInvoicePdf(
 
 	// Totals, right-aligned under the amounts; they never split across pages.
 	const paidRows = invoice.payments.length;
-	if (y - (110 + paidRows * 14) < bottom) newPage();
+	if (y - (144 + paidRows * 14) < bottom) newPage();
 	y -= 6;
 	const labelX = PAGE.width - MARGIN - 230;
 	const totals: [string, string][] = [
@@ -268,10 +268,26 @@ export async function renderInvoicePdf(
 		pen.bold,
 		12,
 	);
-	y -= 44;
+	y -= 30;
+	// What payments settled of it, and what is left: that one as a single run of text, so that any extraction,
+	// by layout or in reading order, keeps its label and figure on one line.
+	page.drawText("Amount paid", { x: labelX, y, size, font: pen.regular, color: MUTED });
+	textRight(
+		page,
+		formatMoney(invoice.amount_paid, invoice.currency),
+		COLUMNS.amountRight - 8,
+		y,
+		pen.regular,
+		size,
+	);
+	y -= 17;
+	const remaining = `Amount remaining ${formatMoney(invoice.amount_remaining, invoice.currency)}`;
+	textRight(page, remaining, COLUMNS.amountRight - 8, y, pen.bold, size);
+	y -= 31;
 
 	// What settles it, or what voided it.
 	const notes: string[] = [];
+	if (invoice.status === "paid") notes.push("This invoice is paid: nothing remains due.");
 	for (const payment of invoice.payments) {
 		notes.push(
 			`Paid ${formatMoney(payment.amount, invoice.currency)} on ${formatDate(payment.paid_at)}${payment.reference ? ` — reference ${payment.reference}` : ""}.`,

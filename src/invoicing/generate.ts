@@ -14,10 +14,11 @@ import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
-import { notFound, validationError } from "../http/errors";
+import { conflict, notFound, validationError } from "../http/errors";
+import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { finishPendingAdoptions } from "../subscriptions/adoption";
-import { draftInvoice } from "./draft";
+import { draftInvoice, type InvoiceDraft } from "./draft";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
 import { isBillingPeriod, isFuturePeriod, type PeriodWindow, periodWindow } from "./period";
@@ -85,5 +86,22 @@ async function invoiceGroup(
 	const drafts = (await loadPeriodStates(db, scope, window, group)).flatMap(
 		(state) => draftInvoice(state) ?? [],
 	);
+	for (const draft of drafts) assertExactAmounts(draft, window.period);
 	return storeInvoices(db, env.DB, scope, window, drafts, nowIso());
+}
+
+/**
+ * An invoice whose amount or a line's amount a JSON number cannot carry exactly is not issued: the group's
+ * invoices are refused before anything is stored, rather than answered rounded.
+ */
+function assertExactAmounts(draft: InvoiceDraft, period: string): void {
+	const inexact = [
+		...draft.lines.map((line) => ({ what: `its ${line.metric} line`, amount: line.amount })),
+		{ what: "its amount", amount: draft.amount },
+	].find(({ amount }) => !isExactAsJsonNumber(amount));
+	if (!inexact) return;
+	throw conflict(
+		`The invoice of subscription ${draft.subscriptionId} for ${period} cannot be issued: ` +
+			`${inexactAmountMessage(inexact.what, inexact.amount, draft.currency)} Nothing was stored.`,
+	);
 }

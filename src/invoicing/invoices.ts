@@ -42,6 +42,10 @@ export interface InvoiceView {
 	bill_to: BillTo;
 	credits_applied: number;
 	amount_due: number;
+	/** The sum of its payments (a refund would count negative). */
+	amount_paid: number;
+	/** amount_due − amount_paid, never below 0. */
+	amount_remaining: number;
 	payments: InvoicePaymentView[];
 }
 
@@ -80,6 +84,8 @@ export function invoiceView(
 	const { start, end } = periodBounds(row.billingPeriod);
 	const amount = Decimal.from(row.amount);
 	const creditsApplied = Decimal.from(row.creditsApplied);
+	const amountDue = amount.sub(creditsApplied);
+	const amountPaid = Decimal.sum(paid.map((payment) => Decimal.from(payment.amount)));
 	return {
 		id: row.id,
 		number: invoiceNumber(row.number),
@@ -106,7 +112,9 @@ export function invoiceView(
 		due_at: row.dueAt ?? row.issuedAt,
 		bill_to: row.billTo ?? { name: "", email: "", billing_address: null },
 		credits_applied: creditsApplied.toNumber(),
-		amount_due: amount.sub(creditsApplied).toNumber(),
+		amount_due: amountDue.toNumber(),
+		amount_paid: amountPaid.toNumber(),
+		amount_remaining: Decimal.max(Decimal.ZERO, amountDue.sub(amountPaid)).toNumber(),
 		payments: paid.map((payment) => ({
 			id: payment.id,
 			amount: Decimal.from(payment.amount).toNumber(),

@@ -30,7 +30,9 @@ invoiceRoutes.openapi(
 		description:
 			"For every subscription active at some time in the period: a regular invoice if the period has none yet, " +
 			"else a supplementary invoice for usage that arrived since, when there is any. Safe to repeat: nothing is " +
-			"billed twice. 201 with the invoices created, or 200 with an empty list when nothing was new.",
+			"billed twice. 201 with the invoices created, or 200 with an empty list when nothing was new. 409, with " +
+			"nothing stored, when an invoice's amount or a line's amount has more significant digits than a JSON " +
+			"number carries exactly (up to 15 are always exact: 9,999,999,999,999.99 in a currency of 2 decimals).",
 		request: { body: { required: true, ...json(GenerateInvoices) } },
 		responses: {
 			201: { description: "The invoices created by this call", ...json(GeneratedInvoices) },

@@ -89,6 +89,10 @@ export const Invoice = z
 		bill_to: BillTo,
 		credits_applied: z.number().openapi({ description: "What prepaid credits paid of the amount." }),
 		amount_due: z.number().openapi({ description: "amount − credits_applied." }),
+		amount_paid: z.number().openapi({ description: "The sum of the invoice's payments." }),
+		amount_remaining: z
+			.number()
+			.openapi({ description: "What is still to pay: amount_due − amount_paid, never below 0." }),
 		payments: z.array(InvoicePayment),
 	})
 	.openapi("Invoice");

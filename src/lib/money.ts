@@ -47,3 +47,22 @@ export function roundMoney(amount: Decimal, currency: string): Decimal {
 export function decimalPlaces(x: number | string | Decimal): number {
 	return Decimal.from(x).scale;
 }
+
+/**
+ * Whether an amount survives conversion to a JSON number exactly. A JSON number (a binary double) carries 15 to 17
+ * significant digits, so a total of bounded inputs can outgrow it: 1e15 + 1e15 + 0.01 would be written 2e15. Every
+ * amount of at most 15 significant digits is exact — up to 9,999,999,999,999.99 in a currency of 2 decimals,
+ * 999,999,999,999.999 with 3 and 999,999,999,999,999 with none — and some larger ones are (2e15 is). Callers
+ * refuse an amount that is not, rather than let it be rounded silently.
+ */
+export function isExactAsJsonNumber(amount: Decimal): boolean {
+	return Decimal.from(amount.toNumber()).eq(amount);
+}
+
+/** Why an amount cannot be answered, in words a user can act on. */
+export function inexactAmountMessage(what: string, amount: Decimal, currency: string): string {
+	return (
+		`${what} ${amount.toString()} ${currency} has more significant digits than a JSON number carries ` +
+		"exactly (amounts of up to 15 significant digits are exact); it is not rounded silently."
+	);
+}

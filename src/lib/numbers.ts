@@ -18,6 +18,11 @@ export function isBoundedNumber(value: unknown): value is number {
 	return typeof value === "number" && Number.isFinite(value) && Math.abs(value) <= MAX_ABS_NUMBER;
 }
 
+/** A money amount within the bounds, ≥ 0, with at most 12 decimal places (the one check also used outside zod). */
+export function isMoneyAmount(value: unknown): value is number {
+	return isBoundedNumber(value) && value >= 0 && decimalPlaces(value) <= MAX_MONEY_DECIMALS;
+}
+
 /** A number input: finite, |x| ≤ 1e15. Chain `.min(0)`, `.int()`… for narrower ranges. */
 export const boundedNumber = (message: string = OUT_OF_RANGE) =>
 	z.number(message).min(-MAX_ABS_NUMBER, message).max(MAX_ABS_NUMBER, message);

@@ -9,7 +9,7 @@ import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { repeatedJson } from "../lib/json";
 import { isCurrencyCode } from "../lib/money";
-import { boundedNumber, isBoundedNumber } from "../lib/numbers";
+import { boundedNumber, isBoundedNumber, isMoneyAmount, MAX_MONEY_DECIMALS } from "../lib/numbers";
 import { llmMetadataIssues } from "../model-prices/event-cost";
 
 export const EVENT_TYPE = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -63,8 +63,16 @@ const Metadata = z.record(z.string().min(1).max(100), MetadataValue).superRefine
 /** Reserved keys of action metadata feed cost records (§11), so their types matter. */
 const ActionMetadata = Metadata.superRefine((metadata, ctx) => {
 	const has = (key: string) => Object.hasOwn(metadata, key);
-	if (has("cost") && !(typeof metadata.cost === "number" && metadata.cost >= 0)) {
-		ctx.addIssue({ code: "custom", path: ["cost"], message: "cost must be a number ≥ 0" });
+	// cost is money: like every money input, at most 12 decimal places. (A number past the bounds is reported
+	// once, above.)
+	const cost = metadata.cost;
+	const outOfBounds = typeof cost === "number" && !isBoundedNumber(cost);
+	if (has("cost") && !outOfBounds && !isMoneyAmount(cost)) {
+		ctx.addIssue({
+			code: "custom",
+			path: ["cost"],
+			message: `cost must be a number ≥ 0 with at most ${MAX_MONEY_DECIMALS} decimal places`,
+		});
 	}
 	const currency = metadata.cost_currency;
 	if (has("cost_currency") && !(typeof currency === "string" && isCurrencyCode(currency))) {
@@ -88,10 +96,10 @@ const ActionMetadata = Metadata.superRefine((metadata, ctx) => {
 	}
 }).openapi({
 	description:
-		"At most 50 keys and 8 KiB as JSON; values are strings, numbers, booleans or null. Reserved: cost (number ≥ 0), " +
-		"cost_currency (default USD), cost_type (default: the action_type); for an LLM call priced by model prices, " +
-		"model and provider (strings) and input_tokens (uncached), cached_input_tokens, output_tokens, " +
-		"reasoning_tokens (numbers ≥ 0).",
+		"At most 50 keys and 8 KiB as JSON; values are strings, numbers, booleans or null. Reserved: cost (number ≥ 0, " +
+		"at most 12 decimal places), cost_currency (default USD), cost_type (default: the action_type); for an LLM " +
+		"call priced by model prices, model and provider (strings) and input_tokens (uncached), cached_input_tokens, " +
+		"output_tokens, reasoning_tokens (numbers ≥ 0).",
 	example: { model: "gpt-4o", tokens: 1250, cost: 0.0125 },
 });
 

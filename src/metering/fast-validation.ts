@@ -11,7 +11,7 @@
 import { INSTANCE_KEY } from "../agents/routes";
 import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import { isCurrencyCode } from "../lib/money";
-import { isBoundedNumber } from "../lib/numbers";
+import { isBoundedNumber, isMoneyAmount } from "../lib/numbers";
 import { hasValidLlmMetadata } from "../model-prices/event-cost";
 import {
 	type ActionInput,
@@ -82,7 +82,7 @@ function isMetadataScalar(value: unknown): boolean {
 
 function hasValidReservedKeys(metadata: Json): boolean {
 	const { cost, cost_currency: currency, cost_type: costType } = metadata;
-	if (Object.hasOwn(metadata, "cost") && !(typeof cost === "number" && cost >= 0)) return false;
+	if (Object.hasOwn(metadata, "cost") && !isMoneyAmount(cost)) return false;
 	if (
 		Object.hasOwn(metadata, "cost_currency") &&
 		!(typeof currency === "string" && isCurrencyCode(currency))

@@ -11,9 +11,10 @@ import { inScope, type Scope } from "../db/scope";
 import { ApiError, notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
+import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import type { Charge, PlanPricing, RatePlanInput } from "./plan";
-import { type RatedUsageJson, ratedUsageToJson, rateUsage } from "./rate";
+import { type RatedUsage, type RatedUsageJson, ratedUsageToJson, rateUsage } from "./rate";
 
 export type RatePlanStatus = "active" | "archived";
 
@@ -159,6 +160,26 @@ export interface SimulationView extends RatedUsageJson {
  * Prices sample usage with a stored plan. Usage keys must be the plan's metrics (a typo would otherwise price
  * as zero and look plausible); metrics left out count as 0. `usage` values are already checked to be finite ≥ 0.
  */
+/** A simulation whose charge or total a JSON number cannot carry exactly is refused, naming the amount. */
+function assertExactAmounts(rated: RatedUsage): void {
+	const inexact = [
+		...rated.charges.map((line) => ({
+			what: `The ${line.metric} charge`,
+			path: `usage.${line.metric}`,
+			amount: line.amount,
+		})),
+		{ what: "The total", path: "usage", amount: rated.total },
+	].filter(({ amount }) => !isExactAsJsonNumber(amount));
+	const first = inexact[0];
+	if (!first) return;
+	throw new ApiError("validation_error", inexactAmountMessage(first.what, first.amount, rated.currency), {
+		details: inexact.map(({ what, path, amount }) => ({
+			path,
+			message: inexactAmountMessage(what, amount, rated.currency),
+		})),
+	});
+}
+
 export async function simulateRatePlan({
 	db,
 	scope,
@@ -187,6 +208,8 @@ export async function simulateRatePlan({
 	const quantities = new Map(
 		Object.entries(usage).map(([metric, quantity]) => [metric, Decimal.from(quantity)]),
 	);
-	const { currency, charges, total } = ratedUsageToJson(rateUsage(pricing, quantities));
+	const rated = rateUsage(pricing, quantities);
+	assertExactAmounts(rated);
+	const { currency, charges, total } = ratedUsageToJson(rated);
 	return { rate_plan_id: row.id, currency, charges, total };
 }

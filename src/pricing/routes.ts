@@ -260,7 +260,9 @@ pricingRoutes.openapi(
 		description:
 			"The base fee comes first when it is not zero, then every metric of the plan in plan order, then — when the " +
 			"plan has a minimum_amount the rest falls short of — the minimum_commitment top-up. A usage key that is not a " +
-			"metric of the plan is refused (400).",
+			"metric of the plan is refused (400), and so is usage whose charge or total has more significant digits " +
+			"than a JSON number carries exactly (up to 15 are always exact: 9,999,999,999,999.99 in a currency of 2 " +
+			"decimals).",
 		request: { body: { required: true, ...json(SimulatePricing) } },
 		responses: {
 			200: { description: "The charges and their total", ...json(Simulation) },

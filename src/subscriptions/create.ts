@@ -12,7 +12,9 @@ import { adoptUnbilledUsage } from "./adoption";
 import {
 	announceMembershipChanges,
 	assertNoneBusy,
+	assertNoOverlap,
 	busyInstancesQuery,
+	endedAfterQuery,
 	membershipChanges,
 	openMembershipsStatement,
 	raceConflict,
@@ -50,18 +52,21 @@ export async function createSubscription({
 	input: CreateSubscriptionInput;
 }): Promise<SubscriptionView> {
 	const keys = [...new Set(input.agent_instance_ids)];
-	const [[account], [plan], busy] = await db.batch([
+	const now = nowIso();
+	const startedAt = input.started_at === undefined ? now : new Date(input.started_at).toISOString();
+	const [[account], [plan], busy, ended] = await db.batch([
 		accountQuery(db, scope, input.account_id),
 		ratePlanQuery(db, scope, input.rate_plan_id),
 		busyInstancesQuery(db, scope, keys),
+		// A start in the past must not reach into a time when an instance belonged to another subscription.
+		endedAfterQuery(db, scope, keys, startedAt),
 	]);
 	if (!account) throw notFound("account", input.account_id);
 	assertSubscribable(input.rate_plan_id, plan, account);
 	assertShardable(input.rate_plan_id, plan, input.shards ?? 1);
 	assertNoneBusy(busy);
+	assertNoOverlap(ended, startedAt);
 
-	const now = nowIso();
-	const startedAt = input.started_at === undefined ? now : new Date(input.started_at).toISOString();
 	const view: SubscriptionView = {
 		id: newId("sub"),
 		account_id: account.id,

@@ -3,7 +3,7 @@
  * who holds which instance. A partial unique index keeps an instance in at most one active subscription even when
  * two requests race; the checks here only give the loser of an ordinary conflict a clearer message.
  */
-import { and, eq, isNull, ne, sql } from "drizzle-orm";
+import { and, desc, eq, gt, isNull, ne, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { subscriptionInstances, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -59,6 +59,43 @@ export function assertNoneBusy(busy: { agentKey: string; subscriptionId: string 
 	throw conflict(
 		`Instance '${first.agentKey}'${others} is already in active subscription ${first.subscriptionId}; ` +
 			"an instance can be in one active subscription at a time.",
+	);
+}
+
+/**
+ * The query for memberships of `keys` in other subscriptions that ended after `since`: a subscription starting
+ * at `since` would hold those instances while they still belonged to another one, and with a prorating plan both
+ * would bill the overlap. (Open memberships are the busy ones above.)
+ */
+export function endedAfterQuery(db: Db, scope: Scope, keys: string[], since: string) {
+	return db
+		.select({
+			agentKey: subscriptionInstances.agentKey,
+			subscriptionId: subscriptionInstances.subscriptionId,
+			removedAt: subscriptionInstances.removedAt,
+		})
+		.from(subscriptionInstances)
+		.where(
+			inScope(
+				scope,
+				subscriptionInstances,
+				and(gt(subscriptionInstances.removedAt, since), inKeys(subscriptionInstances.agentKey, keys)),
+			),
+		)
+		.orderBy(desc(subscriptionInstances.removedAt))
+		.limit(1);
+}
+
+export function assertNoOverlap(
+	ended: { agentKey: string; subscriptionId: string; removedAt: string | null }[],
+	startedAt: string,
+): void {
+	const last = ended[0];
+	if (!last?.removedAt) return;
+	throw conflict(
+		`Instance '${last.agentKey}' belonged to subscription ${last.subscriptionId} until ${last.removedAt}; ` +
+			`a subscription starting at ${startedAt} would hold it at the same time. Start it at ${last.removedAt} ` +
+			"or later: an instance can be in one subscription at a time.",
 	);
 }
 

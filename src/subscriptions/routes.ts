@@ -179,7 +179,8 @@ subscriptionRoutes.openapi(
 		summary: "Subscribe an account to a rate plan for some agent instances",
 		description:
 			"Emits subscription.created. 409 when the plan is archived, its currency differs from the account's, or an " +
-			"instance is already in another active subscription. `shards` (1–64, default 1) is fixed here.",
+			"instance is already in another active subscription, or `started_at` is before an instance left another " +
+			"subscription (an instance is in one subscription at a time). `shards` (1–64, default 1) is fixed here.",
 		request: { body: { required: true, ...json(CreateSubscription) } },
 		responses: {
 			201: { description: "The subscription", ...json(Subscription) },

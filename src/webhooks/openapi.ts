@@ -24,7 +24,16 @@ const invoice = {
 	amount: z.number().openapi({ example: 313.77 }),
 	currency: Currency,
 };
-const InvoiceCreated = z.object({ ...invoice, status: z.enum(["open"]) }).openapi("InvoiceCreatedData");
+const InvoiceCreated = z
+	.object({
+		...invoice,
+		status: z.enum(["open", "paid"]).openapi({
+			description:
+				"The status after prepaid credits were applied: paid when they paid the whole amount at once (then " +
+				"invoice.paid follows), else open.",
+		}),
+	})
+	.openapi("InvoiceCreatedData");
 const InvoicePaid = z
 	.object({ ...invoice, status: z.enum(["paid"]), paid_at: Timestamp })
 	.openapi("InvoicePaidData");

@@ -344,6 +344,42 @@ describe("GET /v1/accounts/{id}/balance", () => {
 		});
 	});
 
+	it("counts only what no invoice billed yet: 0 right after the period is invoiced, then the difference", async () => {
+		const account = await createAccount();
+		await grant(account.id, { amount: 100 });
+		const plan = await createPlan({
+			base_fee: 25,
+			charges: [
+				{
+					metric: "calls",
+					source: { kind: "action", type: "call", aggregate: "count" },
+					model: "per_unit",
+					unit_price: 0.5,
+					included_quantity: 5,
+				},
+			],
+		});
+		const instance = instanceKey();
+		await subscribe(account.id, plan.id, [instance]);
+		await sendActions(actions(instance, "call", 7));
+		const balance = async () => (await get(`/v1/accounts/${account.id}/balance`)).body;
+
+		// base fee 25.00 + (7 − 5 included) × 0.50 = 26.00
+		expect(await balance()).toMatchObject({ available: 100, pending_usage: 26, projected: 74 });
+
+		const invoice = await generateOne(currentPeriod(), account.id);
+		expect(invoice).toMatchObject({ amount: 26, credits_applied: 26, status: "paid" });
+		expect(await balance()).toMatchObject({ available: 74, pending_usage: 0, projected: 74 });
+
+		// 3 more calls: the period now rates (10 − 5) × 0.50 = 2.50, of which 1.00 was billed — as a supplementary
+		// invoice would bill it, not the 3 calls alone (inside the included 5, they would cost nothing).
+		await sendActions(actions(instance, "call", 3));
+		expect(await balance()).toMatchObject({ available: 74, pending_usage: 1.5, projected: 72.5 });
+		const supplementary = await generateOne(currentPeriod(), account.id);
+		expect(supplementary).toMatchObject({ kind: "supplementary", amount: 1.5 });
+		expect(await balance()).toMatchObject({ available: 72.5, pending_usage: 0, projected: 72.5 });
+	});
+
 	it("answers 404 for an unknown account and is readable with a read-only key", async () => {
 		expectError(await get("/v1/accounts/acct_missing/balance"), 404, "not_found");
 		const account = await createAccount();

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { Decimal } from "../../src/lib/decimal";
+import { isExactAsJsonNumber } from "../../src/lib/money";
 import { createAgent, createKey, expectError, post } from "../helpers";
 import { dbFingerprint } from "../support/db-state";
 
@@ -180,5 +182,22 @@ describe("numeric inputs are bounded (§1)", () => {
 			{ key: sdk },
 		);
 		expect(outcome.status, JSON.stringify(outcome.body)).toBe(201);
+	});
+});
+
+describe("isExactAsJsonNumber: where a JSON number stops carrying an amount exactly", () => {
+	it.each([
+		["9999999999999.99", true], // 15 significant digits: always exact
+		["999999999999.999", true],
+		["999999999999999", true],
+		["2000000000000000", true], // larger, and exact all the same
+		["1000000000000000", true],
+		["2000000000000000.01", false], // 1e15 + 1e15 + 0.01 would be written 2e15
+		["1000000000000000.01", false],
+		["90071992547409.93", false],
+		["0.1234567890123456789", false],
+		["-9999999999999.99", true],
+	])("%s → %s", (amount, exact) => {
+		expect(isExactAsJsonNumber(Decimal.from(amount))).toBe(exact);
 	});
 });

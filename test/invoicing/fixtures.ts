@@ -130,6 +130,8 @@ export interface Invoice {
 	bill_to: { name: string; email: string; billing_address: Record<string, string> | null };
 	credits_applied: number;
 	amount_due: number;
+	amount_paid: number;
+	amount_remaining: number;
 	payments: { id: string; amount: number; reference: string | null; paid_at: string }[];
 }
 

@@ -1,6 +1,7 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createKey, expectError, post } from "../helpers";
-import { currentPeriod, shiftPeriod } from "./fixtures";
+import { createKey, expectError, get, post } from "../helpers";
+import { actions, currentPeriod, customer, generateOne, sendActions, shiftPeriod } from "./fixtures";
 
 // POST /v1/invoices/generate refuses what it cannot invoice: months that are malformed or still to come (400),
 // accounts it does not know (404).
@@ -66,5 +67,45 @@ describe("POST /v1/invoices/generate errors", () => {
 			403,
 			"forbidden",
 		);
+	});
+});
+
+describe("POST /v1/invoices/generate and amounts past what a JSON number carries exactly", () => {
+	// A base fee of 1e15 and 0.01 a call: one call makes 1000000000000000.01, which a JSON number would write 1e15.
+	const plan = {
+		base_fee: 1e15,
+		charges: [
+			{
+				metric: "calls",
+				source: { kind: "action", type: "llm_call", aggregate: "count" },
+				model: "per_unit",
+				unit_price: 0.01,
+			},
+		],
+	};
+
+	it("refuses with 409 naming the subscription and the amount, and stores nothing", async () => {
+		const { account, subscription, instances } = await customer(plan);
+		await sendActions(actions(instances[0] as string, "llm_call", 1));
+		const error = expectError(
+			await post("/v1/invoices/generate", { billing_period: currentPeriod(), account_id: account.id }),
+			409,
+			"conflict",
+		);
+		expect(error.message).toContain(subscription.id);
+		expect(error.message).toContain("1000000000000000.01 USD");
+		expect((await get(`/v1/invoices?account_id=${account.id}`)).body.total).toBe(0);
+		const events = await env.DB.prepare(
+			"SELECT count(*) AS n FROM webhook_events WHERE event = 'invoice.created' AND json_extract(data, '$.account_id') = ?1",
+		)
+			.bind(account.id)
+			.first<{ n: number }>();
+		expect(events?.n).toBe(0);
+	});
+
+	it("issues the invoice while its amount is exact", async () => {
+		const { account } = await customer(plan);
+		const invoice = await generateOne(currentPeriod(), account.id);
+		expect(invoice.amount).toBe(1e15);
 	});
 });

@@ -49,6 +49,8 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 			...invoice,
 			status: "paid",
 			paid_at: expect.stringMatching(/Z$/),
+			amount_paid: 12.8,
+			amount_remaining: 0,
 			payments: [
 				{
 					id: expect.stringMatching(/^pay_/),

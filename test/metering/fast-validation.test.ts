@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import type { EventKind } from "../../src/durable-objects/usage-accumulator/types";
 import { ActionBatchInput, ActionInput, OutcomeBatchInput, OutcomeInput } from "../../src/metering/events";
 import { plainBatch, plainEvent } from "../../src/metering/fast-validation";
-import { expectError, post } from "../helpers";
+import { expectError, get, post } from "../helpers";
 import { uniqueKey } from "../subscriptions/fixtures";
 
 const MINUTE = 60_000;
@@ -48,7 +48,11 @@ const metadata = mostly(
 		fc.dictionary(metadataKey, scalar, { maxKeys: 6 }),
 		fc.record(
 			{
-				cost: mostly(fc.double({ min: 0, max: 10, noNaN: true }), fc.constantFrom(-1, "0.5")),
+				cost: mostly(
+					fc.oneof(fc.double({ min: 0, max: 10, noNaN: true }), fc.constantFrom(1e-12, 0.123456789012, 1e15)),
+					// Money takes at most 12 decimal places.
+					fc.constantFrom(-1, "0.5", 1e-20, 1e-13, 0.1234567890123456, 1e15 + 2),
+				),
 				cost_currency: mostly(fc.constantFrom("USD", "EUR", "JPY"), fc.constantFrom("usd", 5)),
 				cost_type: mostly(fc.constantFrom("gpu", "c".repeat(100)), fc.constantFrom("", "c".repeat(101), 3)),
 				tokens: fc.nat(),
@@ -257,5 +261,47 @@ describe("batches through the fast path, over HTTP", () => {
 			"unsupported_media_type",
 		);
 		expect(error.message).toContain("JSON");
+	});
+});
+
+describe("metadata.cost is money, through either path", () => {
+	it.each([
+		[1e-20, "12 decimal places"],
+		[1e-13, "12 decimal places"],
+		[0.1234567890123456, "12 decimal places"],
+		[-0.01, "≥ 0"],
+		[1e15 + 2, "between -1e15 and 1e15"],
+	])("refuses a cost of %s with nothing stored", async (cost, reason) => {
+		const agentKey = uniqueKey();
+		const single = expectError(
+			await post("/v1/actions", { agent_key: agentKey, action_type: "llm_call", metadata: { cost } }),
+			400,
+			"validation_error",
+		);
+		expect(single.details?.map((d) => d.path)).toEqual(["metadata.cost"]);
+		const batch = expectError(
+			await post("/v1/actions/batch", {
+				events: [
+					{ agent_key: agentKey, action_type: "llm_call", metadata: { cost: 0.5 } },
+					{ agent_key: agentKey, action_type: "llm_call", metadata: { cost } },
+				],
+			}),
+			400,
+			"validation_error",
+		);
+		expect(batch.details?.map((d) => d.path)).toEqual(["events[1].metadata.cost"]);
+		expect(batch.details?.[0]?.message).toContain(reason);
+		const usage = await get(`/v1/usage?agent_key=${agentKey}`);
+		expect(usage.body.usage).toEqual([]);
+	});
+
+	it.each([1e-12, 0.123456789012, 1e15, 0])("accepts a cost of %s", async (cost) => {
+		const response = await post("/v1/actions", {
+			agent_key: uniqueKey(),
+			action_type: "llm_call",
+			metadata: { cost },
+		});
+		expect(response.status, JSON.stringify(response.body)).toBe(201);
+		expect(response.body.metadata).toEqual({ cost });
 	});
 });

@@ -65,15 +65,18 @@ const sampleInvoice: InvoiceView = {
 	},
 	credits_applied: 1000,
 	amount_due: 1882.3,
+	amount_paid: 0,
+	amount_remaining: 1882.3,
 	payments: [],
 };
 
-function pdfText(bytes: Uint8Array, name: string): string {
+/** The text as pdftotext extracts it: by default keeping the layout, or with `reading: true` in reading order. */
+function pdfText(bytes: Uint8Array, name: string, { reading = false } = {}): string {
 	mkdirSync("test-results", { recursive: true });
 	const path = `test-results/${name}.pdf`;
 	writeFileSync(path, bytes);
 	try {
-		return execFileSync("pdftotext", ["-layout", path, "-"], { encoding: "utf8" });
+		return execFileSync("pdftotext", [...(reading ? [] : ["-layout"]), path, "-"], { encoding: "utf8" });
 	} catch (error) {
 		throw new Error(`pdftotext failed (install Debian's poppler-utils, as .ci/run does): ${error}`);
 	}
@@ -104,6 +107,7 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 			"Amount due",
 			"USD 1,882.30",
 			"Page 1 of 1",
+			"Amount paid",
 		]) {
 			expect(text, text).toContain(expected);
 		}
@@ -116,6 +120,9 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 		expect(text).toMatch(/GPT-4o mini tokens — 96,400,000 units\s+96,400,000\s+USD 144\.60/);
 		expect(text).toMatch(/Tool calls — 12,840 units\s+12,840\s+USD 64\.20/);
 		expect(text).toMatch(/Resolved tickets — 1,312 units\s+1,312\s+USD 1,312\.00/);
+		// Nothing paid yet: all of the amount due remains.
+		expect(text).toMatch(/Amount paid[ \t]+USD 0\.00\n/);
+		expect(text).toMatch(/Amount remaining[ \t]+USD 1,882\.30\n/);
 	});
 
 	it("continues the table on more pages when the lines need them, totals after the last line", async () => {
@@ -147,12 +154,20 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 			...sampleInvoice,
 			status: "paid" as const,
 			paid_at: "2026-11-20T09:00:00.000Z",
+			amount_paid: 1882.3,
+			amount_remaining: 0,
 			payments: [
 				{ id: "pay_1", amount: 1882.3, reference: "wire-2026-001", paid_at: "2026-11-20T09:00:00.000Z" },
 			],
 		};
-		const paidText = pdfText(await renderInvoicePdf(paid, { seller: "Acme Billing", fonts }), "invoice-paid");
+		const paidBytes = await renderInvoicePdf(paid, { seller: "Acme Billing", fonts });
+		const paidText = pdfText(paidBytes, "invoice-paid");
 		expect(paidText).toContain("PAID");
+		expect(paidText).toContain("This invoice is paid: nothing remains due.");
+		expect(paidText).toMatch(/Amount paid[ \t]+USD 1,882\.30\n/);
+		// Label and figure on one line, whether the text is extracted by layout or in reading order.
+		expect(paidText).toMatch(/Amount remaining[ \t]+USD 0\.00\n/);
+		expect(pdfText(paidBytes, "invoice-paid", { reading: true })).toContain("Amount remaining USD 0.00\n");
 		expect(paidText).toContain("Paid USD 1,882.30 on November 20, 2026 — reference wire-2026-001.");
 
 		const voided = { ...sampleInvoice, status: "void" as const, voided_at: "2026-11-03T12:00:00.000Z" };

@@ -272,6 +272,50 @@ describe("POST /v1/pricing/simulate: refusals", () => {
 		expect(error.details?.[0]?.path).toBe("usage.tokens");
 	});
 
+	it("refuses usage whose total a JSON number cannot carry exactly, naming the amount", async () => {
+		// 1e15 + 1e15 + 0.01 would be written 2e15: rounded away silently without the check.
+		const plan = await createPlan(
+			[{ metric: "api_calls", source: calls, model: "per_unit", unit_price: 1e15 }],
+			{
+				base_fee: 0.01,
+			},
+		);
+		const error = expectError(
+			await post("/v1/pricing/simulate", { rate_plan_id: plan, usage: { api_calls: 2 } }),
+			400,
+			"validation_error",
+		);
+		expect(error.message).toContain("The total 2000000000000000.01 USD");
+		expect(error.details).toEqual([
+			{ path: "usage", message: expect.stringContaining("2000000000000000.01") },
+		]);
+		// A charge of its own past exactness is named too.
+		const costly = await createPlan([
+			{ metric: "api_calls", source: calls, model: "per_unit", unit_price: 999999999999.99 },
+		]);
+		const charge = expectError(
+			await post("/v1/pricing/simulate", { rate_plan_id: costly, usage: { api_calls: 1001 } }),
+			400,
+			"validation_error",
+		);
+		expect(charge.details?.map((d) => d.path)).toEqual(["usage.api_calls", "usage"]);
+		expect(charge.message).toContain("The api_calls charge 1000999999999989.99 USD");
+	});
+
+	it("answers totals that a JSON number carries exactly, up to 15 significant digits and beyond when exact", async () => {
+		const baseFee = await createPlan(
+			[{ metric: "api_calls", source: calls, model: "per_unit", unit_price: 1 }],
+			{
+				base_fee: 9999999999999.99,
+			},
+		);
+		expect((await simulate(baseFee, { api_calls: 0 })).total).toBe(9999999999999.99);
+		const large = await createPlan([
+			{ metric: "api_calls", source: calls, model: "per_unit", unit_price: 1e15 },
+		]);
+		expect((await simulate(large, { api_calls: 2 })).total).toBe(2e15);
+	});
+
 	it("refuses a quantity too large to be finite", async () => {
 		const plan = await createPlan(perUnit);
 		// JSON.parse reads 1e999 as Infinity.

@@ -102,6 +102,8 @@ describe("scenario: a simple month", () => {
 			bill_to: { name: "Acme", email: "billing@acme.test", billing_address: null },
 			credits_applied: 0,
 			amount_due: 201.55,
+			amount_paid: 0,
+			amount_remaining: 201.55,
 			payments: [],
 		});
 		expect((await get(`/v1/invoices/${invoice.id}`)).body).toEqual(invoice);
