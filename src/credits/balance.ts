@@ -9,7 +9,7 @@ import { getAccount } from "../accounts/accounts";
 import { database } from "../db/client";
 import { ratePlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { accumulatorStub, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
+import { subscriptionAccumulators, usageAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
@@ -73,7 +73,7 @@ async function pendingUsage(env: Env, scope: Scope, accountId: string, period: s
 			const thisPeriod = combineUsage(
 				await Promise.all(
 					subscriptionAccumulators(scope.environment, id, shards).map(async (name) => {
-						const [usage = []] = await accumulatorStub(env, name).usageOf([
+						const [usage = []] = await usageAccumulator(env, name).billableUsage([
 							{ startDay: `${period}-01`, endDay: lastDayOf(period) },
 						]);
 						return usage;
