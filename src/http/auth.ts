@@ -1,7 +1,7 @@
 import type { Db } from "../db/client";
 import type { Env, Environment } from "../env";
 import { type ApiKeyPermission, findActiveKeyByHash, touchApiKey } from "../keys/keys";
-import { sha256HexSync } from "../lib/sha256";
+import { sha256Hex } from "../lib/sha256";
 import { ApiError } from "./errors";
 
 export type Principal =
@@ -39,7 +39,7 @@ export async function authenticate(
 	if (env.ADMIN_API_KEY && secret === env.ADMIN_API_KEY) {
 		return { type: "api", keyId: OPERATOR_KEY_ID, environment: "live", permission: "admin" };
 	}
-	const hash = sha256HexSync(secret);
+	const hash = sha256Hex(secret);
 	const cached = cache.get(hash);
 	if (cached && cached.expires > Date.now()) return cached.principal;
 
