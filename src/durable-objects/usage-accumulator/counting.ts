@@ -105,7 +105,8 @@ export async function recordCall(parts: AccumulatorParts, call: RecordCall): Pro
 
 /**
  * One counting pass, inside the store's transaction. Events of instances still to be taken over are left out
- * (null, their index in `awaiting`). `billableFrom`: a subscription's start; its earlier events are not billable.
+ * (null, their index in `awaiting`). `billableFrom`: a subscription's start, before which its events are not
+ * billable (null for an instance's accumulator).
  */
 export function countEvents(
 	storage: CountingStorage,
@@ -124,7 +125,7 @@ export function countEvents(
 	const originals = originalsOf(storage.sql, events, now);
 	const refused = new Set<string>();
 	const awaiting: number[] = [];
-	const counting = aggregateCounting(storage, subscriptionId === null ? null : billableFrom, observer);
+	const counting = aggregateCounting(storage, billableFrom, observer);
 	const newEvents: EventRow[] = [];
 	const newDedupe: DedupeRow[] = [];
 	const outcomes: StoredEvent[] = [];

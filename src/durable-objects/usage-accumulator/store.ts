@@ -4,12 +4,14 @@
  *
  * - raw_events: every event counted, in small groups, kept until archived and for 36 days (raw-events.ts).
  * - dedupe_keys: per agent key, idempotency key → the original event, for 36 days (dedupe.ts).
- * - holdings: per agent key, the newest membership generation told, whether this accumulator holds the key, and
- *   the generation at which it took the key's dedupe keys over from earlier holders (handover.ts).
+ * - holdings: which instances it holds, at which membership generation (holdings.ts, handover.ts).
  * - daily, costs: the running aggregates, with version counters (see flush.ts); daily_unbilled: the day
  *   aggregates of events that reached a subscription with a timestamp before its start (§19).
  * - set_aside, absorbed: unbilled usage adopted by a subscription (adoption.ts).
  * - outbox: outcome.completed webhook events waiting for the flush.
+ *
+ * What is counted, and how, is counting.ts; this file owns the tables, the accumulator's identity, and the
+ * transaction every write runs in, whose rollback forgets what memory knew of the tables.
  */
 import type { UsageAggregate } from "../../pricing/quantities";
 import {
