@@ -55,7 +55,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		this.store = new AccumulatorStore(ctx.storage);
-		this.plans = new PlanBook(ctx.storage, env, this.store.metricQuantities);
+		this.plans = new PlanBook(this.store, env);
 		this.alerts = new AlertBook(ctx.storage.sql);
 		this.store.forgetOnRollback(this.alerts);
 	}
