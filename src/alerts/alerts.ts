@@ -7,7 +7,7 @@ import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { alerts, alertTriggers, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { accumulatorStub, headAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { notFound, validationError } from "../http/errors";
 import { Decimal } from "../lib/decimal";
@@ -100,7 +100,7 @@ export async function createAlert({
 	// A sharded subscription's alerts live in its head, which the other shards report to.
 	const name = headAccumulator(scope.environment, subscription.id, subscription.shards);
 	try {
-		await accumulatorStub(env, name).setAlert(name, subscription.account_id, {
+		await usageAccumulator(env, name).setAlert(subscription.account_id, {
 			id: row.id,
 			metric,
 			threshold: row.threshold,
@@ -189,7 +189,7 @@ export async function deleteAlert({
 		.from(subscriptions)
 		.where(inScope(scope, subscriptions, eq(subscriptions.id, row.subscriptionId)));
 	const name = headAccumulator(scope.environment, row.subscriptionId, owner?.shards ?? 1);
-	await accumulatorStub(env, name).removeAlert(id);
+	await usageAccumulator(env, name).removeAlert(id);
 	await db.batch([
 		db.delete(alerts).where(inScope(scope, alerts, eq(alerts.id, id))),
 		db.delete(alertTriggers).where(eq(alertTriggers.alertId, id)),

@@ -4,7 +4,7 @@
  * ingest uses), and the accumulator answers from memory which of its block alerts triggered this period.
  */
 import type { Scope } from "../db/scope";
-import { accumulatorStub, headAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { routesFor } from "../metering/router";
 
@@ -30,7 +30,7 @@ export async function entitlementOf({
 	}
 	// A sharded subscription's alerts live in its head (shard 0), whichever shard counts this instance.
 	const head = headAccumulator(scope.environment, route.subscriptionId, route.shards);
-	const blockedBy = await accumulatorStub(env, head).blockedBy();
+	const blockedBy = await usageAccumulator(env, head).blockedBy();
 	return {
 		agent_key: agentKey,
 		subscription_id: route.subscriptionId,

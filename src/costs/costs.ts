@@ -5,7 +5,8 @@ import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
-import { nowIso, sha256Hex } from "../lib/time";
+import { sha256Hex } from "../lib/sha256";
+import { nowIso } from "../lib/time";
 
 export interface CostRecord {
 	id: string;
@@ -166,12 +167,10 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			});
 		}
 	}
-	const derived = await Promise.all(
-		[...groups].map(async ([groupKey, record]) => ({
-			...record,
-			id: record.id ?? (await derivedCostId(scope, filter.currency, groupKey)),
-		})),
-	);
+	const derived = [...groups].map(([groupKey, record]) => ({
+		...record,
+		id: record.id ?? derivedCostId(scope, filter.currency, groupKey),
+	}));
 	const records: CostRecord[] = [
 		...derived,
 		...manual.map((row) => ({
@@ -199,7 +198,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 }
 
 /** Only for rollups not flushed since migration 0004, which have no id yet: a digest of what they add up. */
-async function derivedCostId(scope: Scope, currency: string, groupKey: string): Promise<string> {
-	const digest = await sha256Hex(`${scope.environment}|${currency}|${groupKey}`);
+function derivedCostId(scope: Scope, currency: string, groupKey: string): string {
+	const digest = sha256Hex(`${scope.environment}|${currency}|${groupKey}`);
 	return `cost_${digest.slice(0, 26)}`;
 }

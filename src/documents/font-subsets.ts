@@ -13,7 +13,7 @@
  */
 import fontkit from "@pdf-lib/fontkit";
 import type { PDFDocument, PDFFont } from "pdf-lib";
-import { sha256HexSync } from "../lib/sha256";
+import { sha256Hex } from "../lib/sha256";
 
 type Fontkit = Parameters<PDFDocument["registerFontkit"]>[0];
 
@@ -86,7 +86,7 @@ interface SubsetEmbedder {
 
 /** Six upper-case letters from the glyph ids of the subset and the font's name. */
 export function subsetTag(fontName: string, glyphIds: readonly number[]): string {
-	const hash = sha256HexSync(`${fontName}:${glyphIds.join(",")}`);
+	const hash = sha256Hex(`${fontName}:${glyphIds.join(",")}`);
 	let tag = "";
 	for (let i = 0; i < 6; i++)
 		tag += String.fromCharCode(65 + (Number.parseInt(hash.slice(i * 4, i * 4 + 4), 16) % 26));

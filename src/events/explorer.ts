@@ -10,10 +10,10 @@ import type { Scope } from "../db/scope";
 import type { EventView } from "../durable-objects/usage-accumulator/archive";
 import {
 	accumulatorName,
-	accumulatorStub,
 	subscriptionAccumulators,
+	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
-import type { RetainedEvents } from "../durable-objects/usage-accumulator/object";
+import type { RetainedEvents } from "../durable-objects/usage-accumulator/interface";
 import type { Env } from "../env";
 import { validationError } from "../http/errors";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
@@ -84,7 +84,7 @@ export async function listEvents({
 	// One more than a page: whether there is a next one.
 	const pages = await Promise.all(
 		names.map((name) =>
-			accumulatorStub(env, name).events({
+			usageAccumulator(env, name).events({
 				from: query.from,
 				to: query.to,
 				before,

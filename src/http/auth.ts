@@ -3,7 +3,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/client";
 import type { Env, Environment } from "../env";
 import { type ApiKeyPermission, findActiveKeyByHash, touchApiKey } from "../keys/keys";
-import { sha256HexSync } from "../lib/sha256";
+import { sha256Hex } from "../lib/sha256";
 import { ApiError } from "./errors";
 
 export type Principal =
@@ -53,7 +53,7 @@ let operator: { key: string; hash: Buffer } | undefined;
 function isOperatorKey(env: Env, hash: string): boolean {
 	const key = env.ADMIN_API_KEY;
 	if (!key) return false;
-	if (operator?.key !== key) operator = { key, hash: Buffer.from(sha256HexSync(key), "hex") };
+	if (operator?.key !== key) operator = { key, hash: Buffer.from(sha256Hex(key), "hex") };
 	return timingSafeEqual(Buffer.from(hash, "hex"), operator.hash);
 }
 
@@ -81,7 +81,7 @@ export async function authenticate(
 	if (!secret || !KEY_SHAPE.test(secret))
 		throw unauthorized("The Authorization header is not a valid Bearer key.");
 
-	const hash = sha256HexSync(secret);
+	const hash = sha256Hex(secret);
 	if (isOperatorKey(env, hash)) {
 		return { type: "api", keyId: OPERATOR_KEY_ID, environment: "live", permission: "admin" };
 	}

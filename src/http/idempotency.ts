@@ -3,7 +3,7 @@ import type { MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { database } from "../db/client";
 import { idempotencyRecords } from "../db/schema";
-import { sha256Hex } from "../lib/time";
+import { sha256Hex } from "../lib/sha256";
 import type { AppContext, AppEnv } from "./context";
 import { ApiError, validationError } from "./errors";
 
@@ -52,7 +52,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 		eq(idempotencyRecords.path, id.path),
 		eq(idempotencyRecords.key, id.key),
 	);
-	const requestHash = await sha256Hex(await c.req.text());
+	const requestHash = sha256Hex(await c.req.text());
 	const started = Date.now();
 	const now = new Date(started).toISOString();
 	const claimId = crypto.randomUUID();

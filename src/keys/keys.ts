@@ -6,7 +6,7 @@ import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
 import { ApiError, notFound, validationError } from "../http/errors";
 import { newId } from "../lib/ids";
-import { sha256HexSync } from "../lib/sha256";
+import { sha256Hex } from "../lib/sha256";
 import { nowIso } from "../lib/time";
 
 export type ApiKeyType = "sdk" | "api";
@@ -102,7 +102,7 @@ export async function createApiKey({
 		permission: input.permission ?? null,
 		name: input.name ?? null,
 		prefix: displayPrefix(secret),
-		hash: sha256HexSync(secret),
+		hash: sha256Hex(secret),
 		createdAt: nowIso(),
 		lastUsedAt: null,
 		revokedAt: null,

@@ -1,4 +1,4 @@
-import { sha256HexSync } from "./sha256";
+import { sha256Hex } from "./sha256";
 
 // Ids are a type prefix plus 26 Crockford base32 characters: 10 of creation time in ms, then 16 random.
 // Within one isolate they are strictly increasing, so sorting by id is sorting by creation.
@@ -97,7 +97,7 @@ export function newId(prefix: IdPrefix): string {
  * environment, every deploy), for rows that ship with the service. Sorts by `timeMs` like a created id.
  */
 export function derivedId(prefix: IdPrefix, timeMs: number, seed: string): string {
-	const digest = sha256HexSync(seed);
+	const digest = sha256Hex(seed);
 	let out = "";
 	for (let i = 0; i < 16; i++) out += ALPHABET[Number.parseInt(digest.slice(i * 2, i * 2 + 2), 16) % 32];
 	return `${prefix}_${encodeTime(timeMs)}${out}`;

@@ -29,9 +29,3 @@ export function addPeriods(period: string, months: number): string {
 	const [year, month] = period.split("-").map(Number) as [number, number];
 	return new Date(Date.UTC(year, month - 1 + months, 1)).toISOString().slice(0, 7);
 }
-
-/** WebCrypto; API keys, hashed on every request, use lib/sha256.ts. */
-export async function sha256Hex(input: string): Promise<string> {
-	const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(input));
-	return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
-}

@@ -3,9 +3,8 @@
  * what an accumulator refused (its instance moved) after refreshing those keys from D1.
  */
 import type { Scope } from "../db/scope";
-import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import { usageAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
-import { encodeEvents } from "../durable-objects/usage-accumulator/wire";
 import type { Env } from "../env";
 import { ApiError } from "../http/errors";
 import { routesFor } from "./router";
@@ -51,12 +50,11 @@ export async function recordEvents({
 				for (const event of batch) claims[event.agentKey] = routes.get(event.agentKey)?.generation ?? 0;
 				const first = routes.get(batch[0]?.agentKey ?? "");
 				const accountId = first?.accountId ?? null;
-				const response = await accumulatorStub(env, name).record({
-					name,
+				const response = await usageAccumulator(env, name).record({
 					accountId,
 					billableFrom: first?.startedAt ?? null,
 					claims,
-					events: encodeEvents(batch),
+					events: batch,
 				});
 				// A processed event is stored as sent, with the accumulator's subscription: it does not travel back.
 				const subscriptionId = first?.subscriptionId ?? null;

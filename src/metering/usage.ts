@@ -11,8 +11,8 @@ import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import {
 	accumulatorName,
-	accumulatorStub,
 	subscriptionAccumulators,
+	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
 import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
@@ -101,7 +101,8 @@ export async function readUsage({
 	endDay: string;
 }): Promise<UsageReport | SubscriptionUsageReport> {
 	if (subscriptionId === undefined) {
-		const usageIn = (name: string) => accumulatorStub(env, name).usage(startDay, endDay, agentKey);
+		const usageIn = (name: string) =>
+			usageAccumulator(env, name).countedUsage({ startDay, endDay, agentKey });
 		// The instance's own accumulator is asked while D1 tells which subscriptions it has been in.
 		const [own, names] = await Promise.all([
 			usageIn(accumulatorName(scope.environment, { agentKey: agentKey as string })),
@@ -156,10 +157,10 @@ export async function readUsage({
 export async function subscriptionUsage(env: Env, names: string[], range: UsageQuery, period: string) {
 	const parts = await Promise.all(
 		names.map(async (name) => {
-			const accumulator = accumulatorStub(env, name);
+			const accumulator = usageAccumulator(env, name);
 			const [[inRange = [], thisPeriod = []], metrics] = await Promise.all([
-				accumulator.usageOf([range, { startDay: `${period}-01`, endDay: lastDayOf(period) }]),
-				accumulator.metricsOf(period),
+				accumulator.billableUsage([range, { startDay: `${period}-01`, endDay: lastDayOf(period) }]),
+				accumulator.metrics(period),
 			]);
 			return { inRange, thisPeriod, metrics };
 		}),

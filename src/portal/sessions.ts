@@ -11,7 +11,7 @@ import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
 import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
-import { sha256HexSync } from "../lib/sha256";
+import { sha256Hex } from "../lib/sha256";
 
 export const PORTAL_TOKEN_PREFIX = "pst_";
 export const DEFAULT_EXPIRES_IN = 3_600;
@@ -74,7 +74,7 @@ export async function createPortalSession({
 		id: newId("pss"),
 		environment: scope.environment,
 		accountId,
-		tokenHash: sha256HexSync(token),
+		tokenHash: sha256Hex(token),
 		expiresAt: new Date(created + expiresIn * 1000).toISOString(),
 		revokedAt: null,
 		createdAt: new Date(created).toISOString(),
@@ -116,7 +116,7 @@ export async function findLiveSession(
 		.from(portalSessions)
 		.where(
 			and(
-				eq(portalSessions.tokenHash, sha256HexSync(token)),
+				eq(portalSessions.tokenHash, sha256Hex(token)),
 				isNull(portalSessions.revokedAt),
 				gt(portalSessions.expiresAt, now),
 			),

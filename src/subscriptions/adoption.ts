@@ -7,12 +7,12 @@
  * one that failed anywhere, count every event once.
  */
 import type { Scope } from "../db/scope";
-import { ADOPTION_PAGE_SIZE, type AdoptedEvent } from "../durable-objects/usage-accumulator/adoption";
+import { ADOPTION_PAGE_SIZE } from "../durable-objects/usage-accumulator/adoption";
 import {
 	accumulatorName,
-	accumulatorStub,
 	membershipGeneration,
 	subscriptionAccumulatorOf,
+	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
 import type { Env, Environment } from "../env";
 
@@ -51,23 +51,17 @@ export async function adoptUnbilledUsage(env: Env, scope: Scope, subscriptionId:
 			row.shards,
 			agentKey,
 		);
-		const subscription = accumulatorStub(env, subscriptionName);
-		const own = accumulatorStub(env, accumulatorName(scope.environment, { agentKey }));
+		const subscription = usageAccumulator(env, subscriptionName);
+		const own = usageAccumulator(env, accumulatorName(scope.environment, { agentKey }));
 		for (;;) {
 			const through = await subscription.absorbedThrough(agentKey);
 			const page = await own.setAsideFor(
-				subscriptionId,
-				row.started_at,
-				membershipGeneration.opened(membershipId),
+				{ subscriptionId, from: row.started_at, generation: membershipGeneration.opened(membershipId) },
 				through,
 				ADOPTION_PAGE_SIZE,
 			);
 			if (page.length === 0) return;
-			await subscription.absorb(
-				{ name: subscriptionName, accountId: row.account_id, billableFrom: row.started_at, agentKey },
-				// RPC types lose the tuple's length; the page is what setAsideFor answered.
-				page as unknown as AdoptedEvent[],
-			);
+			await subscription.absorb({ accountId: row.account_id, billableFrom: row.started_at, agentKey }, page);
 			if (page.length < ADOPTION_PAGE_SIZE) return;
 		}
 	};

@@ -9,9 +9,9 @@ import { subscriptionInstances, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import {
 	accumulatorName,
-	accumulatorStub,
 	membershipGeneration,
 	subscriptionAccumulatorOf,
+	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { conflict } from "../http/errors";
@@ -186,8 +186,7 @@ export async function announceMembershipChanges(
 	}
 	const calls = [
 		...[...byShard].map(([subscriptionName, held]) =>
-			accumulatorStub(env, subscriptionName).updateHoldings(
-				subscriptionName,
+			usageAccumulator(env, subscriptionName).updateHoldings(
 				subscription.accountId,
 				held.map((change) => ({
 					agentKey: change.agentKey,
@@ -198,7 +197,7 @@ export async function announceMembershipChanges(
 		),
 		...changes.map((change) => {
 			const instanceName = accumulatorName(scope.environment, { agentKey: change.agentKey });
-			return accumulatorStub(env, instanceName).updateHoldings(instanceName, null, [
+			return usageAccumulator(env, instanceName).updateHoldings(null, [
 				{ agentKey: change.agentKey, generation: generation(change), held: !change.opened },
 			]);
 		}),

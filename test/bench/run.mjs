@@ -20,7 +20,17 @@ import { startWorker } from "./worker.mjs";
 import { ensureWrk, wrkLoad } from "./wrk.mjs";
 
 const quick = process.argv.includes("--quick");
-const SCENARIOS = ["ceiling", "ingest", "batch", "priced", "hot", "latency", "gate", "invoicing", "documents"];
+const SCENARIOS = [
+	"ceiling",
+	"ingest",
+	"batch",
+	"priced",
+	"hot",
+	"latency",
+	"gate",
+	"invoicing",
+	"documents",
+];
 const onlyAt = process.argv.findIndex((arg) => arg === "--only" || arg.startsWith("--only="));
 const only =
 	onlyAt === -1

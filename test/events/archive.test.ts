@@ -4,6 +4,7 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { createKey, expectError, get, post } from "../helpers";
 import {
@@ -33,10 +34,13 @@ async function exportLines(date: string, key?: string) {
 
 type Stub = ReturnType<typeof subscriptionAccumulator>;
 
-async function configure(stub: Stub, change: (instance: UsageAccumulator) => void = () => {}) {
-	await runInDurableObject(stub, (instance: UsageAccumulator) => {
+async function configure(
+	stub: Stub,
+	change: (instance: UsageAccumulator, state: DurableObjectState) => void = () => {},
+) {
+	await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
 		instance.settings.flushDelayMs = 60_000;
-		change(instance);
+		change(instance, state);
 	});
 }
 
@@ -99,11 +103,15 @@ describe("the events archive", () => {
 		const stub = instanceAccumulator(agentKey);
 		await sendAction({ agent_key: agentKey });
 		let failures = 0;
-		await configure(stub, (instance) => {
-			instance.archiveHooks.beforePut = () => {
-				failures++;
-				throw new Error("R2 unavailable");
-			};
+		await configure(stub, (_, state) => {
+			injectFaults(state, {
+				archive: {
+					beforePut: () => {
+						failures++;
+						throw new Error("R2 unavailable");
+					},
+				},
+			});
 		});
 		const sent = [(await sendAction({ agent_key: agentKey })).body.id];
 		// The alarm fails to archive and re-arms for a retry; ingest goes on meanwhile.
@@ -120,8 +128,8 @@ describe("the events archive", () => {
 			sent.push(...response.body.results.map((r: { id: string }) => r.id));
 		}
 		// A write that fails after the first object of a batch was stored: the retry rewrites the same key.
-		await runInDurableObject(stub, (instance: UsageAccumulator) => {
-			instance.archiveHooks = {};
+		await runInDurableObject(stub, (_, state) => {
+			injectFaults(state, {});
 		});
 		expect(await runDurableObjectAlarm(stub)).toBe(true);
 		const archived = await archivedEvents(`live:inst:${agentKey}`);
@@ -141,11 +149,15 @@ describe("the events archive", () => {
 		const stub = instanceAccumulator(agentKey);
 		await sendAction({ agent_key: agentKey });
 		let puts = 0;
-		await configure(stub, (instance) => {
-			instance.archiveHooks.beforePut = () => {
-				// The second object of the batch (the second day) fails once.
-				if (++puts === 2) throw new Error("R2 timeout");
-			};
+		await configure(stub, (_, state) => {
+			injectFaults(state, {
+				archive: {
+					beforePut: () => {
+						// The second object of the batch (the second day) fails once.
+						if (++puts === 2) throw new Error("R2 timeout");
+					},
+				},
+			});
 		});
 		const twoDaysAgo = new Date(Date.now() - 2 * DAY).toISOString();
 		const older = await sendAction({ agent_key: agentKey, timestamp: twoDaysAgo });

@@ -6,6 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { EventRow } from "../../src/durable-objects/usage-accumulator/flush";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import {
@@ -104,15 +105,19 @@ describe("raw events in the accumulator", () => {
 		expect(await rawIds(agentKey)).toEqual([old.body.id, recent.body.id]);
 
 		// Archived (a failed write first), then purged: the event 37 days old by then goes, the other stays.
-		await runInDurableObject(instanceAccumulator(agentKey), (instance: UsageAccumulator) => {
-			instance.archiveHooks.beforePut = () => {
-				throw new Error("R2 unavailable");
-			};
+		await runInDurableObject(instanceAccumulator(agentKey), (_, state) => {
+			injectFaults(state, {
+				archive: {
+					beforePut: () => {
+						throw new Error("R2 unavailable");
+					},
+				},
+			});
 		});
 		expect(await instanceAccumulator(agentKey).flush()).toMatchObject({ archiveFailed: true, events: 0 });
-		await runInDurableObject(instanceAccumulator(agentKey), (instance: UsageAccumulator, state) => {
+		await runInDurableObject(instanceAccumulator(agentKey), (_, state) => {
 			purgeRawEvents(state.storage, threeDaysLater);
-			instance.archiveHooks = {};
+			injectFaults(state, {});
 		});
 		expect(await rawIds(agentKey)).toEqual([old.body.id, recent.body.id]);
 		expect(await instanceAccumulator(agentKey).flush()).toMatchObject({ archiveFailed: false, events: 2 });

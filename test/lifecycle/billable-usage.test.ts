@@ -5,7 +5,7 @@
 import { createExecutionContext, createScheduledController, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { Env } from "../../src/env";
 import entry from "../../src/index";
 import { adoptUnbilledUsage } from "../../src/subscriptions/adoption";
@@ -159,10 +159,14 @@ describe("POST /v1/subscriptions adopt_unbilled_usage", () => {
 		// The adoption made while creating fails after the instance's accumulator set its events aside for the
 		// subscription, before the subscription counted them: the subscription is created, its adoption pending.
 		let failures = 1;
-		await runInDurableObject(instanceAccumulator(agentKey), (instance: UsageAccumulator) => {
-			instance.adoptionHooks.afterSetAside = () => {
-				if (failures-- > 0) throw new Error("evicted after setting the events aside");
-			};
+		await runInDurableObject(instanceAccumulator(agentKey), (_, state) => {
+			injectFaults(state, {
+				adoption: {
+					afterSetAside: () => {
+						if (failures-- > 0) throw new Error("evicted after setting the events aside");
+					},
+				},
+			});
 		});
 		const { subscription } = await newSubscription(agentKey, {
 			started_at: ago(30 * MINUTE),
@@ -193,10 +197,14 @@ describe("POST /v1/subscriptions adopt_unbilled_usage", () => {
 	it("is finished by invoicing when it is still pending, so the adopted usage is on the period's invoice", async () => {
 		const agentKey = await instanceWithHistory();
 		let failures = 1;
-		await runInDurableObject(instanceAccumulator(agentKey), (instance: UsageAccumulator) => {
-			instance.adoptionHooks.afterSetAside = () => {
-				if (failures-- > 0) throw new Error("evicted after setting the events aside");
-			};
+		await runInDurableObject(instanceAccumulator(agentKey), (_, state) => {
+			injectFaults(state, {
+				adoption: {
+					afterSetAside: () => {
+						if (failures-- > 0) throw new Error("evicted after setting the events aside");
+					},
+				},
+			});
 		});
 		const { account, subscription } = await newSubscription(agentKey, {
 			started_at: ago(30 * MINUTE),

@@ -4,7 +4,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import { newId } from "../../src/lib/ids";
 import { get } from "../helpers";
 import { sendAction, subscribe, subscriptionAccumulator } from "../subscriptions/fixtures";
@@ -24,10 +24,14 @@ describe("cost records from events", () => {
 
 		// The first flush commits in D1, then the accumulator fails before marking it flushed: it flushes again.
 		let failures = 1;
-		await runInDurableObject(stub, (instance: UsageAccumulator) => {
-			instance.hooks.afterBatch = () => {
-				if (failures-- > 0) throw new Error("evicted after the D1 write");
-			};
+		await runInDurableObject(stub, (_, state) => {
+			injectFaults(state, {
+				flush: {
+					afterBatch: () => {
+						if (failures-- > 0) throw new Error("evicted after the D1 write");
+					},
+				},
+			});
 		});
 		expect(String(await stub.flush().catch((error: unknown) => error))).toContain("evicted");
 		const [first] = await costsOf(account.id);

@@ -1,6 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
 import { archivedEvents } from "../events/fixtures";
@@ -38,11 +39,14 @@ async function d1Rows(accumulator: string) {
 	};
 }
 
-/** Holds the alarm back, shrinks the chunks and installs fault hooks on the accumulator. */
-async function configure(stub: Stub, change: (instance: UsageAccumulator) => void) {
-	await runInDurableObject(stub, (instance: UsageAccumulator) => {
+/** Holds the alarm back, shrinks the chunks and injects faults into the accumulator. */
+async function configure(
+	stub: Stub,
+	change: (instance: UsageAccumulator, state: DurableObjectState) => void,
+) {
+	await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
 		instance.settings.flushDelayMs = 60_000;
-		change(instance);
+		change(instance, state);
 	});
 }
 
@@ -165,11 +169,15 @@ describe("usage accumulator flush", () => {
 		const agentKey = keys[0] as string;
 		const stub = subscriptionAccumulator(subscription.id);
 		const name = `live:sub:${subscription.id}`;
-		await configure(stub, (instance) => {
+		await configure(stub, (instance, state) => {
 			instance.settings.chunk = { events: 2, eventBytes: 1024 * 1024, rows: 2 };
-			instance.hooks.beforeBatch = (chunk) => {
-				if (chunk === 2) throw new Error("D1 unavailable");
-			};
+			injectFaults(state, {
+				flush: {
+					beforeBatch: (chunk) => {
+						if (chunk === 2) throw new Error("D1 unavailable");
+					},
+				},
+			});
 		});
 		await sendMix(agentKey);
 
@@ -179,8 +187,8 @@ describe("usage accumulator flush", () => {
 		expect(halfWay.events).toHaveLength(0);
 		expect(halfWay.daily).toHaveLength(2);
 
-		await runInDurableObject(stub, (instance: UsageAccumulator) => {
-			instance.hooks = {};
+		await runInDurableObject(stub, (_, state) => {
+			injectFaults(state, {});
 		});
 		// 5 daily rows, 2 cost rows, 2 outbox rows in chunks of 2: three batches in all, one already done; then the
 		// 7 events archived.
@@ -205,10 +213,14 @@ describe("usage accumulator flush", () => {
 		const stub = subscriptionAccumulator(subscription.id);
 		const name = `live:sub:${subscription.id}`;
 		let failures = 1;
-		await configure(stub, (instance) => {
-			instance.hooks.afterBatch = () => {
-				if (failures-- > 0) throw new Error("evicted after the D1 write");
-			};
+		await configure(stub, (_, state) => {
+			injectFaults(state, {
+				flush: {
+					afterBatch: () => {
+						if (failures-- > 0) throw new Error("evicted after the D1 write");
+					},
+				},
+			});
 		});
 		await sendMix(agentKey);
 
@@ -246,15 +258,18 @@ describe("usage accumulator flush", () => {
 				},
 			],
 		};
-		await configure(stub, (instance) => {
-			instance.hooks.beforeBatch = () => {
-				instance.hooks = {};
-				// The chunk was read already; this event arrives while it is being written.
-				(instance as unknown as { store: { record: (r: RecordRequest, now: number) => void } }).store.record(
-					late,
-					Date.now(),
-				);
-			};
+		await configure(stub, (instance, state) => {
+			injectFaults(state, {
+				flush: {
+					beforeBatch: () => {
+						injectFaults(state, {});
+						// The chunk was read already; this event arrives while it is being written.
+						(
+							instance as unknown as { store: { record: (r: RecordRequest, now: number) => void } }
+						).store.record(late, Date.now());
+					},
+				},
+			});
 		});
 		await sendAction({ agent_key: agentKey, action_type: "search" });
 

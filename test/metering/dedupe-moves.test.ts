@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
 import { forgetRoutes, rememberRoute } from "../../src/metering/router";
 import { createAccount, get, patch, post } from "../helpers";
@@ -219,10 +219,14 @@ describe("dedupe across instance moves", () => {
 			});
 			return created.body.id as string;
 		})();
-		await runInDurableObject(subscriptionAccumulator(subscriptionId), (instance: UsageAccumulator) => {
-			instance.handoverHooks.afterRelease = () => {
-				throw new Error("crash after release");
-			};
+		await runInDurableObject(subscriptionAccumulator(subscriptionId), (_, state) => {
+			injectFaults(state, {
+				handover: {
+					afterRelease: () => {
+						throw new Error("crash after release");
+					},
+				},
+			});
 		});
 		await setInstances(subscriptionId, [agentKey]);
 		// The old holder released the instance: a stale route to it is refused and re-routed, and the new holder
@@ -234,8 +238,8 @@ describe("dedupe across instance moves", () => {
 			false,
 		);
 		// "Restarted": the handover runs again and the retry is a duplicate.
-		await runInDurableObject(subscriptionAccumulator(subscriptionId), (instance: UsageAccumulator) => {
-			instance.handoverHooks = {};
+		await runInDurableObject(subscriptionAccumulator(subscriptionId), (_, state) => {
+			injectFaults(state, {});
 		});
 		const replay = await expectReplay(agentKey, "crash-1", original);
 		expect(replay.subscription_id).toBeNull();

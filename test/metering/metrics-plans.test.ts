@@ -1,7 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { StoredValues } from "../../src/durable-objects/usage-accumulator/aggregates";
 import { hasUnflushed } from "../../src/durable-objects/usage-accumulator/flush";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { PlanBook } from "../../src/durable-objects/usage-accumulator/plans";
@@ -119,12 +118,8 @@ describe("the plan of each period", () => {
 		await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
 			state.storage.sql.exec("DELETE FROM plan_periods");
 			state.storage.sql.exec("DELETE FROM metrics");
-			const { store } = instance as unknown as { store: { metricQuantities: StoredValues } };
-			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(
-				state.storage,
-				env,
-				store.metricQuantities,
-			);
+			const { store } = instance as unknown as { store: AccumulatorStore };
+			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(store, env);
 		});
 		expect(await stub.metricsOf(currentPeriod())).toEqual([]);
 

@@ -1,9 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { StoredValues } from "../../src/durable-objects/usage-accumulator/aggregates";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { PlanBook } from "../../src/durable-objects/usage-accumulator/plans";
+import type { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
 import { createAgent, get, post } from "../helpers";
 import { currentPeriod, customer, generate, generateOne, linesOf, sdkKey } from "../invoicing/fixtures";
 import { subscriptionAccumulator } from "../subscriptions/fixtures";
@@ -283,16 +283,11 @@ describe("filters, max and unique_count", () => {
 		expect(crashed.status).toBeGreaterThanOrEqual(500);
 		// The restarted object: its storage as it was, nothing learnt in memory.
 		await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
-			const store = (
-				instance as unknown as { store: { storage: DurableObjectStorage; metricQuantities: StoredValues } }
-			).store;
+			const store = (instance as unknown as { store: { storage: DurableObjectStorage } & AccumulatorStore })
+				.store;
 			store.storage = state.storage;
 			store.metricQuantities.clear();
-			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(
-				state.storage,
-				env,
-				store.metricQuantities,
-			);
+			(instance as unknown as { plans: PlanBook }).plans = new PlanBook(store, env);
 		});
 		await send(retried);
 		await send(retried); // the client retries once more: duplicates

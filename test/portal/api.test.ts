@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { sha256HexSync } from "../../src/lib/sha256";
+import { sha256Hex } from "../../src/lib/sha256";
 import { PORTAL_PATHS } from "../../src/portal/gate";
 import { ADMIN_KEY, call, createAccount, createKey, del, expectError, get, post } from "../helpers";
 import {
@@ -254,7 +254,7 @@ describe("who may call it", () => {
 			.bind(
 				"pss_stale",
 				acme.account.id,
-				sha256HexSync(stale),
+				sha256Hex(stale),
 				"2026-01-01T01:00:00.000Z",
 				"2026-01-01T00:00:00.000Z",
 			)

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { routeAccess } from "../../src/http/permissions";
-import { sha256HexSync } from "../../src/lib/sha256";
+import { sha256Hex } from "../../src/lib/sha256";
 import { ADMIN_KEY, call, createAccount, createKey, del, expectError, get, post } from "../helpers";
 import { mint, sessionRows } from "./fixtures";
 
@@ -56,7 +56,7 @@ describe("POST /v1/accounts/{account_id}/portal-sessions", () => {
 			id: session.id,
 			environment: "live",
 			account_id: account.id,
-			token_hash: sha256HexSync(session.token),
+			token_hash: sha256Hex(session.token),
 			expires_at: session.expires_at,
 			revoked_at: null,
 			created_at: session.created_at,

@@ -9,17 +9,13 @@ import { nameOr, namesOf } from "../lookups";
 import type { Account, Alert, List, RatePlan, Subscription } from "../types";
 import { badge, confirmAction, field, fillWhenReady, link, runInto, section, table, when } from "../ui";
 
-interface PlanWithCharges extends RatePlan {
-	charges?: { metric: string }[];
-}
-
 export async function subscriptionPage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
 	const subscription = await ctx.api.get<Subscription>(`/subscriptions/${id}`, undefined, ctx.signal);
 	const [account, plan, plans] = await Promise.all([
 		ctx.api.get<Account>(`/accounts/${subscription.account_id}`, undefined, ctx.signal).catch(() => null),
 		ctx.api
-			.get<PlanWithCharges>(`/pricing/rate-plans/${subscription.rate_plan_id}`, undefined, ctx.signal)
+			.get<RatePlan>(`/pricing/rate-plans/${subscription.rate_plan_id}`, undefined, ctx.signal)
 			.catch(() => null),
 		namesOf(ctx.api, "/pricing/rate-plans", "rate_plans", ctx.signal),
 	]);
@@ -136,7 +132,7 @@ async function alertTable(
 function alertForm(
 	ctx: PageContext,
 	subscription: Subscription,
-	plan: PlanWithCharges | null,
+	plan: RatePlan | null,
 	showAlerts: () => Promise<void>,
 ): HTMLElement {
 	const result = h("div", { "aria-live": "polite" });

@@ -14,9 +14,17 @@
  * left. An event archived by the instance before it was set aside stays in the archive as it was written
  * (unbilled); the subscription does not archive it again.
  */
+
 import { AggregateDeltas } from "./aggregates";
+import type { FlushSchedule } from "./alarm";
+import { parseAccumulatorName } from "./client";
+import { timestampsOf } from "./counting";
+import { faultsOf } from "./faults";
 import type { EventRow } from "./flush";
+import { observersOf } from "./head";
+import type { AccumulatorParts } from "./parts";
 import { meteringEventOf } from "./raw-events";
+import type { MeteringEvent } from "./types";
 
 export const ADOPTION_SCHEMA = `
 CREATE TABLE IF NOT EXISTS set_aside (
@@ -39,6 +47,54 @@ export interface AdoptedEvent {
 }
 
 const TIMESTAMP = 6;
+
+/** Who absorbs a page: the subscription's accumulator, for the instance `agentKey`. */
+export interface Absorber {
+	name: string;
+	accountId: string | null;
+	billableFrom: string | null;
+	agentKey: string;
+}
+
+/**
+ * Step 1 as the object runs it, on the instance's accumulator. It releases the instance at the subscription's
+ * membership `generation` first, so no event counted here later can be missed. One at a time with flushes and
+ * archiving, so an event is never archived here while it is being set aside.
+ */
+export async function setAsideFor(
+	parts: AccumulatorParts,
+	flushes: FlushSchedule,
+	adoption: { subscriptionId: string; from: string; generation: number },
+	after: string | null,
+	limit: number,
+): Promise<AdoptedEvent[]> {
+	const page = await flushes.serialized(async () =>
+		parts.store.setAside(adoption, after, Math.min(limit, ADOPTION_PAGE_SIZE), Date.now()),
+	);
+	faultsOf(parts.state).adoption?.afterSetAside?.();
+	// Its aggregates went down: D1's copy follows.
+	if (!parts.store.isEmpty) await parts.flushSoon();
+	return page;
+}
+
+/** Step 2 as the object runs it, on the subscription's accumulator: answers how many events it counted. */
+export async function absorbPage(
+	parts: AccumulatorParts,
+	absorber: Absorber,
+	page: AdoptedEvent[],
+): Promise<number> {
+	const identity = parseAccumulatorName(absorber.name);
+	await parts.plans.learn(
+		identity,
+		timestampsOf(page.map(({ row }) => ({ timestamp: row[TIMESTAMP] }) as MeteringEvent)),
+	);
+	faultsOf(parts.state).adoption?.beforeAbsorb?.();
+	const now = Date.now();
+	const observer = observersOf(parts, identity, absorber.accountId, now);
+	const counted = parts.store.absorb(absorber, page, parts.settings.chunk, observer);
+	if (counted > 0) await parts.flushSoon();
+	return counted;
+}
 
 /**
  * Step 1, on the instance's accumulator, inside a transaction: the first call for a subscription moves every

@@ -12,6 +12,7 @@
 import { gzipSync } from "node:zlib";
 import { Decimal } from "../../lib/decimal";
 import { repeatedJson } from "../../lib/json";
+import type { ArchiveHooks } from "./faults";
 import type { EventRow, FlushTarget } from "./flush";
 import { hasUnarchived, markArchived, type RecentGroups, readUnarchived } from "./raw-events";
 
@@ -24,11 +25,6 @@ export const ARCHIVE_BATCH_EVENTS = 5_000;
  */
 export const ARCHIVE_MIN_TS = "min_ts";
 export const ARCHIVE_MAX_TS = "max_ts";
-
-/** Fault injection for tests: called before each object is written. */
-export interface ArchiveHooks {
-	beforePut?: (key: string) => void;
-}
 
 /** An event as GET /v1/events and the archive show it. */
 export interface EventView {

@@ -9,6 +9,14 @@
  * Shard 0 is the subscription's head: it holds the alerts, evaluated on what every shard reports (shards.ts).
  */
 import type { Env, Environment } from "../../env";
+import type { UsageAggregate } from "../../pricing/quantities";
+import type { MetricQuantity } from "../../pricing/sources";
+import type { AdoptedEvent } from "./adoption";
+import type { AlertRule } from "./alerts";
+import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
+import type { RawEventQuery } from "./raw-events";
+import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
+import { encodeEvents } from "./wire";
 
 /** `shard` is given for a sharded subscription only (N > 1). */
 export type AccumulatorTarget = { subscriptionId: string; shard?: number } | { agentKey: string };
@@ -90,8 +98,94 @@ export function subscriptionOf(identity: AccumulatorIdentity): string | null {
 	return identity.kind === "sub" ? identity.id : null;
 }
 
+/** The object itself, for what accumulators ask each other; the rest of the Worker uses usageAccumulator. */
 export function accumulatorStub(env: Env, name: string) {
 	return env.USAGE_ACCUMULATOR.get(env.USAGE_ACCUMULATOR.idFromName(name));
+}
+
+/** The named accumulator, as the rest of the Worker calls it (interface.ts). */
+export function usageAccumulator(env: Env, name: string): UsageAccumulatorClient {
+	return new AccumulatorClient(name, accumulatorStub(env, name));
+}
+
+/**
+ * Each method is one RPC call, under the object's method name of today (object.ts keeps those names, so Workers
+ * of two versions and objects of two versions can call each other during a rollout). RPC types lose the length
+ * of tuples and the exact shape of answers: the casts restore what the object answers.
+ */
+class AccumulatorClient implements UsageAccumulatorClient {
+	constructor(
+		readonly name: string,
+		private readonly stub: ReturnType<typeof accumulatorStub>,
+	) {}
+
+	record(request: Omit<RecordRequest, "name">): Promise<RecordResponse> {
+		const { accountId, billableFrom, claims, events } = request;
+		return this.stub.record({
+			name: this.name,
+			accountId,
+			billableFrom,
+			claims,
+			events: encodeEvents(events),
+		}) as Promise<RecordResponse>;
+	}
+
+	updateHoldings(accountId: string | null, changes: HoldingChange[]): Promise<void> {
+		return this.stub.updateHoldings(this.name, accountId, changes);
+	}
+
+	countedUsage({ startDay, endDay, agentKey }: UsageQuery): Promise<UsageAggregate[]> {
+		return this.stub.usage(startDay, endDay, agentKey) as Promise<UsageAggregate[]>;
+	}
+
+	billableUsage(queries: UsageQuery[]): Promise<UsageAggregate[][]> {
+		return this.stub.usageOf(queries) as Promise<UsageAggregate[][]>;
+	}
+
+	metrics(period: string): Promise<MetricQuantity[]> {
+		return this.stub.metricsOf(period) as Promise<MetricQuantity[]>;
+	}
+
+	events(query: RawEventQuery): Promise<RetainedEvents> {
+		return this.stub.events(query) as Promise<RetainedEvents>;
+	}
+
+	setAlert(accountId: string | null, rule: AlertRule): Promise<void> {
+		return this.stub.setAlert(this.name, accountId, rule);
+	}
+
+	removeAlert(id: string): Promise<void> {
+		return this.stub.removeAlert(id);
+	}
+
+	blockedBy(): Promise<string[]> {
+		return this.stub.blockedBy() as Promise<string[]>;
+	}
+
+	setAsideFor(
+		{ subscriptionId, from, generation }: { subscriptionId: string; from: string; generation: number },
+		after: string | null,
+		limit: number,
+	): Promise<AdoptedEvent[]> {
+		return this.stub.setAsideFor(subscriptionId, from, generation, after, limit) as unknown as Promise<
+			AdoptedEvent[]
+		>;
+	}
+
+	absorbedThrough(agentKey: string): Promise<string | null> {
+		return this.stub.absorbedThrough(agentKey) as Promise<string | null>;
+	}
+
+	absorb(
+		absorber: { accountId: string | null; billableFrom: string | null; agentKey: string },
+		page: AdoptedEvent[],
+	): Promise<number> {
+		return this.stub.absorb({ name: this.name, ...absorber }, page) as Promise<number>;
+	}
+
+	flush(): Promise<FlushReport> {
+		return this.stub.flush() as Promise<FlushReport>;
+	}
 }
 
 /**
@@ -116,9 +210,9 @@ export async function flushAccumulators(env: Env, names: string[]): Promise<void
 	const queue = [...new Set(names)];
 	const worker = async () => {
 		for (let name = queue.shift(); name !== undefined; name = queue.shift()) {
-			const stub = accumulatorStub(env, name);
+			const accumulator = usageAccumulator(env, name);
 			for (let call = 0; call < MAX_FLUSH_CALLS; call++) {
-				if ((await stub.flush()).complete) break;
+				if ((await accumulator.flush()).complete) break;
 			}
 		}
 	};

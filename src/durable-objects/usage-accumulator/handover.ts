@@ -22,9 +22,12 @@ import {
 	type AccumulatorIdentity,
 	accumulatorName,
 	accumulatorStub,
+	parseAccumulatorName,
 	subscriptionAccumulatorOf,
 } from "./client";
 import { DEDUPE_TTL_MS, type DedupeRow } from "./dedupe";
+import { faultsOf, type HandoverHooks } from "./faults";
+import type { AccumulatorParts } from "./parts";
 
 export interface Handover {
 	agentKey: string;
@@ -33,11 +36,6 @@ export interface Handover {
 
 /** Keys per release call: a few hundred kilobytes of RPC. */
 export const HANDOVER_PAGE_SIZE = 1_000;
-
-/** Fault injection for tests: called after each release call returned, before its keys are stored. */
-export interface HandoverHooks {
-	afterRelease?: (holder: string) => void;
-}
 
 /** The names of the accumulators that may have counted events of the instance before `generation`. */
 export async function earlierHolders(
@@ -101,4 +99,25 @@ export async function takeOver(
 		}),
 	);
 	store.markTakenOver(handover);
+}
+
+/** One handover at a time per instance and generation; concurrent calls wait for the same one. */
+export class HandoverRuns {
+	private readonly running = new Map<string, Promise<void>>();
+
+	once(parts: AccumulatorParts, name: string, handover: Handover): Promise<void> {
+		const key = `${handover.agentKey}\u0000${handover.generation}`;
+		let run = this.running.get(key);
+		if (run === undefined) {
+			run = takeOver(
+				parts.env,
+				{ ...parseAccumulatorName(name), name },
+				parts.store,
+				handover,
+				faultsOf(parts.state).handover ?? {},
+			).finally(() => this.running.delete(key));
+			this.running.set(key, run);
+		}
+		return run;
+	}
 }

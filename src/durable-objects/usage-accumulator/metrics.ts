@@ -41,7 +41,7 @@ export type MetricRow = {
 	version: number;
 };
 
-/** Something that sees every newly counted event of a record call and writes with it (store.ts). */
+/** Something that sees every newly counted event of a record call and writes with it (counting.ts). */
 export interface CountObserver {
 	count(event: MeteringEvent): void;
 	/** Inside the record transaction, after the daily aggregates were written. */

@@ -25,6 +25,13 @@ export interface PeriodPlan {
 	charges: Charge[];
 }
 
+/** What the book needs of the accumulator's store (store.ts): its tables, its metrics cache, its transaction. */
+export interface PlanStore {
+	readonly sql: SqlStorage;
+	readonly metricQuantities: StoredValues;
+	transaction<T>(work: () => T): T;
+}
+
 interface Learnt {
 	plan: PeriodPlan;
 	sources: MeteredSource[];
@@ -39,11 +46,9 @@ export class PlanBook {
 	private unknownUntil = 0;
 	private tablesReady = false;
 
-	/** `metricQuantities`: the stored metrics the accumulator knows (store.ts), forgotten when a period is rebuilt. */
 	constructor(
-		private readonly storage: DurableObjectStorage,
+		private readonly store: PlanStore,
 		private readonly env: Env,
-		private readonly metricQuantities: StoredValues,
 	) {}
 
 	/** The sources of a period already learnt (none for a period without a plan). Synchronous: the hot path. */
@@ -65,7 +70,7 @@ export class PlanBook {
 	}
 
 	private async learnPeriod(identity: AccumulatorIdentity, period: string): Promise<void> {
-		const sql = this.storage.sql;
+		const sql = this.store.sql;
 		this.ensureTables();
 		const stored = sql
 			.exec<{ plan: string }>("SELECT plan FROM plan_periods WHERE period = ?", period)
@@ -82,22 +87,18 @@ export class PlanBook {
 		}
 		if (this.periods.has(period)) return; // learnt by a concurrent call while D1 answered
 		const sources = meteredSources(plan.charges);
-		try {
-			this.storage.transactionSync(() => {
-				sql.exec(
-					"INSERT OR REPLACE INTO plan_periods (period, plan) VALUES (?, ?)",
-					period,
-					JSON.stringify(plan),
-				);
-				if (sources.length > 0 && countedBefore(sql, period)) {
-					const { start, end } = periodBounds(period);
-					rebuildPeriod(sql, period, sources, readRawEvents(sql, start, end), this.metricQuantities);
-				}
-			});
-		} catch (error) {
-			this.metricQuantities.clear();
-			throw error;
-		}
+		// A rebuild rewrites stored metrics: a rollback makes the store forget the quantities it knew.
+		this.store.transaction(() => {
+			sql.exec(
+				"INSERT OR REPLACE INTO plan_periods (period, plan) VALUES (?, ?)",
+				period,
+				JSON.stringify(plan),
+			);
+			if (sources.length > 0 && countedBefore(sql, period)) {
+				const { start, end } = periodBounds(period);
+				rebuildPeriod(sql, period, sources, readRawEvents(sql, start, end), this.store.metricQuantities);
+			}
+		});
 		this.periods.set(period, { plan, sources });
 	}
 
@@ -107,7 +108,7 @@ export class PlanBook {
 
 	private ensureTables(): void {
 		if (this.tablesReady) return;
-		this.storage.sql.exec(METRICS_SCHEMA);
+		this.store.sql.exec(METRICS_SCHEMA);
 		this.tablesReady = true;
 	}
 }

@@ -1,0 +1,109 @@
+/**
+ * A subscription's head accumulator — its only one, or shard 0 of a sharded one (client.ts) — holds its alerts
+ * (alerts.ts): they are evaluated with each counting pass there, when an alert is set, and when another shard
+ * reports its period so far after a flush (shards.ts).
+ */
+import { periodOf } from "../../lib/time";
+import type { AlertContext, AlertRule } from "./alerts";
+import { type AccumulatorIdentity, accumulatorName, accumulatorStub, parseAccumulatorName } from "./client";
+import { hasUnflushed } from "./flush";
+import { type CountObserver, MetricDeltas } from "./metrics";
+import type { AccumulatorParts } from "./parts";
+import { type ShardReport, shardReportOf, storeShardReport } from "./shards";
+
+/** A subscription's accumulator that holds its alerts: its only one, or shard 0. */
+export function isHead(identity: AccumulatorIdentity): boolean {
+	return identity.kind === "sub" && (identity.shard === null || identity.shard === 0);
+}
+
+/**
+ * What counting notifies besides the aggregates: the plan's metrics and, in a head, the subscription's alerts,
+ * evaluated after the counts. Fresh for each counting pass.
+ */
+export function observersOf(
+	parts: AccumulatorParts,
+	identity: AccumulatorIdentity,
+	accountId: string | null,
+	now: number,
+): CountObserver {
+	const metrics = new MetricDeltas(parts.plans.sourcesOf, parts.store.metricQuantities);
+	if (!isHead(identity)) return metrics;
+	const alerts = parts.alerts.observer(alertContext(parts, identity, accountId), now);
+	return {
+		count: (event) => {
+			metrics.count(event);
+			alerts.count(event);
+		},
+		applyTo: (sql) => {
+			metrics.applyTo(sql);
+			alerts.applyTo(sql);
+		},
+	};
+}
+
+function alertContext(
+	parts: AccumulatorParts,
+	identity: AccumulatorIdentity,
+	accountId: string | null,
+): AlertContext {
+	return {
+		subscriptionId: identity.id,
+		accountId,
+		sharded: identity.shard !== null,
+		planOf: (period) => parts.plans.planOf(period),
+	};
+}
+
+/**
+ * Adds or replaces an alert, and evaluates it at once: a threshold the period has already reached triggers now,
+ * not at the next event.
+ */
+export async function setAlert(
+	parts: AccumulatorParts,
+	name: string,
+	accountId: string | null,
+	rule: AlertRule,
+): Promise<void> {
+	const identity = parseAccumulatorName(name);
+	if (!isHead(identity)) throw new Error(`Alerts belong to a subscription's head accumulator, not ${name}`);
+	const now = new Date().toISOString();
+	await parts.plans.learn(identity, [now]);
+	parts.store.remember(name, accountId);
+	parts.store.transaction(() => {
+		parts.alerts.set(rule);
+		parts.alerts.evaluate(parts.store.sql, alertContext(parts, identity, accountId), periodOf(now));
+	});
+	await parts.flushSoon();
+}
+
+/** In a sharded subscription's head: another shard's period so far, on which the alerts are evaluated at once. */
+export async function receiveShardReport(
+	parts: AccumulatorParts,
+	name: string,
+	accountId: string | null,
+	report: ShardReport,
+): Promise<void> {
+	const identity = parseAccumulatorName(name);
+	if (identity.shard !== 0) throw new Error(`Shards report to their head (shard 0), not ${name}`);
+	const now = new Date().toISOString();
+	await parts.plans.learn(identity, [now]);
+	const { store } = parts;
+	store.remember(name, accountId);
+	store.transaction(() => {
+		storeShardReport(store.sql, report);
+		if (report.period !== periodOf(now)) return;
+		parts.alerts.evaluate(store.sql, alertContext(parts, identity, accountId), report.period);
+	});
+	// What the alerts triggered is flushed like any trigger.
+	if (!store.isEmpty && hasUnflushed(store.sql)) await parts.flushSoon();
+}
+
+/** A shard other than the head sends it its current period after each flush. */
+export async function reportToHead(parts: AccumulatorParts): Promise<void> {
+	const identity = parts.store.identity();
+	if (identity === null || identity.shard === null || identity.shard === 0) return;
+	const now = Date.now();
+	const report = shardReportOf(parts.store.sql, identity.shard, periodOf(new Date(now).toISOString()), now);
+	const head = accumulatorName(identity.environment, { subscriptionId: identity.id, shard: 0 });
+	await accumulatorStub(parts.env, head).reportShard(head, identity.accountId, report);
+}

@@ -1,0 +1,60 @@
+/**
+ * What the rest of the Worker may ask of one usage accumulator, bound to its name (client.ts: usageAccumulator).
+ * Callers use this rather than the object's stub: the name is given once, events travel in their wire form
+ * (wire.ts), and the answers have their real types. What accumulators ask each other (a handover's release, a
+ * shard's report to its head) and what only tests read stay off it.
+ */
+import type { UsageAggregate } from "../../pricing/quantities";
+import type { MetricQuantity } from "../../pricing/sources";
+import type { AdoptedEvent } from "./adoption";
+import type { AlertRule } from "./alerts";
+import type { EventView } from "./archive";
+import type { RawEventQuery } from "./raw-events";
+import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
+
+/** A page of the raw events an accumulator keeps, and the instant after which it keeps all it counted. */
+export interface RetainedEvents {
+	events: EventView[];
+	retainedAfter: string;
+}
+
+export interface UsageAccumulatorClient {
+	readonly name: string;
+
+	/** Counts events (metering/record.ts); see RecordRequest for the claims and RecordResponse for the answer. */
+	record(request: Omit<RecordRequest, "name">): Promise<RecordResponse>;
+	/** Membership changes of a subscription: from each change's generation on, it holds the instance or not. */
+	updateHoldings(accountId: string | null, changes: HoldingChange[]): Promise<void>;
+
+	/** Everything it counted between two UTC days, billable or not: what an instance did. */
+	countedUsage(query: UsageQuery): Promise<UsageAggregate[]>;
+	/** Billable usage, several ranges in one call, answered in order: what a subscription bills. */
+	billableUsage(queries: UsageQuery[]): Promise<UsageAggregate[][]>;
+	/** A period's quantities of the plan's filtered, max and unique_count sources. */
+	metrics(period: string): Promise<MetricQuantity[]>;
+	/** A page of its raw events, newest first, as GET /v1/events shows them. */
+	events(query: RawEventQuery): Promise<RetainedEvents>;
+
+	/** In a subscription's head: adds or replaces an alert, evaluated at once. */
+	setAlert(accountId: string | null, rule: AlertRule): Promise<void>;
+	removeAlert(id: string): Promise<void>;
+	/** The block alerts triggered this period; none means the agent may go on. */
+	blockedBy(): Promise<string[]>;
+
+	/** Adoption step 1, on an instance's accumulator: a page of its events set aside for the subscription. */
+	setAsideFor(
+		adoption: { subscriptionId: string; from: string; generation: number },
+		after: string | null,
+		limit: number,
+	): Promise<AdoptedEvent[]>;
+	/** Adoption, on the subscription's accumulator: the last event id of the instance it absorbed. */
+	absorbedThrough(agentKey: string): Promise<string | null>;
+	/** Adoption step 2, on the subscription's accumulator: counts a page past its mark; answers how many. */
+	absorb(
+		absorber: { accountId: string | null; billableFrom: string | null; agentKey: string },
+		page: AdoptedEvent[],
+	): Promise<number>;
+
+	/** Copies what D1 and the archive lack, up to a bound per call (FlushReport.complete). */
+	flush(): Promise<FlushReport>;
+}
