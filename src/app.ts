@@ -9,7 +9,7 @@ import { eventRoutes } from "./events/routes";
 import { jsonBody } from "./http/body";
 import { refuseUnexpectedBody } from "./http/bodyless";
 import { docsHeaders, docsPage } from "./http/docs";
-import { ApiError, statusOf } from "./http/errors";
+import { ApiError, fromDomainError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
 import { finishedDocument } from "./http/openapi-document";
@@ -18,6 +18,7 @@ import { newRouter } from "./http/router";
 import { invoiceRoutes } from "./invoicing/routes";
 import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
+import { DomainError } from "./lib/errors";
 import { newId } from "./lib/ids";
 import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
@@ -89,6 +90,7 @@ export function createApp() {
 		const requestId = c.get("requestId") ?? newId("req");
 		let error: ApiError;
 		if (err instanceof ApiError) error = err;
+		else if (err instanceof DomainError) error = fromDomainError(err);
 		else if (err instanceof HTTPException && err.status === 415) {
 			error = new ApiError(
 				"unsupported_media_type",

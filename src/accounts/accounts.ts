@@ -3,7 +3,7 @@ import { type Db, isUniqueViolation } from "../db/client";
 import { newestFirst } from "../db/pages";
 import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { conflict, notFound } from "../http/errors";
+import { conflict, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 

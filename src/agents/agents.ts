@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
 import { agents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 

@@ -2,7 +2,7 @@ import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { agentInstances } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { conflict } from "../http/errors";
+import { conflict } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { getAgent } from "./agents";
 

@@ -2,8 +2,8 @@ import { and, eq, gte, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, sha256Hex } from "../lib/time";
 

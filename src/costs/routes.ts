@@ -1,10 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { bodyErrors, errorResponses, validationError } from "../http/errors";
+import { bodyErrors, errorResponses } from "../http/errors";
 import { pageQuery } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { DateParam, instantRange, periodsOverlapping } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
+import { validationError } from "../lib/errors";
 import { decimalPlaces, isCurrencyCode, minorUnits } from "../lib/money";
 import { moneyInput } from "../lib/numbers";
 import { costRecordJson, createManualCost, findCostRecords } from "./costs";

@@ -7,8 +7,8 @@
 import { getAccount } from "../accounts/accounts";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
-import { conflict, notFound, validationError } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { conflict, notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { minorUnits } from "../lib/money";
 import { nowIso } from "../lib/time";

@@ -15,7 +15,7 @@ import {
 } from "../durable-objects/usage-accumulator/client";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/object";
 import type { Env } from "../env";
-import { validationError } from "../http/errors";
+import { validationError } from "../lib/errors";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";
 import { latest, newerThan, pageWithArchive } from "./archive-pages";

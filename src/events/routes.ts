@@ -2,9 +2,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/routes";
 import { database } from "../db/client";
-import { errorResponses, validationError } from "../http/errors";
+import { errorResponses } from "../http/errors";
 import { newRouter } from "../http/router";
 import { DateParam, instantRange, isRealDay } from "../lib/date-range";
+import { validationError } from "../lib/errors";
 import { EVENT_TYPE } from "../metering/events";
 import { listEvents } from "./explorer";
 import { archivedDayStream } from "./export";

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { validationError } from "../lib/errors";
 import type { AppEnv } from "./context";
-import { validationError } from "./errors";
 
 const DIGITS = /^[0-9]+$/;
 

@@ -1,7 +1,8 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
+import type { ErrorDetail } from "../lib/errors";
 import type { AppEnv } from "./context";
-import { ApiError, type ErrorDetail } from "./errors";
+import { ApiError } from "./errors";
 
 /** `events[3].agent_key` from zod's ["events", 3, "agent_key"]. */
 export function issuePath(path: readonly PropertyKey[], target?: string): string {

@@ -14,7 +14,7 @@ import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
-import { notFound, validationError } from "../http/errors";
+import { notFound, validationError } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { finishPendingAdoptions } from "../subscriptions/adoption";
 import { draftInvoice } from "./draft";

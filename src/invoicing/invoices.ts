@@ -6,8 +6,8 @@ import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm
 import type { Db } from "../db/client";
 import { type BillTo, invoiceLines, invoices, payments } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { notFound } from "../lib/errors";
 import { periodBounds } from "../lib/time";
 
 export type InvoiceRow = typeof invoices.$inferSelect;

@@ -8,7 +8,7 @@ import { and, gt, isNull, lt, or } from "drizzle-orm";
 import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import type { Env, Environment } from "../env";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../lib/errors";
 import { previousPeriod } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
@@ -64,7 +64,7 @@ export async function handleInvoiceBatch(batch: MessageBatch<InvoiceJob>, env: E
 			message.ack();
 		} catch (error) {
 			// A job that can never succeed (its account is gone, a malformed message) is dropped, not retried.
-			if (error instanceof ApiError && error.code !== "internal_error") {
+			if (error instanceof DomainError && error.code !== "internal_error") {
 				console.error(JSON.stringify({ at: "invoice-job", job: message.body, dropped: error.message }));
 				message.ack();
 				continue;

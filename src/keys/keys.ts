@@ -4,7 +4,7 @@ import { newestFirst } from "../db/pages";
 import { apiKeys } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { DomainError, notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { sha256HexSync } from "../lib/sha256";
 import { nowIso } from "../lib/time";
@@ -89,7 +89,7 @@ export async function createApiKey({
 	}
 	const environment = input.environment ?? scope.environment;
 	if (environment !== scope.environment && !operator) {
-		throw new ApiError(
+		throw new DomainError(
 			"forbidden",
 			`A key of the ${scope.environment} environment may create keys only in the ${scope.environment} environment, not in ${environment}.`,
 		);

@@ -2,10 +2,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
 import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
-import { bodyErrors, errorResponses, validationError } from "../http/errors";
+import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
+import { validationError } from "../lib/errors";
 import { createApiKey, listApiKeys, revokeApiKey } from "./keys";
 
 const ApiKey = z

@@ -7,7 +7,7 @@ import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import { encodeEvents } from "../durable-objects/usage-accumulator/wire";
 import type { Env } from "../env";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../lib/errors";
 import { routesFor } from "./router";
 
 export interface RecordedEvent {
@@ -76,7 +76,7 @@ export async function recordEvents({
 		pending = refused.sort((a, b) => a - b);
 	}
 	if (pending.length > 0) {
-		throw new ApiError(
+		throw new DomainError(
 			"internal_error",
 			"The events' instances are being moved between subscriptions; retry.",
 		);

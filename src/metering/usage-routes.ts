@@ -2,10 +2,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/routes";
 import { database } from "../db/client";
 import { readUnbilledUsage } from "../events/unbilled";
-import { errorResponses, validationError } from "../http/errors";
+import { errorResponses } from "../http/errors";
 import { newRouter } from "../http/router";
 import { BILLING_PERIOD_PATTERN, isFuturePeriod } from "../invoicing/period";
 import { isRealDay } from "../lib/date-range";
+import { validationError } from "../lib/errors";
 import { dayOf, nowIso, periodOf } from "../lib/time";
 import { lastDayOf, readUsage } from "./usage";
 

@@ -8,8 +8,8 @@ import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
 import { ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { ApiError, notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { DomainError, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { Charge, PlanPricing, RatePlanInput } from "./plan";
@@ -177,7 +177,7 @@ export async function simulateRatePlan({
 	if (unknown.length > 0) {
 		const known = metrics.length > 0 ? `its metrics are ${metrics.join(", ")}` : "it has no metrics";
 		const message = `Unknown usage key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for rate plan ${row.id}: ${known}.`;
-		throw new ApiError("validation_error", message, {
+		throw new DomainError("validation_error", message, {
 			details: unknown.map((key) => ({
 				path: `usage.${key}`,
 				message: `Not a metric of this plan; ${known}.`,

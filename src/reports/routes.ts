@@ -1,10 +1,11 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
-import { errorResponses, validationError } from "../http/errors";
+import { errorResponses } from "../http/errors";
 import { newRouter } from "../http/router";
 import { DateParam, instantRange, periodsStartingIn } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
+import { validationError } from "../lib/errors";
 import { isCurrencyCode } from "../lib/money";
 import { pnlBreakdown, pnlFigures, pnlJson, pnlSeries } from "./pnl";
 import { revenueBreakdown, revenueLines } from "./revenue";

@@ -8,7 +8,7 @@ import { ensureInstancesStatement } from "../agents/instances";
 import { type Db, isUniqueViolation } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
-import { conflict } from "../http/errors";
+import { conflict } from "../lib/errors";
 import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";

@@ -3,7 +3,7 @@ import { type Db, isUniqueViolation } from "../db/client";
 import { subscriptionPlans, subscriptions } from "../db/schema";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { fromDrizzle, returned } from "../metering/d1-batch";

@@ -14,7 +14,7 @@ import {
 	subscriptionAccumulatorOf,
 } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
-import { conflict } from "../http/errors";
+import { conflict } from "../lib/errors";
 import { statement } from "../metering/d1-batch";
 import { forgetRoutes } from "../metering/router";
 

@@ -8,7 +8,7 @@ import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
 
 export type SubscriptionStatus = "active" | "cancelled";

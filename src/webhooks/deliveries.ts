@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
-import { conflict, notFound } from "../http/errors";
+import { conflict, notFound } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { enqueueAttempt } from "./schedule";
 import { envelopeBody } from "./send";

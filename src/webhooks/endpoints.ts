@@ -4,7 +4,7 @@ import { newestFirst } from "../db/pages";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { WebhookEventKind } from "./outbox";

@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { recordAttempt } from "./attempt";
