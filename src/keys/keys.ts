@@ -1,4 +1,4 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
 import { apiKeys } from "../db/schema";
@@ -137,17 +137,4 @@ export async function revokeApiKey({ db, scope, id }: { db: Db; scope: Scope; id
 		.where(inScope(scope, apiKeys, eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
 		.returning({ id: apiKeys.id });
 	if (revoked.length === 0) throw notFound("API key", id);
-}
-
-export async function findActiveKeyByHash(db: Db, hash: string) {
-	const [row] = await db
-		.select()
-		.from(apiKeys)
-		.where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
-		.limit(1);
-	return row;
-}
-
-export async function touchApiKey(db: Db, id: string): Promise<void> {
-	await db.update(apiKeys).set({ lastUsedAt: nowIso() }).where(eq(apiKeys.id, id));
 }
