@@ -5,6 +5,7 @@
  */
 
 import { getAccount } from "../accounts/accounts";
+import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
@@ -12,7 +13,6 @@ import { conflict, notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { minorUnits } from "../lib/money";
 import { nowIso } from "../lib/time";
-import { abortUnlessChanged, isAbortedByGuard, statement } from "../metering/d1-batch";
 import { ledgerInsert, settleGrants } from "./ledger";
 import { fromMinor, toMinor } from "./plan";
 

@@ -5,6 +5,7 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { settleGrants } from "../credits/ledger";
+import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../db/batch";
 import type { Db } from "../db/client";
 import { creditLedger, invoices, payments } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -12,7 +13,6 @@ import { Decimal } from "../lib/decimal";
 import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
 

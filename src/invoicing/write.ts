@@ -14,11 +14,11 @@
  */
 import { sql } from "drizzle-orm";
 import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
+import { chunkJsonRows, fromDrizzle, outboxInsertMany, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import { invoiceCounters, invoiceLines, invoices } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { newId } from "../lib/ids";
-import { chunkJsonRows, fromDrizzle, outboxInsertMany, returned, statement } from "../metering/d1-batch";
 import { outboxInsert, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";

@@ -9,6 +9,7 @@
  * Subscription changes in this isolate forget their keys at once.
  */
 import { ensureInstancesStatement } from "../agents/instances";
+import { fromDrizzle, returned, statement } from "../db/batch";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import {
@@ -17,7 +18,6 @@ import {
 	subscriptionAccumulatorOf,
 } from "../durable-objects/usage-accumulator/client";
 import type { Environment } from "../env";
-import { fromDrizzle, returned, statement } from "./d1-batch";
 
 export interface Route {
 	accumulator: string;

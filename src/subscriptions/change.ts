@@ -5,12 +5,12 @@
  * describes the state that was stored, and a subscription is never cancelled twice.
  */
 import { ensureInstancesStatement } from "../agents/instances";
+import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
 import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
-import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import {
 	announceMembershipChanges,

@@ -1,4 +1,5 @@
 import { ensureInstancesStatement } from "../agents/instances";
+import { fromDrizzle, returned } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import { subscriptionPlans, subscriptions } from "../db/schema";
 import type { Scope } from "../db/scope";
@@ -6,7 +7,6 @@ import type { Env } from "../env";
 import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
-import { fromDrizzle, returned } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import { adoptUnbilledUsage } from "./adoption";
 import {

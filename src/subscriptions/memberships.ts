@@ -4,6 +4,7 @@
  * two requests race; the checks here only give the loser of an ordinary conflict a clearer message.
  */
 import { and, eq, isNull, ne, sql } from "drizzle-orm";
+import { statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { subscriptionInstances, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -15,7 +16,6 @@ import {
 } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
-import { statement } from "../metering/d1-batch";
 import { forgetRoutes } from "../metering/router";
 
 export interface MembershipChange {

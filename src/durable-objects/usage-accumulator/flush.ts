@@ -10,9 +10,9 @@
  * being written stays dirty.
  */
 
+import { type OutboxRow, outboxInsertMany, statement } from "../../db/batch";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
 import type { CostRow, DailyRow } from "./aggregates";
 import {
 	markTriggersFlushed,
