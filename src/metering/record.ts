@@ -4,11 +4,11 @@
  */
 import type { Scope } from "../db/scope";
 import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import { routesFor } from "../durable-objects/usage-accumulator/router";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import { encodeEvents } from "../durable-objects/usage-accumulator/wire";
 import type { Env } from "../env";
 import { DomainError } from "../lib/errors";
-import { routesFor } from "./router";
 
 export interface RecordedEvent {
 	status: "processed" | "duplicate";

@@ -14,9 +14,9 @@ import {
 	membershipGeneration,
 	subscriptionAccumulatorOf,
 } from "../durable-objects/usage-accumulator/client";
+import { forgetRoutes } from "../durable-objects/usage-accumulator/router";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
-import { forgetRoutes } from "../metering/router";
 
 export interface MembershipChange {
 	agentKey: string;
