@@ -6,6 +6,9 @@ import { conflict } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { getAgent } from "./agents";
 
+/** The shape of an agent key (an instance's key): what events, usage and subscriptions accept. */
+export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+
 export interface InstanceView {
 	key: string;
 	agent_id: string | null;

@@ -5,9 +5,7 @@ import { json } from "../http/openapi";
 import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { createAgent, getAgent, listAgents, updateAgent } from "./agents";
-import { listInstances, registerInstance } from "./instances";
-
-export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+import { INSTANCE_KEY, listInstances, registerInstance } from "./instances";
 
 const notBlank = (max: number) =>
 	z

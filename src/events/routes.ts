@@ -1,6 +1,6 @@
 /** GET /v1/events (the explorer) and GET /v1/events/export (a day of the archive), §15. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
 import { newRouter } from "../http/router";

@@ -3,7 +3,7 @@
  * can be checked without storage, and the response views.
  */
 import { z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import type { EventKind, MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { readUnbilledUsage } from "../events/unbilled";
 import { errorResponses } from "../http/errors";

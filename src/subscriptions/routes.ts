@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { MAX_SHARDS } from "../durable-objects/usage-accumulator/client";
 import type { AppContext } from "../http/context";
