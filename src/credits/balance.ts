@@ -6,6 +6,7 @@
  */
 import { eq, gte, isNull, or } from "drizzle-orm";
 import { getAccount } from "../accounts/accounts";
+import { lastDayOf } from "../billing-period/period";
 import { database } from "../db/client";
 import { ratePlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -13,7 +14,7 @@ import { accumulatorStub, subscriptionAccumulators } from "../durable-objects/us
 import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
-import { combineUsage, lastDayOf } from "../metering/usage";
+import { combineUsage } from "../metering/usage";
 import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan } from "../pricing/quantities";
 import { rateUsage } from "../pricing/rate";

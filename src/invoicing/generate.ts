@@ -9,6 +9,7 @@
  * per-subscription reads or writes.
  */
 import { eq } from "drizzle-orm";
+import { isBillingPeriod, isFuturePeriod, type PeriodWindow, periodWindow } from "../billing-period/period";
 import { database } from "../db/client";
 import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -20,7 +21,6 @@ import { finishPendingAdoptions } from "../subscriptions/adoption";
 import { draftInvoice } from "./draft";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
-import { isBillingPeriod, isFuturePeriod, type PeriodWindow, periodWindow } from "./period";
 import { storeInvoices } from "./write";
 
 const SUBSCRIPTIONS_PER_GROUP = 50;

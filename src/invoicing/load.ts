@@ -6,13 +6,15 @@
  */
 import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { PeriodWindow } from "../billing-period/period";
+import { planInEffect } from "../billing-period/plan";
+import { baseFeeProration } from "../billing-period/proration";
 import type { Db } from "../db/client";
 import {
 	agentInstances,
 	invoiceLines,
 	invoices,
 	ratePlans,
-	subscriptionPlans,
 	subscriptions,
 	usageDaily,
 	usageMetrics,
@@ -20,8 +22,6 @@ import {
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
-import type { PeriodWindow } from "./period";
-import { baseFeeProration } from "./proration";
 
 export interface SubscriptionInPeriod {
 	id: string;
@@ -65,15 +65,6 @@ export async function subscriptionsInPeriod(
 			),
 		)
 		.orderBy(asc(subscriptions.createdAt), asc(subscriptions.id));
-}
-
-/** The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. */
-export function planInEffect(period: string): SQL {
-	return sql`coalesce((
-		SELECT ${subscriptionPlans.ratePlanId} FROM ${subscriptionPlans}
-		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptions.id} AND ${subscriptionPlans.effectivePeriod} <= ${period}
-		ORDER BY ${subscriptionPlans.effectivePeriod} DESC LIMIT 1
-	), ${subscriptions.ratePlanId})`;
 }
 
 export async function loadPeriodStates(

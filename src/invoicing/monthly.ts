@@ -5,6 +5,7 @@
  * generation as POST /v1/invoices/generate, which bills only what is not billed yet.
  */
 import { and, gt, isNull, lt, or } from "drizzle-orm";
+import { periodWindow } from "../billing-period/period";
 import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import type { Env, Environment } from "../env";
@@ -13,7 +14,6 @@ import { previousPeriod } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
 import type { InvoiceJob } from "./jobs";
-import { periodWindow } from "./period";
 
 const ENVIRONMENTS: readonly Environment[] = ["live", "test"];
 /** Queues take at most 100 messages per sendBatch. */

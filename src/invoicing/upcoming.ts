@@ -4,6 +4,8 @@
  * no invoice.created. The subscription's accumulator is flushed first, as generation does, so usage still in
  * flight counts.
  */
+import { activeSpan } from "../billing-period/activity";
+import { periodWindow } from "../billing-period/period";
 import { spendableGrants, spendableGrantsQuery } from "../credits/ledger";
 import { CreditWallet } from "../credits/plan";
 import { database } from "../db/client";
@@ -14,12 +16,10 @@ import { Decimal } from "../lib/decimal";
 import { conflict } from "../lib/errors";
 import { periodOf } from "../lib/time";
 import { getSubscription } from "../subscriptions/views";
-import { activeSpan } from "./activity";
 import { draftInvoice } from "./draft";
 import { type InvoiceView, invoiceView } from "./invoices";
 import { type IssuedAccountRow, issuedAccountsQuery, issueTermsOf } from "./issue";
 import { loadPeriodStates } from "./load";
-import { periodWindow } from "./period";
 
 export type UpcomingInvoiceView = Omit<InvoiceView, "id" | "number"> & { id: null; number: null };
 

@@ -13,6 +13,7 @@
  * ours whole, and the group is planned again from what is left.
  */
 import { sql } from "drizzle-orm";
+import type { PeriodWindow } from "../billing-period/period";
 import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { chunkJsonRows, fromDrizzle, outboxInsertMany, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
@@ -23,7 +24,6 @@ import { outboxInsert, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
-import type { PeriodWindow } from "./period";
 
 type StoredLine = ReturnType<typeof storedLines>[number];
 

@@ -1,14 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
+import { BILLING_PERIOD_PATTERN, isFuturePeriod, lastDayOf } from "../billing-period/period";
 import { database } from "../db/client";
 import { readUnbilledUsage } from "../events/unbilled";
 import { errorResponses } from "../http/errors";
 import { newRouter } from "../http/router";
-import { BILLING_PERIOD_PATTERN, isFuturePeriod } from "../invoicing/period";
 import { isRealDay } from "../lib/date-range";
 import { validationError } from "../lib/errors";
 import { dayOf, nowIso, periodOf } from "../lib/time";
-import { lastDayOf, readUsage } from "./usage";
+import { readUsage } from "./usage";
 
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 

@@ -7,6 +7,10 @@
  * (CONTRACT §6).
  */
 
+import { activeSpan } from "../billing-period/activity";
+import { lastDayOf, periodWindow } from "../billing-period/period";
+import { planForPeriod } from "../billing-period/plan";
+import { baseFeeProration, rateWithProration } from "../billing-period/proration";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import {
@@ -16,12 +20,7 @@ import {
 } from "../durable-objects/usage-accumulator/client";
 import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
-import { activeSpan } from "../invoicing/activity";
-import { periodWindow } from "../invoicing/period";
-import { planForPeriod } from "../invoicing/period-plan";
-import { baseFeeProration, rateWithProration } from "../invoicing/proration";
 import { Decimal } from "../lib/decimal";
-import { periodBounds } from "../lib/time";
 import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
 import { quantitiesForPlan } from "../pricing/quantities";
@@ -74,10 +73,6 @@ function usageLines(aggregates: UsageAggregate[]): UsageLine[] {
 		.sort((a, b) =>
 			a.kind === b.kind ? (a.type < b.type ? -1 : a.type > b.type ? 1 : 0) : a.kind < b.kind ? -1 : 1,
 		);
-}
-
-export function lastDayOf(period: string): string {
-	return new Date(Date.parse(periodBounds(period).end) - 1).toISOString().slice(0, 10);
 }
 
 export async function readUsage({
