@@ -2,12 +2,12 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
 import { BILLING_PERIOD_PATTERN, isFuturePeriod, lastDayOf } from "../billing-period/period";
 import { database } from "../db/client";
-import { readUnbilledUsage } from "../events/unbilled";
 import { errorResponses } from "../http/errors";
 import { newRouter } from "../http/router";
 import { isRealDay } from "../lib/date-range";
 import { validationError } from "../lib/errors";
 import { dayOf, nowIso, periodOf } from "../lib/time";
+import { readUnbilledUsage } from "./unbilled";
 import { readUsage } from "./usage";
 
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
