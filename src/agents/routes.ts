@@ -2,8 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createAgent, getAgent, listAgents, updateAgent } from "./agents";
 import { INSTANCE_KEY, listInstances, registerInstance } from "./instances";
 

@@ -1,13 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
-import { pageQuery } from "../http/pagination";
 import { newRouter } from "../http/router";
-import { DateParam, instantRange, periodsOverlapping } from "../lib/date-range";
+import { instantRange, periodsOverlapping } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
 import { validationError } from "../lib/errors";
 import { decimalPlaces, isCurrencyCode, minorUnits } from "../lib/money";
-import { moneyInput } from "../lib/numbers";
+import { DateParam } from "../schemas/dates";
+import { moneyInput } from "../schemas/numbers";
+import { pageQuery } from "../schemas/pages";
 import { costRecordJson, createManualCost, findCostRecords } from "./costs";
 
 const Currency = z

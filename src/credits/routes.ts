@@ -2,9 +2,9 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { accountBalance } from "./balance";
 import { createGrant, listGrants, voidGrant } from "./grants";
 

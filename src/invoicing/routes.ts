@@ -1,8 +1,8 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
-import { pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
+import { pageOf, pageSchema } from "../schemas/pages";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
 import { getInvoice, listInvoices } from "./invoices";

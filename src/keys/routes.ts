@@ -4,9 +4,9 @@ import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
 import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
 import { validationError } from "../lib/errors";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createApiKey, listApiKeys, revokeApiKey } from "./keys";
 
 const ApiKey = z

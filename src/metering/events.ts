@@ -9,7 +9,8 @@ import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { repeatedJson } from "../lib/json";
 import { isCurrencyCode } from "../lib/money";
-import { boundedNumber, isBoundedNumber } from "../lib/numbers";
+import { isBoundedNumber } from "../lib/numbers";
+import { boundedNumber } from "../schemas/numbers";
 
 export const EVENT_TYPE = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_FUTURE_MS = 5 * 60 * 1000;

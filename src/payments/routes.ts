@@ -2,8 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { pageOf, pageQuery, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
+import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { listPayments } from "./payments";
 
 const Payment = z

@@ -3,10 +3,11 @@ import { findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
 import { newRouter } from "../http/router";
-import { DateParam, instantRange, periodsStartingIn } from "../lib/date-range";
+import { instantRange, periodsStartingIn } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
 import { validationError } from "../lib/errors";
 import { isCurrencyCode } from "../lib/money";
+import { DateParam } from "../schemas/dates";
 import { pnlBreakdown, pnlFigures, pnlJson, pnlSeries } from "./pnl";
 import { revenueBreakdown, revenueLines } from "./revenue";
 

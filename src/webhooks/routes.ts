@@ -3,8 +3,8 @@ import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
 import { newRouter } from "../http/router";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { getDelivery, listDeliveries, retryDelivery } from "./deliveries";
 import {
 	createWebhookEndpoint,
