@@ -1,5 +1,6 @@
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import type { InScope, Page } from "../db/rows";
 import { agentInstances } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { conflict } from "../lib/errors";
@@ -26,9 +27,7 @@ export async function registerInstance({
 	scope,
 	agentId,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	agentId: string;
 	input: { key: string; name?: string };
 }): Promise<{ instance: InstanceView; created: boolean }> {
@@ -68,13 +67,10 @@ export async function listInstances({
 	agentId,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	agentId: string;
-	limit: number;
-	offset: number;
-}) {
+}: InScope &
+	Page & {
+		agentId: string;
+	}) {
 	await getAgent({ db, scope, id: agentId });
 	const where = inScope(scope, agentInstances, eq(agentInstances.agentId, agentId));
 	const [rows, [count]] = await db.batch([

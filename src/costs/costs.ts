@@ -1,5 +1,6 @@
 import { and, eq, gte, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import type { InScope } from "../db/rows";
 import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
@@ -37,9 +38,7 @@ export async function createManualCost({
 	db,
 	scope,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	input: {
 		agent_id: string;
 		cost_type: string;

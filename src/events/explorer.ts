@@ -5,8 +5,7 @@
  * Newest timestamp first, then id; the cursor is the last event of a page. Below what an accumulator still keeps
  * (its retention, or less when its size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
-import type { Db } from "../db/client";
-import type { Scope } from "../db/scope";
+import type { InScope } from "../db/rows";
 import type { EventView } from "../durable-objects/usage-accumulator/archive";
 import {
 	accumulatorName,
@@ -63,10 +62,8 @@ export async function listEvents({
 	db,
 	scope,
 	query,
-}: {
+}: InScope & {
 	env: Env;
-	db: Db;
-	scope: Scope;
 	query: EventQuery;
 }): Promise<EventPage> {
 	const before = query.cursor === undefined ? null : decodeCursor(query.cursor);

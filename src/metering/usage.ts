@@ -11,8 +11,7 @@ import { activeSpan } from "../billing-period/activity";
 import { lastDayOf, periodWindow } from "../billing-period/period";
 import { planForPeriod } from "../billing-period/plan";
 import { baseFeeProration, rateWithProration } from "../billing-period/proration";
-import type { Db } from "../db/client";
-import type { Scope } from "../db/scope";
+import type { InScope } from "../db/rows";
 import {
 	accumulatorName,
 	accumulatorStub,
@@ -84,10 +83,8 @@ export async function readUsage({
 	period,
 	startDay,
 	endDay,
-}: {
+}: InScope & {
 	env: Env;
-	db: Db;
-	scope: Scope;
 	agentKey?: string;
 	subscriptionId?: string;
 	/** The billing period whose charges a read by subscription shows. */

@@ -7,6 +7,7 @@
 import { ensureInstancesStatement } from "../agents/instances";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
+import type { ById } from "../db/rows";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
@@ -146,11 +147,8 @@ async function tryUpdate({
 	scope,
 	id,
 	input,
-}: {
+}: ById & {
 	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
 	input: UpdateSubscriptionInput;
 }): Promise<SubscriptionView> {
 	const current = await loadSubscription(db, scope, id);

@@ -1,8 +1,8 @@
 import { ensureInstancesStatement } from "../agents/instances";
 import { fromDrizzle, returned } from "../db/batch";
-import { type Db, isUniqueViolation } from "../db/client";
+import { isUniqueViolation } from "../db/client";
+import type { InScope } from "../db/rows";
 import { subscriptionPlans, subscriptions } from "../db/schema";
-import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -43,10 +43,8 @@ export async function createSubscription({
 	db,
 	scope,
 	input,
-}: {
+}: InScope & {
 	env: Env;
-	db: Db;
-	scope: Scope;
 	input: CreateSubscriptionInput;
 }): Promise<SubscriptionView> {
 	const keys = [...new Set(input.agent_instance_ids)];

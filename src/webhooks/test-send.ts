@@ -1,9 +1,6 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { getInScope, type InScope } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
-import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { recordAttempt } from "./attempt";
@@ -92,19 +89,13 @@ export async function sendTestEvent({
 	webhookId,
 	event,
 	timeoutMs = ATTEMPT_TIMEOUT_MS,
-}: {
-	db: Db;
+}: InScope & {
 	env: Env;
-	scope: Scope;
 	webhookId: string;
 	event: WebhookEventKind;
 	timeoutMs?: number;
 }): Promise<TestSendResult> {
-	const [endpoint] = await db
-		.select()
-		.from(webhookEndpoints)
-		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, webhookId)));
-	if (!endpoint) throw notFound("webhook endpoint", webhookId);
+	const endpoint = await getInScope(db, scope, webhookEndpoints, "webhook endpoint", webhookId);
 
 	const now = nowIso();
 	const stored = { id: newId("evt"), event, createdAt: now, data: sampleEventData(event, now), test: true };
