@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { newRouter } from "../http/router";
 import { instantRange, periodsOverlapping } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
@@ -62,8 +63,6 @@ const CostQuery = z.strictObject({
 	currency: Currency.default("USD"),
 	...pageQuery,
 });
-
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const costRoutes = newRouter();
 

@@ -1,6 +1,7 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { newRouter } from "../http/router";
 import { pageOf, pageSchema } from "../schemas/pages";
 import { dispatchOutbox } from "../webhooks/dispatch";
@@ -15,8 +16,6 @@ import {
 	ListInvoicesQuery,
 	PayInvoice,
 } from "./schemas";
-
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const invoiceRoutes = newRouter();
 

@@ -8,6 +8,7 @@ import type { MiddlewareHandler } from "hono";
 import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import type { AppContext, AppEnv } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { newRouter } from "../http/router";
 import { nowIso } from "../lib/time";
 import {
@@ -25,8 +26,6 @@ import {
 } from "./events";
 import { plainBatch, plainEvent } from "./fast-validation";
 import { recordEvents } from "./record";
-
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 const IdempotencyHeader = z.object({
 	"idempotency-key": IdempotencyKey.optional().openapi({

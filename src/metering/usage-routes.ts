@@ -3,6 +3,7 @@ import { INSTANCE_KEY } from "../agents/instances";
 import { BILLING_PERIOD_PATTERN, isFuturePeriod, lastDayOf } from "../billing-period/period";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { newRouter } from "../http/router";
 import { isRealDay } from "../lib/date-range";
 import { validationError } from "../lib/errors";
@@ -194,7 +195,3 @@ usageRoutes.openapi(
 		return c.json({ billing_period: period, usage }, 200);
 	},
 );
-
-function json<T extends z.ZodType>(schema: T) {
-	return { content: { "application/json": { schema } } };
-}

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
 import { newRouter } from "../http/router";
 import { instantRange, periodsStartingIn } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
@@ -79,8 +80,6 @@ const PnlReport = z
 
 /** A monthly series is bounded: ten years of months at most. */
 const MAX_SERIES_MONTHS = 120;
-
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 export const reportRoutes = newRouter();
 
