@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createAgent, getAgent, listAgents, updateAgent } from "./agents";
 import { INSTANCE_KEY, listInstances, registerInstance } from "./instances";
@@ -54,10 +55,11 @@ const RegisterInstance = z
 
 const AgentParams = z.object({ agent_id: z.string() });
 
-export const agentRoutes = newRouter();
+export const agentRoutes = apiRouter();
 
 agentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/agents",
 		operationId: "listAgents",
@@ -78,6 +80,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/agents",
 		operationId: "createAgent",
@@ -95,6 +98,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/agents/{agent_id}",
 		operationId: "getAgent",
@@ -112,6 +116,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "patch",
 		path: "/agents/{agent_id}",
 		operationId: "updateAgent",
@@ -133,6 +138,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/agents/{agent_id}/instances",
 		operationId: "listAgentInstances",
@@ -158,6 +164,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/agents/{agent_id}/instances",
 		operationId: "registerAgentInstance",

@@ -3,7 +3,8 @@ import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, SDK_READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { dispatchOutbox } from "../webhooks/dispatch";
@@ -73,10 +74,11 @@ const Entitlement = z
 	})
 	.openapi("Entitlement");
 
-export const alertRoutes = newRouter();
+export const alertRoutes = apiRouter();
 
 alertRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/alerts",
 		operationId: "createAlert",
@@ -102,6 +104,7 @@ alertRoutes.openapi(
 
 alertRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/alerts",
 		operationId: "listAlerts",
@@ -127,6 +130,7 @@ alertRoutes.openapi(
 
 alertRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/alerts/{alert_id}",
 		operationId: "getAlert",
@@ -143,6 +147,7 @@ alertRoutes.openapi(
 
 alertRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "delete",
 		path: "/alerts/{alert_id}",
 		operationId: "deleteAlert",
@@ -160,6 +165,7 @@ alertRoutes.openapi(
 
 alertRoutes.openapi(
 	createRoute({
+		access: SDK_READ,
 		method: "get",
 		path: "/entitlements",
 		operationId: "getEntitlements",

@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { instantRange, periodsOverlapping } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
 import { validationError } from "../lib/errors";
@@ -64,10 +65,11 @@ const CostQuery = z.strictObject({
 	...pageQuery,
 });
 
-export const costRoutes = newRouter();
+export const costRoutes = apiRouter();
 
 costRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/costs",
 		operationId: "createCost",
@@ -91,6 +93,7 @@ costRoutes.openapi(
 
 costRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/costs",
 		operationId: "listCosts",

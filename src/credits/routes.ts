@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { accountBalance } from "./balance";
@@ -53,10 +54,11 @@ const Balance = z
 const AccountParams = z.object({ account_id: z.string() });
 const GrantParams = z.object({ account_id: z.string(), grant_id: z.string() });
 
-export const creditRoutes = newRouter();
+export const creditRoutes = apiRouter();
 
 creditRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/accounts/{account_id}/credit-grants",
 		operationId: "createCreditGrant",
@@ -83,6 +85,7 @@ creditRoutes.openapi(
 
 creditRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/accounts/{account_id}/credit-grants",
 		operationId: "listCreditGrants",
@@ -108,6 +111,7 @@ creditRoutes.openapi(
 
 creditRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/accounts/{account_id}/credit-grants/{grant_id}/void",
 		operationId: "voidCreditGrant",
@@ -133,6 +137,7 @@ creditRoutes.openapi(
 
 creditRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/accounts/{account_id}/balance",
 		operationId: "getCreditBalance",

@@ -3,7 +3,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
-import { newRouter } from "../http/router";
+import { ADMIN, READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { instantRange, isRealDay } from "../lib/date-range";
 import { validationError } from "../lib/errors";
 import { EVENT_TYPE } from "../metering/events";
@@ -52,10 +53,11 @@ const EventPage = z
 	})
 	.openapi("EventPage");
 
-export const eventRoutes = newRouter();
+export const eventRoutes = apiRouter();
 
 eventRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/events",
 		operationId: "listEvents",
@@ -118,6 +120,7 @@ const ExportQuery = z.strictObject({
 
 eventRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "get",
 		path: "/events/export",
 		operationId: "exportEvents",

@@ -2,7 +2,8 @@ import { createRoute, type z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { pageOf, pageSchema } from "../schemas/pages";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
@@ -17,10 +18,11 @@ import {
 	PayInvoice,
 } from "./schemas";
 
-export const invoiceRoutes = newRouter();
+export const invoiceRoutes = apiRouter();
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/invoices/generate",
 		operationId: "generateInvoices",
@@ -53,6 +55,7 @@ invoiceRoutes.openapi(
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/invoices",
 		operationId: "listInvoices",
@@ -79,6 +82,7 @@ invoiceRoutes.openapi(
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/invoices/{invoice_id}",
 		operationId: "getInvoice",
@@ -100,6 +104,7 @@ invoiceRoutes.openapi(
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/invoices/{invoice_id}/pay",
 		operationId: "payInvoice",
@@ -127,6 +132,7 @@ invoiceRoutes.openapi(
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/invoices/{invoice_id}/void",
 		operationId: "voidInvoice",

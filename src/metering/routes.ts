@@ -9,7 +9,8 @@ import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import type { AppContext, AppEnv } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { SDK_WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { nowIso } from "../lib/time";
 import {
 	ActionBatchInput,
@@ -135,10 +136,11 @@ const plainBatchFastPath = (kind: EventKind) =>
 		},
 	);
 
-export const meteringRoutes = newRouter();
+export const meteringRoutes = apiRouter();
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/actions",
 		operationId: "sendAction",
@@ -168,6 +170,7 @@ meteringRoutes.openapi(
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/outcomes",
 		operationId: "sendOutcome",
@@ -201,6 +204,7 @@ const OutcomeBatchResult = batchResponse("OutcomeBatchResult", OutcomeEvent);
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/actions/batch",
 		operationId: "sendActionBatch",
@@ -224,6 +228,7 @@ meteringRoutes.openapi(
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/outcomes/batch",
 		operationId: "sendOutcomeBatch",

@@ -4,7 +4,8 @@ import { BILLING_PERIOD_PATTERN, isFuturePeriod, lastDayOf } from "../billing-pe
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, SDK_READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { isRealDay } from "../lib/date-range";
 import { validationError } from "../lib/errors";
 import { dayOf, nowIso, periodOf } from "../lib/time";
@@ -121,10 +122,11 @@ function usageWindow(query: z.infer<typeof UsageQuery>) {
 	return window;
 }
 
-export const usageRoutes = newRouter();
+export const usageRoutes = apiRouter();
 
 usageRoutes.openapi(
 	createRoute({
+		access: SDK_READ,
 		method: "get",
 		path: "/usage",
 		operationId: "getUsage",
@@ -178,6 +180,7 @@ const UnbilledUsage = z
 
 usageRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/usage/unbilled",
 		operationId: "getUnbilledUsage",

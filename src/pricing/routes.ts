@@ -2,7 +2,8 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { boundedNumber } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { Charge, RatePlanInput } from "./plan";
@@ -159,10 +160,11 @@ const RatePlanParams = z.object({
 		.openapi({ param: { name: "rate_plan_id", in: "path" }, example: "plan_01jd0000000000000000000000" }),
 });
 
-export const pricingRoutes = newRouter();
+export const pricingRoutes = apiRouter();
 
 pricingRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/pricing/rate-plans",
 		operationId: "createRatePlan",
@@ -183,6 +185,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/pricing/rate-plans",
 		operationId: "listRatePlans",
@@ -203,6 +206,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/pricing/rate-plans/{rate_plan_id}",
 		operationId: "getRatePlan",
@@ -219,6 +223,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "delete",
 		path: "/pricing/rate-plans/{rate_plan_id}",
 		operationId: "deleteRatePlan",
@@ -238,6 +243,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "post",
 		path: "/pricing/simulate",
 		operationId: "simulatePricing",

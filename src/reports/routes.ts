@@ -3,7 +3,8 @@ import { findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { instantRange, periodsStartingIn } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
 import { validationError } from "../lib/errors";
@@ -81,10 +82,11 @@ const PnlReport = z
 /** A monthly series is bounded: ten years of months at most. */
 const MAX_SERIES_MONTHS = 120;
 
-export const reportRoutes = newRouter();
+export const reportRoutes = apiRouter();
 
 reportRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/reports/revenue",
 		operationId: "getRevenueReport",
@@ -119,6 +121,7 @@ reportRoutes.openapi(
 
 reportRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/reports/pnl",
 		operationId: "getPnlReport",

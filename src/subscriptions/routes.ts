@@ -5,7 +5,8 @@ import { MAX_SHARDS } from "../durable-objects/usage-accumulator/client";
 import type { AppContext } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { cancelSubscription, updateSubscription } from "./change";
@@ -143,10 +144,11 @@ function deliverOutbox(c: AppContext) {
 	c.executionCtx.waitUntil(dispatchOutbox(c.env));
 }
 
-export const subscriptionRoutes = newRouter();
+export const subscriptionRoutes = apiRouter();
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/subscriptions",
 		operationId: "listSubscriptions",
@@ -172,6 +174,7 @@ subscriptionRoutes.openapi(
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/subscriptions",
 		operationId: "createSubscription",
@@ -201,6 +204,7 @@ subscriptionRoutes.openapi(
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/subscriptions/{subscription_id}",
 		operationId: "getSubscription",
@@ -217,6 +221,7 @@ subscriptionRoutes.openapi(
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "patch",
 		path: "/subscriptions/{subscription_id}",
 		operationId: "updateSubscription",
@@ -247,6 +252,7 @@ subscriptionRoutes.openapi(
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/subscriptions/{subscription_id}/cancel",
 		operationId: "cancelSubscription",
