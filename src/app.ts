@@ -26,6 +26,7 @@ import { paymentRoutes } from "./payments/routes";
 import { pricingRoutes } from "./pricing/routes";
 import { reportRoutes } from "./reports/routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
+import { dispatchAfterOutboxWrites } from "./webhooks/dispatch";
 import { registerWebhookPayloads } from "./webhooks/openapi";
 import { webhookRoutes } from "./webhooks/routes";
 
@@ -63,6 +64,7 @@ export function createApp() {
 	app.use("/v1/*", jsonBody);
 	app.use("/v1/*", refuseUnexpectedBody(app));
 	app.use("/v1/*", idempotency);
+	app.use("/v1/*", dispatchAfterOutboxWrites);
 
 	app.route("/v1", apiKeyRoutes);
 	app.route("/v1", agentRoutes);

@@ -7,7 +7,6 @@ import { READ, SDK_READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
-import { dispatchOutbox } from "../webhooks/dispatch";
 import { createAlert, deleteAlert, getAlert, listAlerts } from "./alerts";
 import { entitlementOf } from "./entitlements";
 
@@ -97,7 +96,6 @@ alertRoutes.openapi(
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
 		});
-		c.executionCtx.waitUntil(dispatchOutbox(c.env));
 		return c.json(alert, 201);
 	},
 );

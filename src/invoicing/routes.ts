@@ -5,7 +5,6 @@ import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { pageOf, pageSchema } from "../schemas/pages";
-import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
 import { getInvoice, listInvoices } from "./invoices";
 import { payInvoice, voidInvoice } from "./payments";
@@ -48,7 +47,6 @@ invoiceRoutes.openapi(
 			accountId: input.account_id,
 		});
 		if (created.length === 0) return c.json({ invoices: [] }, 200);
-		c.executionCtx.waitUntil(dispatchOutbox(c.env));
 		return c.json({ invoices: created }, 201);
 	},
 );
@@ -125,7 +123,6 @@ invoiceRoutes.openapi(
 			id: c.req.valid("param").invoice_id,
 			reference: (c.req.valid("json") as z.infer<typeof PayInvoice> | undefined)?.reference,
 		});
-		c.executionCtx.waitUntil(dispatchOutbox(c.env));
 		return c.json(invoice, 200);
 	},
 );

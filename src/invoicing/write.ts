@@ -15,12 +15,12 @@
 import { sql } from "drizzle-orm";
 import type { PeriodWindow } from "../billing-period/period";
 import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
-import { chunkJsonRows, fromDrizzle, outboxInsertMany, returned, statement } from "../db/batch";
+import { chunkJsonRows, fromDrizzle, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import { invoiceCounters, invoiceLines, invoices } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { newId } from "../lib/ids";
-import { outboxInsert, type WebhookEventKind } from "../webhooks/outbox";
+import { outboxInsert, outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";

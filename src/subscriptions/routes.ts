@@ -2,13 +2,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { MAX_SHARDS } from "../durable-objects/usage-accumulator/client";
-import type { AppContext } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
-import { dispatchOutbox } from "../webhooks/dispatch";
 import { cancelSubscription, updateSubscription } from "./change";
 import { createSubscription } from "./create";
 import { getSubscription, listSubscriptions } from "./views";
@@ -139,11 +137,6 @@ const ListQuery = PageQuery.extend({
 
 const SubscriptionParams = z.object({ subscription_id: z.string() });
 
-/** Webhook events of the change are in the outbox already; deliver them without holding up the response. */
-function deliverOutbox(c: AppContext) {
-	c.executionCtx.waitUntil(dispatchOutbox(c.env));
-}
-
 export const subscriptionRoutes = apiRouter();
 
 subscriptionRoutes.openapi(
@@ -197,7 +190,6 @@ subscriptionRoutes.openapi(
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
 		});
-		deliverOutbox(c);
 		return c.json(subscription, 201);
 	},
 );
@@ -245,7 +237,6 @@ subscriptionRoutes.openapi(
 			id: c.req.valid("param").subscription_id,
 			input: c.req.valid("json"),
 		});
-		deliverOutbox(c);
 		return c.json(subscription, 200);
 	},
 );
@@ -277,7 +268,6 @@ subscriptionRoutes.openapi(
 			id: c.req.valid("param").subscription_id,
 			atPeriodEnd: body?.at_period_end ?? false,
 		});
-		deliverOutbox(c);
 		return c.json(subscription, 200);
 	},
 );
