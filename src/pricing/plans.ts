@@ -1,3 +1,8 @@
+/**
+ * Rate plans as stored resources, and simulation against them. A plan never changes once created — a change of
+ * price is a new plan — so subscriptions and invoices can rely on a plan id meaning the same prices forever.
+ * DELETE only archives: an archived plan stays readable and can still be simulated, but no longer subscribed to.
+ */
 import { newestFirst } from "../db/pages";
 import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
 import { ratePlans } from "../db/schema";
