@@ -1,4 +1,5 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import type { InScope, Page } from "../db/rows";
 import { agentInstances } from "../db/schema";
@@ -9,6 +10,14 @@ import { getAgent } from "./agents";
 
 /** The shape of an agent key (an instance's key): what events, usage and subscriptions accept. */
 export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+
+/** The join from rows keyed by agent key (usage, costs) to their instance, and so to its agent. */
+export function instanceOfRow(table: { environment: SQLiteColumn; agentKey: SQLiteColumn }): SQL {
+	return and(
+		eq(agentInstances.environment, table.environment),
+		eq(agentInstances.key, table.agentKey),
+	) as SQL;
+}
 
 export interface InstanceView {
 	key: string;

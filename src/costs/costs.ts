@@ -1,4 +1,5 @@
-import { and, eq, gte, lte, sql } from "drizzle-orm";
+import { eq, gte, lte, sql } from "drizzle-orm";
+import { instanceOfRow } from "../agents/instances";
 import type { Db } from "../db/client";
 import type { InScope } from "../db/rows";
 import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
@@ -123,13 +124,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 				id: usageCosts.id,
 			})
 			.from(usageCosts)
-			.leftJoin(
-				agentInstances,
-				and(
-					eq(agentInstances.environment, usageCosts.environment),
-					eq(agentInstances.key, usageCosts.agentKey),
-				),
-			)
+			.leftJoin(agentInstances, instanceOfRow(usageCosts))
 			.leftJoin(subscriptions, eq(subscriptions.id, usageCosts.subscriptionId))
 			.where(
 				inScope(

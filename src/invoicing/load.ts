@@ -6,6 +6,7 @@
  */
 import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
 import { planInEffect } from "../billing-period/plan";
 import { baseFeeProration } from "../billing-period/proration";
@@ -102,13 +103,7 @@ export async function loadPeriodStates(
 				sums: sql<string>`json_group_array(${usageDaily.sum})`,
 			})
 			.from(usageDaily)
-			.leftJoin(
-				agentInstances,
-				and(
-					eq(agentInstances.environment, usageDaily.environment),
-					eq(agentInstances.key, usageDaily.agentKey),
-				),
-			)
+			.leftJoin(agentInstances, instanceOfRow(usageDaily))
 			.where(
 				inScope(
 					scope,
@@ -169,13 +164,7 @@ export async function loadPeriodStates(
 				quantity: usageMetrics.quantity,
 			})
 			.from(usageMetrics)
-			.leftJoin(
-				agentInstances,
-				and(
-					eq(agentInstances.environment, usageMetrics.environment),
-					eq(agentInstances.key, usageMetrics.agentKey),
-				),
-			)
+			.leftJoin(agentInstances, instanceOfRow(usageMetrics))
 			.where(
 				inScope(
 					scope,
