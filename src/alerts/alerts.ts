@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { type ById, getInScope, type InScope, type Page } from "../db/rows";
+import { type ById, getInScope, type InScope, type Page, type WithEnv } from "../db/rows";
 import { alerts, alertTriggers, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { accumulatorStub, headAccumulator } from "../durable-objects/usage-accumulator/client";
@@ -67,8 +67,7 @@ export async function createAlert({
 	db,
 	scope,
 	input,
-}: InScope & {
-	env: Env;
+}: WithEnv & {
 	input: CreateAlertInput;
 }): Promise<AlertView> {
 	const subscription = await getSubscription({ db, scope, id: input.subscription_id });

@@ -4,6 +4,7 @@
  */
 import { eq, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTableWithColumns } from "drizzle-orm/sqlite-core";
+import type { Env } from "../env";
 import { notFound } from "../lib/errors";
 import type { Db } from "./client";
 import { inScope, type Scope } from "./scope";
@@ -62,4 +63,12 @@ export interface ById extends InScope {
 export interface Page {
 	limit: number;
 	offset: number;
+}
+
+/** A domain verb that lists: a page of rows that match `filters`. */
+export type Listing<Filters> = InScope & Page & { filters: Filters };
+
+/** A domain verb that also reaches the Worker's bindings (accumulators, queues, R2). */
+export interface WithEnv extends InScope {
+	env: Env;
 }

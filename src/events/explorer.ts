@@ -5,7 +5,7 @@
  * Newest timestamp first, then id; the cursor is the last event of a page. Below what an accumulator still keeps
  * (its retention, or less when its size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
-import type { InScope } from "../db/rows";
+import type { WithEnv } from "../db/rows";
 import type { EventView } from "../durable-objects/usage-accumulator/archive";
 import {
 	accumulatorName,
@@ -13,7 +13,6 @@ import {
 	subscriptionAccumulators,
 } from "../durable-objects/usage-accumulator/client";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/object";
-import type { Env } from "../env";
 import { validationError } from "../lib/errors";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";
@@ -62,8 +61,7 @@ export async function listEvents({
 	db,
 	scope,
 	query,
-}: InScope & {
-	env: Env;
+}: WithEnv & {
 	query: EventQuery;
 }): Promise<EventPage> {
 	const before = query.cursor === undefined ? null : decodeCursor(query.cursor);

@@ -3,7 +3,7 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
-import { type ById, getInScope, type InScope, type Page } from "../db/rows";
+import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, invoiceLines, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
@@ -188,10 +188,7 @@ export async function listInvoices({
 	filters,
 	limit,
 	offset,
-}: InScope &
-	Page & {
-		filters: InvoiceFilters;
-	}): Promise<{ items: InvoiceView[]; total: number }> {
+}: Listing<InvoiceFilters>): Promise<{ items: InvoiceView[]; total: number }> {
 	const where = inScope(
 		scope,
 		invoices,

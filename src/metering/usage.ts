@@ -11,7 +11,7 @@ import { activeSpan } from "../billing-period/activity";
 import { lastDayOf, periodWindow } from "../billing-period/period";
 import { planForPeriod } from "../billing-period/plan";
 import { baseFeeProration, rateWithProration } from "../billing-period/proration";
-import type { InScope } from "../db/rows";
+import type { WithEnv } from "../db/rows";
 import {
 	accumulatorName,
 	accumulatorStub,
@@ -83,8 +83,7 @@ export async function readUsage({
 	period,
 	startDay,
 	endDay,
-}: InScope & {
-	env: Env;
+}: WithEnv & {
 	agentKey?: string;
 	subscriptionId?: string;
 	/** The billing period whose charges a read by subscription shows. */

@@ -1,7 +1,7 @@
 /** The payments recorded by POST /v1/invoices/{id}/pay (CONTRACT §20), listed newest first. */
 import { eq } from "drizzle-orm";
 import { newestFirst } from "../db/pages";
-import type { InScope, Page } from "../db/rows";
+import type { Listing } from "../db/rows";
 import { payments } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
@@ -34,10 +34,7 @@ export async function listPayments({
 	filters,
 	limit,
 	offset,
-}: InScope &
-	Page & {
-		filters: { account_id?: string; invoice_id?: string };
-	}): Promise<{ items: PaymentView[]; total: number }> {
+}: Listing<{ account_id?: string; invoice_id?: string }>): Promise<{ items: PaymentView[]; total: number }> {
 	const where = inScope(
 		scope,
 		payments,

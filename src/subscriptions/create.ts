@@ -1,9 +1,8 @@
 import { ensureInstancesStatement } from "../agents/instances";
 import { fromDrizzle, returned } from "../db/batch";
 import { isUniqueViolation } from "../db/client";
-import type { InScope } from "../db/rows";
+import type { WithEnv } from "../db/rows";
 import { subscriptionPlans, subscriptions } from "../db/schema";
-import type { Env } from "../env";
 import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
@@ -43,8 +42,7 @@ export async function createSubscription({
 	db,
 	scope,
 	input,
-}: InScope & {
-	env: Env;
+}: WithEnv & {
 	input: CreateSubscriptionInput;
 }): Promise<SubscriptionView> {
 	const keys = [...new Set(input.agent_instance_ids)];

@@ -6,7 +6,7 @@
  */
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import type { InScope, Page } from "../db/rows";
+import type { Listing } from "../db/rows";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../lib/errors";
@@ -130,10 +130,10 @@ export async function listSubscriptions({
 	filters,
 	limit,
 	offset,
-}: InScope &
-	Page & {
-		filters: { account_id?: string; status?: SubscriptionStatus };
-	}): Promise<{ items: SubscriptionView[]; total: number }> {
+}: Listing<{ account_id?: string; status?: SubscriptionStatus }>): Promise<{
+	items: SubscriptionView[];
+	total: number;
+}> {
 	const period = periodOf(nowIso());
 	const conditions: SQL[] = [];
 	if (filters.account_id !== undefined) conditions.push(eq(subscriptions.accountId, filters.account_id));

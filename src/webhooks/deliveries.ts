@@ -1,8 +1,7 @@
 import { desc, eq, sql } from "drizzle-orm";
-import { getInScope, type InScope, type Page, updateInScope } from "../db/rows";
+import { getInScope, type InScope, type Page, updateInScope, type WithEnv } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import { inScope } from "../db/scope";
-import type { Env } from "../env";
 import { conflict, notFound } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { enqueueAttempt } from "./schedule";
@@ -111,8 +110,7 @@ export async function retryDelivery({
 	scope,
 	endpointId,
 	deliveryId,
-}: InScope & {
-	env: Env;
+}: WithEnv & {
 	endpointId: string;
 	deliveryId: string;
 }): Promise<WebhookDeliveryView> {

@@ -1,6 +1,5 @@
-import { getInScope, type InScope } from "../db/rows";
+import { getInScope, type WithEnv } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
-import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { recordAttempt } from "./attempt";
@@ -89,8 +88,7 @@ export async function sendTestEvent({
 	webhookId,
 	event,
 	timeoutMs = ATTEMPT_TIMEOUT_MS,
-}: InScope & {
-	env: Env;
+}: WithEnv & {
 	webhookId: string;
 	event: WebhookEventKind;
 	timeoutMs?: number;
