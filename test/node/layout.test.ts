@@ -5,7 +5,8 @@
  * - no two folders of src/ import each other's values, directly or round a circle;
  * - only the HTTP edge (src/http/, app.ts, index.ts and route files) imports src/http/: a domain verb throws a
  *   DomainError and http/ alone turns its code into a status;
- * - src/lib/ imports nothing of the app, and neither Hono nor zod.
+ * - src/lib/ imports nothing of the app, and neither Hono nor zod;
+ * - only app.ts mounts route files: no domain verb or other route reaches into one for a constant or a schema.
  * A node of the graph is a folder under src/ (durable-objects/<name> each its own), or a file at the top of src/.
  */
 import { readdirSync, readFileSync } from "node:fs";
@@ -83,15 +84,11 @@ function nodeOf(path: string): string {
 	return parts[0] as string;
 }
 
+const isRouteFile = (path: string) => /(\/|-)routes(\.ts)?$/.test(path);
+
 /** The HTTP edge: what may turn requests into calls and domain errors into statuses. */
 function isHttpEdge(path: string): boolean {
-	return (
-		path.startsWith("http/") ||
-		path === "app.ts" ||
-		path === "index.ts" ||
-		path.endsWith("/routes.ts") ||
-		path.endsWith("-routes.ts")
-	);
+	return path.startsWith("http/") || path === "app.ts" || path === "index.ts" || isRouteFile(path);
 }
 
 const describeEdge = (i: Import) => `${i.from} → ${i.specifier}`;
@@ -182,6 +179,13 @@ describe("the import graph of src/", () => {
 					? !i.target.startsWith("lib/")
 					: /^(hono(\/|$)|@hono\/|zod(\/|$))/.test(i.specifier),
 			)
+			.map(describeEdge);
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+
+	it("lets only app.ts import route files", () => {
+		const offending = values
+			.filter((i) => i.target !== undefined && isRouteFile(i.target) && i.from !== "app.ts")
 			.map(describeEdge);
 		expect(offending, offending.join("\n")).toEqual([]);
 	});
