@@ -1,5 +1,6 @@
 import { eq, gte, lte, sql } from "drizzle-orm";
 import { instanceOfRow } from "../agents/instances";
+import { planInEffect } from "../billing-period/plan";
 import type { Db } from "../db/client";
 import type { InScope } from "../db/rows";
 import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
@@ -94,30 +95,24 @@ export async function createManualCost({
  * Both reads are bounded by rollups, never by the number of events.
  */
 export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter): Promise<CostRecord[]> {
+	// Manual records and rolled-up event costs are filtered alike: currency, and periods in the span.
+	const matching = (table: typeof costRecords | typeof usageCosts) =>
+		inScope(
+			scope,
+			table,
+			eq(table.currency, filter.currency),
+			gte(table.period, filter.periods.first),
+			lte(table.period, filter.periods.last),
+		);
 	const [manual, fromEvents] = await db.batch([
-		db
-			.select()
-			.from(costRecords)
-			.where(
-				inScope(
-					scope,
-					costRecords,
-					eq(costRecords.currency, filter.currency),
-					gte(costRecords.period, filter.periods.first),
-					lte(costRecords.period, filter.periods.last),
-				),
-			),
+		db.select().from(costRecords).where(matching(costRecords)),
 		db
 			.select({
 				agentId: agentInstances.agentId,
 				customerId: subscriptions.accountId,
 				// The plan that rated the subscription's period (the plan history's row), so margins per product
 				// can set these costs against that plan's revenue.
-				ratePlanId: sql<string | null>`coalesce((
-					SELECT p.rate_plan_id FROM subscription_plans AS p
-					WHERE p.subscription_id = ${usageCosts.subscriptionId} AND p.effective_period <= ${usageCosts.period}
-					ORDER BY p.effective_period DESC LIMIT 1
-				), ${subscriptions.ratePlanId})`,
+				ratePlanId: sql<string | null>`${planInEffect(usageCosts.period, usageCosts.subscriptionId)}`,
 				costType: usageCosts.costType,
 				period: usageCosts.period,
 				amount: usageCosts.amount,
@@ -126,15 +121,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			.from(usageCosts)
 			.leftJoin(agentInstances, instanceOfRow(usageCosts))
 			.leftJoin(subscriptions, eq(subscriptions.id, usageCosts.subscriptionId))
-			.where(
-				inScope(
-					scope,
-					usageCosts,
-					eq(usageCosts.currency, filter.currency),
-					gte(usageCosts.period, filter.periods.first),
-					lte(usageCosts.period, filter.periods.last),
-				),
-			),
+			.where(matching(usageCosts)),
 	]);
 
 	// A record adds up rollup rows; its id is the earliest of theirs, so it stays put as more rows join it.
