@@ -1,6 +1,7 @@
 /**
- * A row by id in the caller's environment, or not_found: the one way a domain verb reads or changes a single row
- * it was asked for by id. `what` names the resource in the error ("No account with id 'acc_…'.").
+ * What every domain verb shares. A row by id in the caller's environment, or not_found: the one way a verb reads
+ * or changes a single row it was asked for by id (`what` names the resource in the error: "No account with id
+ * 'acc_…'."). And the shapes of a verb's parameters: InScope, ById, Page, Listing, WithEnv.
  */
 import { eq, type SQL } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTableWithColumns } from "drizzle-orm/sqlite-core";
