@@ -10,7 +10,7 @@ import { benchHop } from "./http/bench-routes";
 import { jsonBody } from "./http/body";
 import { refuseUnexpectedBody } from "./http/bodyless";
 import { docsHeaders, docsPage } from "./http/docs";
-import { ApiError, statusOf } from "./http/errors";
+import { ApiError, fromDomainError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
 import { healthRoutes } from "./http/health";
 import { idempotency } from "./http/idempotency";
@@ -20,6 +20,7 @@ import { newRouter } from "./http/router";
 import { invoiceRoutes } from "./invoicing/routes";
 import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
+import { DomainError } from "./lib/errors";
 import { newId } from "./lib/ids";
 import { mountMcp } from "./mcp/routes";
 import { meteringRoutes } from "./metering/routes";
@@ -32,6 +33,7 @@ import { portalSessionRoutes } from "./portal/session-routes";
 import { pricingRoutes } from "./pricing/routes";
 import { reportRoutes } from "./reports/routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
+import { dispatchAfterOutboxWrites } from "./webhooks/dispatch";
 import { registerWebhookPayloads } from "./webhooks/openapi";
 import { webhookRoutes } from "./webhooks/routes";
 
@@ -90,6 +92,7 @@ export function createApp() {
 	app.use("/v1/*", jsonBody);
 	app.use("/v1/*", refuseUnexpectedBody(app));
 	app.use("/v1/*", idempotency);
+	app.use("/v1/*", dispatchAfterOutboxWrites);
 
 	app.route("/v1", apiKeyRoutes);
 	app.route("/v1", agentRoutes);
@@ -128,6 +131,7 @@ export function createApp() {
 		const requestId = c.get("requestId") ?? newId("req");
 		let error: ApiError;
 		if (err instanceof ApiError) error = err;
+		else if (err instanceof DomainError) error = fromDomainError(err);
 		else if (err instanceof HTTPException && err.status === 415) {
 			error = new ApiError(
 				"unsupported_media_type",

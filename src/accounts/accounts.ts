@@ -1,9 +1,9 @@
-import { eq } from "drizzle-orm";
 import { type Db, isUniqueViolation } from "../db/client";
 import { newestFirst } from "../db/pages";
+import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
 import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { conflict, notFound } from "../http/errors";
+import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 
@@ -72,34 +72,11 @@ export async function createAccount({ db, scope, input }: { db: Db; scope: Scope
 	return toView(row);
 }
 
-export async function getAccount({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<AccountView> {
-	const [row] = await db
-		.select()
-		.from(accounts)
-		.where(inScope(scope, accounts, eq(accounts.id, id)));
-	if (!row) throw notFound("account", id);
-	return toView(row);
+export async function getAccount({ db, scope, id }: ById): Promise<AccountView> {
+	return toView(await getInScope(db, scope, accounts, "account", id));
 }
 
-export async function listAccounts({
-	db,
-	scope,
-	limit,
-	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	limit: number;
-	offset: number;
-}) {
+export async function listAccounts({ db, scope, limit, offset }: InScope & Page) {
 	const { rows, total } = await newestFirst(db, accounts, inScope(scope, accounts), { limit, offset });
 	return { items: rows.map(toView), total };
 }
@@ -109,10 +86,7 @@ export async function updateAccount({
 	scope,
 	id,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
+}: ById & {
 	input: Partial<Omit<AccountInput, "currency">>;
 }): Promise<AccountView> {
 	const changes = {
@@ -124,13 +98,7 @@ export async function updateAccount({
 		updatedAt: nowIso(),
 	};
 	try {
-		const [row] = await db
-			.update(accounts)
-			.set(changes)
-			.where(inScope(scope, accounts, eq(accounts.id, id)))
-			.returning();
-		if (!row) throw notFound("account", id);
-		return toView(row);
+		return toView(await updateInScope(db, scope, accounts, "account", id, changes));
 	} catch (error) {
 		if (isUniqueViolation(error)) throw duplicateExternalId(input.external_id);
 		throw error;

@@ -2,9 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { isCurrencyCode } from "../lib/money";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createAccount, getAccount, listAccounts, updateAccount } from "./accounts";
 
 const BillingAddress = z
@@ -70,10 +71,11 @@ const UpdateAccount = z
 
 const AccountParams = z.object({ account_id: z.string() });
 
-export const accountRoutes = newRouter();
+export const accountRoutes = apiRouter();
 
 accountRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/accounts",
 		operationId: "listAccounts",
@@ -94,6 +96,7 @@ accountRoutes.openapi(
 
 accountRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/accounts",
 		operationId: "createAccount",
@@ -111,6 +114,7 @@ accountRoutes.openapi(
 
 accountRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/accounts/{account_id}",
 		operationId: "getAccount",
@@ -132,6 +136,7 @@ accountRoutes.openapi(
 
 accountRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "patch",
 		path: "/accounts/{account_id}",
 		operationId: "updateAccount",

@@ -1,9 +1,8 @@
-import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
+import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
 import { agents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 
@@ -31,9 +30,7 @@ export async function createAgent({
 	db,
 	scope,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	input: { name: string; type: AgentType; description?: string | null };
 }): Promise<AgentView> {
 	const now = nowIso();
@@ -51,25 +48,10 @@ export async function createAgent({
 }
 
 export async function getAgent({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<AgentView> {
-	const [row] = await db
-		.select()
-		.from(agents)
-		.where(inScope(scope, agents, eq(agents.id, id)));
-	if (!row) throw notFound("agent", id);
-	return toView(row);
+	return toView(await getInScope(db, scope, agents, "agent", id));
 }
 
-export async function listAgents({
-	db,
-	scope,
-	limit,
-	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	limit: number;
-	offset: number;
-}) {
+export async function listAgents({ db, scope, limit, offset }: InScope & Page) {
 	const { rows, total } = await newestFirst(db, agents, inScope(scope, agents), { limit, offset });
 	return { items: rows.map(toView), total };
 }
@@ -79,17 +61,8 @@ export async function updateAgent({
 	scope,
 	id,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
+}: ById & {
 	input: { name?: string; description?: string | null };
 }): Promise<AgentView> {
-	const [row] = await db
-		.update(agents)
-		.set({ ...input, updatedAt: nowIso() })
-		.where(inScope(scope, agents, eq(agents.id, id)))
-		.returning();
-	if (!row) throw notFound("agent", id);
-	return toView(row);
+	return toView(await updateInScope(db, scope, agents, "agent", id, { ...input, updatedAt: nowIso() }));
 }

@@ -1,10 +1,23 @@
-import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
+import type { InScope, Page } from "../db/rows";
 import { agentInstances } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { conflict } from "../http/errors";
+import { conflict } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { getAgent } from "./agents";
+
+/** The shape of an agent key (an instance's key): what events, usage and subscriptions accept. */
+export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+
+/** The join from rows keyed by agent key (usage, costs) to their instance, and so to its agent. */
+export function instanceOfRow(table: { environment: SQLiteColumn; agentKey: SQLiteColumn }): SQL {
+	return and(
+		eq(agentInstances.environment, table.environment),
+		eq(agentInstances.key, table.agentKey),
+	) as SQL;
+}
 
 export interface InstanceView {
 	key: string;
@@ -23,9 +36,7 @@ export async function registerInstance({
 	scope,
 	agentId,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	agentId: string;
 	input: { key: string; name?: string };
 }): Promise<{ instance: InstanceView; created: boolean }> {
@@ -65,13 +76,10 @@ export async function listInstances({
 	agentId,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	agentId: string;
-	limit: number;
-	offset: number;
-}) {
+}: InScope &
+	Page & {
+		agentId: string;
+	}) {
 	await getAgent({ db, scope, id: agentId });
 	const where = inScope(scope, agentInstances, eq(agentInstances.agentId, agentId));
 	const [rows, [count]] = await db.batch([

@@ -2,12 +2,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createAgent, getAgent, listAgents, updateAgent } from "./agents";
-import { listInstances, registerInstance } from "./instances";
-
-export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+import { INSTANCE_KEY, listInstances, registerInstance } from "./instances";
 
 const notBlank = (max: number) =>
 	z
@@ -56,10 +55,11 @@ const RegisterInstance = z
 
 const AgentParams = z.object({ agent_id: z.string() });
 
-export const agentRoutes = newRouter();
+export const agentRoutes = apiRouter();
 
 agentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/agents",
 		operationId: "listAgents",
@@ -80,6 +80,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/agents",
 		operationId: "createAgent",
@@ -97,6 +98,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/agents/{agent_id}",
 		operationId: "getAgent",
@@ -114,6 +116,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "patch",
 		path: "/agents/{agent_id}",
 		operationId: "updateAgent",
@@ -135,6 +138,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/agents/{agent_id}/instances",
 		operationId: "listAgentInstances",
@@ -160,6 +164,7 @@ agentRoutes.openapi(
 
 agentRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/agents/{agent_id}/instances",
 		operationId: "registerAgentInstance",

@@ -5,12 +5,13 @@
  */
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { type ById, getInScope, type InScope, type Page, type WithEnv } from "../db/rows";
 import { alerts, alertTriggers, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
-import { notFound, validationError } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import type { Charge } from "../pricing/plan";
@@ -66,10 +67,7 @@ export async function createAlert({
 	db,
 	scope,
 	input,
-}: {
-	env: Env;
-	db: Db;
-	scope: Scope;
+}: WithEnv & {
 	input: CreateAlertInput;
 }): Promise<AlertView> {
 	const subscription = await getSubscription({ db, scope, id: input.subscription_id });
@@ -138,13 +136,10 @@ export async function listAlerts({
 	subscriptionId,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	subscriptionId?: string;
-	limit: number;
-	offset: number;
-}): Promise<{ items: AlertView[]; total: number }> {
+}: InScope &
+	Page & {
+		subscriptionId?: string;
+	}): Promise<{ items: AlertView[]; total: number }> {
 	const period = periodOf(nowIso());
 	const where = inScope(
 		scope,
@@ -173,17 +168,10 @@ export async function deleteAlert({
 	db,
 	scope,
 	id,
-}: {
+}: ById & {
 	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
 }): Promise<void> {
-	const [row] = await db
-		.select()
-		.from(alerts)
-		.where(inScope(scope, alerts, eq(alerts.id, id)));
-	if (!row) throw notFound("alert", id);
+	const row = await getInScope(db, scope, alerts, "alert", id);
 	const [owner] = await db
 		.select({ shards: subscriptions.shards })
 		.from(subscriptions)

@@ -5,8 +5,8 @@
  */
 import type { Scope } from "../db/scope";
 import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { routesFor } from "../durable-objects/usage-accumulator/router";
 import type { Env } from "../env";
-import { routesFor } from "../metering/router";
 
 export interface Entitlement {
 	agent_key: string;

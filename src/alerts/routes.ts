@@ -1,12 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { READ, SDK_READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
-import { dispatchOutbox } from "../webhooks/dispatch";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createAlert, deleteAlert, getAlert, listAlerts } from "./alerts";
 import { entitlementOf } from "./entitlements";
 
@@ -73,10 +73,11 @@ const Entitlement = z
 	})
 	.openapi("Entitlement");
 
-export const alertRoutes = newRouter();
+export const alertRoutes = apiRouter();
 
 alertRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/alerts",
 		operationId: "createAlert",
@@ -95,13 +96,13 @@ alertRoutes.openapi(
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
 		});
-		c.executionCtx.waitUntil(dispatchOutbox(c.env));
 		return c.json(alert, 201);
 	},
 );
 
 alertRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/alerts",
 		operationId: "listAlerts",
@@ -127,6 +128,7 @@ alertRoutes.openapi(
 
 alertRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/alerts/{alert_id}",
 		operationId: "getAlert",
@@ -143,6 +145,7 @@ alertRoutes.openapi(
 
 alertRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "delete",
 		path: "/alerts/{alert_id}",
 		operationId: "deleteAlert",
@@ -160,6 +163,7 @@ alertRoutes.openapi(
 
 alertRoutes.openapi(
 	createRoute({
+		access: SDK_READ,
 		method: "get",
 		path: "/entitlements",
 		operationId: "getEntitlements",

@@ -1,9 +1,12 @@
-import { and, eq, gte, lte, sql } from "drizzle-orm";
+import { eq, gte, lte, sql } from "drizzle-orm";
+import { instanceOfRow } from "../agents/instances";
+import { planInEffect } from "../billing-period/plan";
 import type { Db } from "../db/client";
+import type { InScope } from "../db/rows";
 import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { sha256Hex } from "../lib/sha256";
 import { nowIso } from "../lib/time";
@@ -38,9 +41,7 @@ export async function createManualCost({
 	db,
 	scope,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	input: {
 		agent_id: string;
 		cost_type: string;
@@ -95,53 +96,33 @@ export async function createManualCost({
  * Both reads are bounded by rollups, never by the number of events.
  */
 export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter): Promise<CostRecord[]> {
+	// Manual records and rolled-up event costs are filtered alike: currency, and periods in the span.
+	const matching = (table: typeof costRecords | typeof usageCosts) =>
+		inScope(
+			scope,
+			table,
+			eq(table.currency, filter.currency),
+			gte(table.period, filter.periods.first),
+			lte(table.period, filter.periods.last),
+		);
 	const [manual, fromEvents] = await db.batch([
-		db
-			.select()
-			.from(costRecords)
-			.where(
-				inScope(
-					scope,
-					costRecords,
-					eq(costRecords.currency, filter.currency),
-					gte(costRecords.period, filter.periods.first),
-					lte(costRecords.period, filter.periods.last),
-				),
-			),
+		db.select().from(costRecords).where(matching(costRecords)),
 		db
 			.select({
 				agentId: agentInstances.agentId,
 				customerId: subscriptions.accountId,
 				// The plan that rated the subscription's period (the plan history's row), so margins per product
 				// can set these costs against that plan's revenue.
-				ratePlanId: sql<string | null>`coalesce((
-					SELECT p.rate_plan_id FROM subscription_plans AS p
-					WHERE p.subscription_id = ${usageCosts.subscriptionId} AND p.effective_period <= ${usageCosts.period}
-					ORDER BY p.effective_period DESC LIMIT 1
-				), ${subscriptions.ratePlanId})`,
+				ratePlanId: sql<string | null>`${planInEffect(usageCosts.period, usageCosts.subscriptionId)}`,
 				costType: usageCosts.costType,
 				period: usageCosts.period,
 				amount: usageCosts.amount,
 				id: usageCosts.id,
 			})
 			.from(usageCosts)
-			.leftJoin(
-				agentInstances,
-				and(
-					eq(agentInstances.environment, usageCosts.environment),
-					eq(agentInstances.key, usageCosts.agentKey),
-				),
-			)
+			.leftJoin(agentInstances, instanceOfRow(usageCosts))
 			.leftJoin(subscriptions, eq(subscriptions.id, usageCosts.subscriptionId))
-			.where(
-				inScope(
-					scope,
-					usageCosts,
-					eq(usageCosts.currency, filter.currency),
-					gte(usageCosts.period, filter.periods.first),
-					lte(usageCosts.period, filter.periods.last),
-				),
-			),
+			.where(matching(usageCosts)),
 	]);
 
 	// A record adds up rollup rows; its id is the earliest of theirs, so it stays put as more rows join it.

@@ -1,12 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
-import { bodyErrors, errorResponses, validationError } from "../http/errors";
-import { pageQuery } from "../http/pagination";
-import { newRouter } from "../http/router";
-import { DateParam, instantRange, periodsOverlapping } from "../lib/date-range";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { instantRange, periodsOverlapping } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
+import { validationError } from "../lib/errors";
 import { decimalPlaces, isCurrencyCode, minorUnits } from "../lib/money";
-import { moneyInput } from "../lib/numbers";
+import { DateParam } from "../schemas/dates";
+import { moneyInput } from "../schemas/numbers";
+import { pageQuery } from "../schemas/pages";
 import { costRecordJson, createManualCost, findCostRecords } from "./costs";
 
 const Currency = z
@@ -61,12 +65,11 @@ const CostQuery = z.strictObject({
 	...pageQuery,
 });
 
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
-
-export const costRoutes = newRouter();
+export const costRoutes = apiRouter();
 
 costRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/costs",
 		operationId: "createCost",
@@ -90,6 +93,7 @@ costRoutes.openapi(
 
 costRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/costs",
 		operationId: "listCosts",

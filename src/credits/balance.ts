@@ -5,10 +5,10 @@
  * base fee included, less what its invoices already billed.
  */
 import { getAccount } from "../accounts/accounts";
+import { lastDayOf, periodWindow } from "../billing-period/period";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
-import { periodWindow } from "../invoicing/period";
 import { accruedNotInvoiced } from "../invoicing/unbilled-accrual";
 import { nowIso, periodOf } from "../lib/time";
 import { availableCredit } from "./grants";

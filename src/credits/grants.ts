@@ -5,14 +5,15 @@
  */
 
 import { getAccount } from "../accounts/accounts";
+import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { Db } from "../db/client";
+import type { InScope, Page } from "../db/rows";
 import type { Scope } from "../db/scope";
-import { conflict, notFound, validationError } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { conflict, notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { minorUnits } from "../lib/money";
 import { nowIso } from "../lib/time";
-import { abortUnlessChanged, isAbortedByGuard, statement } from "../metering/d1-batch";
 import { ledgerInsert, settleGrants } from "./ledger";
 import { fromMinor, toMinor } from "./plan";
 
@@ -76,9 +77,7 @@ export async function createGrant({
 	scope,
 	accountId,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	accountId: string;
 	input: GrantInput;
 }): Promise<CreditGrantView> {
@@ -145,13 +144,10 @@ export async function listGrants({
 	accountId,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	accountId: string;
-	limit: number;
-	offset: number;
-}): Promise<{ items: CreditGrantView[]; total: number }> {
+}: InScope &
+	Page & {
+		accountId: string;
+	}): Promise<{ items: CreditGrantView[]; total: number }> {
 	await getAccount({ db, scope, id: accountId });
 	const d1 = db.$client;
 	const now = nowIso();
@@ -198,9 +194,7 @@ export async function voidGrant({
 	scope,
 	accountId,
 	grantId,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	accountId: string;
 	grantId: string;
 }): Promise<CreditGrantView> {

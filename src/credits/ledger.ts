@@ -5,7 +5,7 @@
  * causes them. A trigger (migration 0005) aborts any batch that would take a grant below zero: that is what
  * stops two invoices created at once from spending the same credit (the loser is planned again).
  */
-import { chunkJsonRows, statement } from "../metering/d1-batch";
+import { chunkJsonRows, statement } from "../db/batch";
 import type { SpendableGrant } from "./plan";
 
 export type LedgerKind = "grant" | "application" | "reversal" | "expiry" | "void";

@@ -2,9 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { accountBalance } from "./balance";
 import { createGrant, listGrants, voidGrant } from "./grants";
 
@@ -55,10 +56,11 @@ const Balance = z
 const AccountParams = z.object({ account_id: z.string() });
 const GrantParams = z.object({ account_id: z.string(), credit_grant_id: z.string() });
 
-export const creditRoutes = newRouter();
+export const creditRoutes = apiRouter();
 
 creditRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/accounts/{account_id}/credit-grants",
 		operationId: "createCreditGrant",
@@ -85,6 +87,7 @@ creditRoutes.openapi(
 
 creditRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/accounts/{account_id}/credit-grants",
 		operationId: "listCreditGrants",
@@ -110,6 +113,7 @@ creditRoutes.openapi(
 
 creditRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/accounts/{account_id}/credit-grants/{credit_grant_id}/void",
 		operationId: "voidCreditGrant",
@@ -135,6 +139,7 @@ creditRoutes.openapi(
 
 creditRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/accounts/{account_id}/balance",
 		operationId: "getCreditBalance",

@@ -1,17 +1,19 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
-import { newRouter } from "../http/router";
+import { READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { getInvoice } from "../invoicing/invoices";
 import { interFonts } from "./fonts";
 import { renderInvoicePdf } from "./invoice-pdf";
 
 export const DEFAULT_BILLING_COMPANY_NAME = "Agent Metering & Billing";
 
-export const documentRoutes = newRouter();
+export const documentRoutes = apiRouter();
 
 documentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/invoices/{invoice_id}/pdf",
 		operationId: "getInvoicePdf",

@@ -19,7 +19,7 @@ import type { Scope } from "../db/scope";
 import { ARCHIVE_MAX_TS, ARCHIVE_MIN_TS, type EventView } from "../durable-objects/usage-accumulator/archive";
 import { unbilledAccumulatorName } from "../durable-objects/usage-accumulator/flush";
 import type { Env } from "../env";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../lib/errors";
 import type { EventQuery } from "./explorer";
 import { newestFirstView } from "./views";
 
@@ -59,7 +59,7 @@ interface ArchiveObject {
 }
 
 const archiveUnavailable = () =>
-	new ApiError(
+	new DomainError(
 		"internal_error",
 		"The events archive could not be read for this page; retry the request (with the same cursor).",
 	);

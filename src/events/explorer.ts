@@ -5,8 +5,7 @@
  * Newest timestamp first, then id; the cursor is the last event of a page. Below what an accumulator still keeps
  * (its retention, or less when its size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
-import type { Db } from "../db/client";
-import type { Scope } from "../db/scope";
+import type { WithEnv } from "../db/rows";
 import type { EventView } from "../durable-objects/usage-accumulator/archive";
 import {
 	accumulatorName,
@@ -15,7 +14,7 @@ import {
 } from "../durable-objects/usage-accumulator/client";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/interface";
 import type { Env } from "../env";
-import { validationError } from "../http/errors";
+import { validationError } from "../lib/errors";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";
 import { latest, newerThan, pageWithArchive } from "./archive-pages";
@@ -63,10 +62,7 @@ export async function listEvents({
 	db,
 	scope,
 	query,
-}: {
-	env: Env;
-	db: Db;
-	scope: Scope;
+}: WithEnv & {
 	query: EventQuery;
 }): Promise<EventPage> {
 	const before = query.cursor === undefined ? null : decodeCursor(query.cursor);

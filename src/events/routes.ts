@@ -1,11 +1,14 @@
 /** GET /v1/events (the explorer) and GET /v1/events/export (a day of the archive), §15. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
-import { errorResponses, validationError } from "../http/errors";
-import { newRouter } from "../http/router";
-import { DateParam, instantRange, isRealDay } from "../lib/date-range";
+import { errorResponses } from "../http/errors";
+import { ADMIN, READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { instantRange, isRealDay } from "../lib/date-range";
+import { validationError } from "../lib/errors";
 import { EVENT_TYPE } from "../metering/events";
+import { DateParam } from "../schemas/dates";
 import { listEvents } from "./explorer";
 import { archivedDayStream } from "./export";
 import { EventSchema } from "./views";
@@ -50,10 +53,11 @@ const EventPage = z
 	})
 	.openapi("EventPage");
 
-export const eventRoutes = newRouter();
+export const eventRoutes = apiRouter();
 
 eventRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/events",
 		operationId: "listEvents",
@@ -116,6 +120,7 @@ const ExportQuery = z.strictObject({
 
 eventRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "get",
 		path: "/events/export",
 		operationId: "exportEvents",

@@ -1,9 +1,12 @@
 import { Buffer } from "node:buffer";
 import { timingSafeEqual } from "node:crypto";
+import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { apiKeys } from "../db/schema";
 import type { Env, Environment } from "../env";
-import { type ApiKeyPermission, findActiveKeyByHash, touchApiKey } from "../keys/keys";
+import type { ApiKeyPermission } from "../keys/keys";
 import { sha256Hex } from "../lib/sha256";
+import { nowIso } from "../lib/time";
 import { ApiError } from "./errors";
 
 export type Principal =
@@ -108,4 +111,18 @@ export async function authenticate(
 	cache.set(hash, { principal, expires: Date.now() + CACHE_TTL_MS });
 	waitUntil(touchApiKey(db(), row.id));
 	return principal;
+}
+
+// The key's row is read here, not in keys/: authentication sits below every route, keys' routes included.
+async function findActiveKeyByHash(db: Db, hash: string) {
+	const [row] = await db
+		.select()
+		.from(apiKeys)
+		.where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
+		.limit(1);
+	return row;
+}
+
+async function touchApiKey(db: Db, id: string): Promise<void> {
+	await db.update(apiKeys).set({ lastUsedAt: nowIso() }).where(eq(apiKeys.id, id));
 }

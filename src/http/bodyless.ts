@@ -1,7 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
+import { validationError } from "../lib/errors";
 import type { AppEnv } from "./context";
-import { validationError } from "./errors";
 
 /**
  * A POST whose operation takes no body (void, retry…) is refused when it receives one (§1): a body there is a

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { DomainError, ErrorDetail } from "../lib/errors";
 
 export const ERROR_CODES = [
 	"invalid_json",
@@ -47,12 +48,10 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
 	}
 }
 
-export interface ErrorDetail {
-	path: string;
-	message: string;
-}
-
-/** The one error any layer may throw; app.onError renders it. */
+/**
+ * An error of the HTTP edge itself (authentication, rate limit, routing, body checks), with the headers it adds;
+ * app.onError renders it, and a domain error through `fromDomainError`.
+ */
 export class ApiError extends Error {
 	readonly code: ErrorCode;
 	readonly details?: ErrorDetail[];
@@ -75,11 +74,10 @@ export class ApiError extends Error {
 	}
 }
 
-export const notFound = (what: string, id: string) =>
-	new ApiError("not_found", `No ${what} with id '${id}'.`);
-export const conflict = (message: string) => new ApiError("conflict", message);
-export const validationError = (path: string, message: string) =>
-	new ApiError("validation_error", message, { details: [{ path, message }] });
+/** A domain verb's refusal as the HTTP edge answers it (this fails to compile for a code without a status). */
+export function fromDomainError(error: DomainError): ApiError {
+	return new ApiError(error.code, error.message, error.details ? { details: error.details } : undefined);
+}
 
 export const ErrorBody = z
 	.object({

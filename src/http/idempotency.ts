@@ -3,9 +3,10 @@ import type { MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { database } from "../db/client";
 import { idempotencyRecords } from "../db/schema";
+import { validationError } from "../lib/errors";
 import { sha256Hex } from "../lib/sha256";
 import type { AppContext, AppEnv } from "./context";
-import { ApiError, validationError } from "./errors";
+import { ApiError } from "./errors";
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 /** A first request still in progress after this long is taken as dead (its Worker was killed): §14. */

@@ -1,7 +1,9 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
+import type { ErrorDetail } from "../lib/errors";
 import type { AppEnv } from "./context";
-import { ApiError, type ErrorDetail } from "./errors";
+import { ApiError } from "./errors";
+import { type Access, declareAccess } from "./permissions";
 
 /** `events[3].agent_key` from zod's ["events", 3, "agent_key"]. */
 export function issuePath(path: readonly PropertyKey[], target?: string): string {
@@ -37,4 +39,22 @@ export function newRouter(): OpenAPIHono<AppEnv> {
 			if (!result.success) throw zodToApiError(result.error as ZodError, result.target);
 		},
 	});
+}
+
+/**
+ * A router of API routes (mounted under /v1): every route declares who may call it where it is defined, with
+ * `access` in its createRoute (READ, WRITE, ADMIN, SDK_READ, SDK_WRITE of permissions.ts). The declaration is
+ * recorded for the gate, which checks it before routing, and kept out of the OpenAPI document; a route without
+ * one is refused when its module loads.
+ */
+export function apiRouter(): OpenAPIHono<AppEnv> {
+	const router = newRouter();
+	const define = router.openapi as unknown as (route: RouteConfig, ...rest: unknown[]) => unknown;
+	router.openapi = ((route: RouteConfig & { access?: Access }, ...rest: unknown[]) => {
+		const { access, ...config } = route;
+		if (!access) throw new Error(`${route.method.toUpperCase()} ${route.path} declares no access`);
+		declareAccess(route.method, route.path, access);
+		return define(config as RouteConfig, ...rest);
+	}) as typeof router.openapi;
+	return router;
 }

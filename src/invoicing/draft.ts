@@ -11,6 +11,11 @@
  *   change nothing the customer owes, and an invoice of 0 would only be noise (CONTRACT §10).
  */
 
+import {
+	type BaseFeeProration,
+	proratedBaseFeeDescription,
+	rateWithProration,
+} from "../billing-period/proration";
 import { Decimal } from "../lib/decimal";
 import type { Charge } from "../pricing/plan";
 import type { RatePlanRow } from "../pricing/plans";
@@ -25,7 +30,6 @@ import {
 	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
-import { type BaseFeeProration, proratedBaseFeeDescription, rateWithProration } from "./proration";
 
 export interface AgentShare {
 	/** null: instances not assigned to any agent. */

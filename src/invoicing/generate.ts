@@ -8,20 +8,20 @@
  * round trip, then store the group's invoices in one batch. D1 work stays bounded per group, never
  * per-subscription reads or writes.
  */
-import { eq } from "drizzle-orm";
+import { isBillingPeriod, isFuturePeriod, type PeriodWindow, periodWindow } from "../billing-period/period";
 import { database } from "../db/client";
+import { getInScope } from "../db/rows";
 import { accounts } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
+import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
-import { conflict, notFound, validationError } from "../http/errors";
+import { conflict, notFound, validationError } from "../lib/errors";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { finishPendingAdoptions } from "../subscriptions/adoption";
 import { draftInvoice, type InvoiceDraft } from "./draft";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
-import { isBillingPeriod, isFuturePeriod, type PeriodWindow, periodWindow } from "./period";
 import { storeInvoices } from "./write";
 
 const SUBSCRIPTIONS_PER_GROUP = 50;
@@ -49,13 +49,7 @@ export async function generateInvoicesForPeriod(input: GenerateInvoicesInput): P
 		);
 	}
 	const db = database(env.DB);
-	if (accountId !== undefined) {
-		const [account] = await db
-			.select({ id: accounts.id })
-			.from(accounts)
-			.where(inScope(scope, accounts, eq(accounts.id, accountId)));
-		if (!account) throw notFound("account", accountId);
-	}
+	if (accountId !== undefined) await getInScope(db, scope, accounts, "account", accountId);
 
 	const window = periodWindow(billingPeriod);
 	const inPeriod = await subscriptionsInPeriod(db, scope, window, accountId);

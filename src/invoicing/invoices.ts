@@ -3,11 +3,11 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, invoiceLines, invoices, payments } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
+import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
+import { notFound } from "../lib/errors";
 import { periodBounds } from "../lib/time";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
@@ -153,32 +153,11 @@ const paymentColumns = {
 	createdAt: payments.createdAt,
 };
 
-export async function getInvoiceRow({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<InvoiceRow> {
-	const [row] = await db
-		.select()
-		.from(invoices)
-		.where(inScope(scope, invoices, eq(invoices.id, id)));
-	if (!row) throw notFound("invoice", id);
-	return row;
+export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow> {
+	return getInScope(db, scope, invoices, "invoice", id);
 }
 
-export async function getInvoice({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<InvoiceView> {
+export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> {
 	const [rows, lines, paid] = await db.batch([
 		db
 			.select()
@@ -217,13 +196,7 @@ export async function listInvoices({
 	filters,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	filters: InvoiceFilters;
-	limit: number;
-	offset: number;
-}): Promise<{ items: InvoiceView[]; total: number }> {
+}: Listing<InvoiceFilters>): Promise<{ items: InvoiceView[]; total: number }> {
 	const where = inScope(
 		scope,
 		invoices,

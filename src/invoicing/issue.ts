@@ -7,11 +7,11 @@
 
 import { type LedgerRow, settleGrants, spendableGrants, spendableGrantsQuery } from "../credits/ledger";
 import { type CreditApplication, CreditWallet, fromMinor, toMinor } from "../credits/plan";
+import { statement } from "../db/batch";
 import type { BillTo } from "../db/schema";
 import type { Scope } from "../db/scope";
 import type { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
-import { statement } from "../metering/d1-batch";
 import type { InvoiceDraft } from "./draft";
 
 const DAY_MS = 86_400_000;

@@ -6,13 +6,16 @@
  */
 import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { instanceOfRow } from "../agents/instances";
+import type { PeriodWindow } from "../billing-period/period";
+import { planInEffect } from "../billing-period/plan";
+import { baseFeeProration } from "../billing-period/proration";
 import type { Db } from "../db/client";
 import {
 	agentInstances,
 	invoiceLines,
 	invoices,
 	ratePlans,
-	subscriptionPlans,
 	subscriptions,
 	usageDaily,
 	usageMetrics,
@@ -20,8 +23,6 @@ import {
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
-import type { PeriodWindow } from "./period";
-import { baseFeeProration } from "./proration";
 
 export interface SubscriptionInPeriod {
 	id: string;
@@ -67,15 +68,6 @@ export async function subscriptionsInPeriod(
 		.orderBy(asc(subscriptions.createdAt), asc(subscriptions.id));
 }
 
-/** The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. */
-export function planInEffect(period: string): SQL {
-	return sql`coalesce((
-		SELECT ${subscriptionPlans.ratePlanId} FROM ${subscriptionPlans}
-		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptions.id} AND ${subscriptionPlans.effectivePeriod} <= ${period}
-		ORDER BY ${subscriptionPlans.effectivePeriod} DESC LIMIT 1
-	), ${subscriptions.ratePlanId})`;
-}
-
 export async function loadPeriodStates(
 	db: Db,
 	scope: Scope,
@@ -111,13 +103,7 @@ export async function loadPeriodStates(
 				sums: sql<string>`json_group_array(${usageDaily.sum})`,
 			})
 			.from(usageDaily)
-			.leftJoin(
-				agentInstances,
-				and(
-					eq(agentInstances.environment, usageDaily.environment),
-					eq(agentInstances.key, usageDaily.agentKey),
-				),
-			)
+			.leftJoin(agentInstances, instanceOfRow(usageDaily))
 			.where(
 				inScope(
 					scope,
@@ -178,13 +164,7 @@ export async function loadPeriodStates(
 				quantity: usageMetrics.quantity,
 			})
 			.from(usageMetrics)
-			.leftJoin(
-				agentInstances,
-				and(
-					eq(agentInstances.environment, usageMetrics.environment),
-					eq(agentInstances.key, usageMetrics.agentKey),
-				),
-			)
+			.leftJoin(agentInstances, instanceOfRow(usageMetrics))
 			.where(
 				inScope(
 					scope,

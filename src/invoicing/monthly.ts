@@ -5,15 +5,15 @@
  * generation as POST /v1/invoices/generate, which bills only what is not billed yet.
  */
 import { and, gt, isNull, lt, or } from "drizzle-orm";
+import { periodWindow } from "../billing-period/period";
 import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import type { Env, Environment } from "../env";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../lib/errors";
 import { previousPeriod } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
 import type { InvoiceJob } from "./jobs";
-import { periodWindow } from "./period";
 
 const ENVIRONMENTS: readonly Environment[] = ["live", "test"];
 /** Queues take at most 100 messages per sendBatch. */
@@ -64,7 +64,7 @@ export async function handleInvoiceBatch(batch: MessageBatch<InvoiceJob>, env: E
 			message.ack();
 		} catch (error) {
 			// A job that can never succeed (its account is gone, a malformed message) is dropped, not retried.
-			if (error instanceof ApiError && error.code !== "internal_error") {
+			if (error instanceof DomainError && error.code !== "internal_error") {
 				console.error(JSON.stringify({ at: "invoice-job", job: message.body, dropped: error.message }));
 				message.ack();
 				continue;

@@ -5,14 +5,14 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { settleGrants } from "../credits/ledger";
-import type { Db } from "../db/client";
+import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../db/batch";
+import type { ById } from "../db/rows";
 import { creditLedger, invoices, payments } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
-import { conflict } from "../http/errors";
+import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
+import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
 
@@ -32,10 +32,7 @@ export async function payInvoice({
 	scope,
 	id,
 	reference,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
+}: ById & {
 	reference?: string;
 }): Promise<InvoiceView> {
 	const row = await getInvoiceRow({ db, scope, id });
@@ -89,15 +86,7 @@ export async function payInvoice({
  * its credit applications, the re-expiry of grants that expired meanwhile, and invoice.voided are one batch,
  * which a guard rolls back when the conditional UPDATE changed nothing.
  */
-export async function voidInvoice({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<InvoiceView> {
+export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView> {
 	const row = await getInvoiceRow({ db, scope, id });
 	if (row.status === "paid") throw notOpen(row, "void");
 	if (row.status === "void") return getInvoice({ db, scope, id });

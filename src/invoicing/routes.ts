@@ -1,9 +1,10 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
-import { pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
-import { dispatchOutbox } from "../webhooks/dispatch";
+import { json } from "../http/openapi";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { pageOf, pageSchema } from "../schemas/pages";
 import { generateInvoicesForPeriod } from "./generate";
 import { getInvoice, listInvoices } from "./invoices";
 import { payInvoice, voidInvoice } from "./payments";
@@ -16,12 +17,11 @@ import {
 	PayInvoice,
 } from "./schemas";
 
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
-
-export const invoiceRoutes = newRouter();
+export const invoiceRoutes = apiRouter();
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/invoices/generate",
 		operationId: "generateInvoices",
@@ -49,13 +49,13 @@ invoiceRoutes.openapi(
 			accountId: input.account_id,
 		});
 		if (created.length === 0) return c.json({ invoices: [] }, 200);
-		c.executionCtx.waitUntil(dispatchOutbox(c.env));
 		return c.json({ invoices: created }, 201);
 	},
 );
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/invoices",
 		operationId: "listInvoices",
@@ -82,6 +82,7 @@ invoiceRoutes.openapi(
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/invoices/{invoice_id}",
 		operationId: "getInvoice",
@@ -103,6 +104,7 @@ invoiceRoutes.openapi(
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/invoices/{invoice_id}/pay",
 		operationId: "payInvoice",
@@ -123,13 +125,13 @@ invoiceRoutes.openapi(
 			id: c.req.valid("param").invoice_id,
 			reference: (c.req.valid("json") as z.infer<typeof PayInvoice> | undefined)?.reference,
 		});
-		c.executionCtx.waitUntil(dispatchOutbox(c.env));
 		return c.json(invoice, 200);
 	},
 );
 
 invoiceRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/invoices/{invoice_id}/void",
 		operationId: "voidInvoice",

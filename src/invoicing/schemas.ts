@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { pageQuery } from "../http/pagination";
-import { BILLING_PERIOD_PATTERN } from "./period";
+import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
+import { pageQuery } from "../schemas/pages";
 
 const billingPeriod = z
 	.string()

@@ -5,6 +5,8 @@
  * computes it. Right after the period is invoiced, with no new usage, that is 0. Read like the upcoming invoice:
  * the accumulators are flushed first, then the same loader and draft as generation, nothing stored.
  */
+
+import type { PeriodWindow } from "../billing-period/period";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
@@ -12,7 +14,6 @@ import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
 import { draftInvoice } from "./draft";
 import { loadPeriodStates, subscriptionsInPeriod } from "./load";
-import type { PeriodWindow } from "./period";
 
 export async function accruedNotInvoiced({
 	env,

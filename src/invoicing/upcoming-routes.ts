@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { Invoice } from "./schemas";
 import { upcomingInvoice } from "./upcoming";
 
@@ -17,10 +18,11 @@ const UpcomingInvoice = Invoice.omit({ id: true, number: true })
 const UpcomingQuery = z.strictObject({ subscription_id: z.string().min(1) });
 
 /** Mounted before the invoice routes, so that /invoices/upcoming is not read as an invoice id. */
-export const upcomingInvoiceRoutes = newRouter();
+export const upcomingInvoiceRoutes = apiRouter();
 
 upcomingInvoiceRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/invoices/upcoming",
 		operationId: "getUpcomingInvoice",

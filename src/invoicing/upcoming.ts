@@ -4,22 +4,22 @@
  * no invoice.created. The subscription's accumulator is flushed first, as generation does, so usage still in
  * flight counts.
  */
+import { activeSpan } from "../billing-period/activity";
+import { periodWindow } from "../billing-period/period";
 import { spendableGrants, spendableGrantsQuery } from "../credits/ledger";
 import { CreditWallet } from "../credits/plan";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
-import { conflict } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { conflict } from "../lib/errors";
 import { periodOf } from "../lib/time";
 import { getSubscription } from "../subscriptions/views";
-import { activeSpan } from "./activity";
 import { draftInvoice } from "./draft";
 import { type InvoiceView, invoiceView } from "./invoices";
 import { type IssuedAccountRow, issuedAccountsQuery, issueTermsOf } from "./issue";
 import { loadPeriodStates } from "./load";
-import { periodWindow } from "./period";
 
 export type UpcomingInvoiceView = Omit<InvoiceView, "id" | "number"> & { id: null; number: null };
 

@@ -12,20 +12,16 @@
  * ledger rows go in the same batch. If a concurrent batch spent those credits first, the ledger's trigger fails
  * ours whole, and the group is planned again from what is left.
  */
-import { sql } from "drizzle-orm";
+import type { PeriodWindow } from "../billing-period/period";
 import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
+import { chunkJsonRows, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
-import { invoiceCounters, invoiceLines, invoices } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { newId } from "../lib/ids";
-import { chunkJsonRows, fromDrizzle, outboxInsertMany, returned, statement } from "../metering/d1-batch";
-import { outboxInsert, type WebhookEventKind } from "../webhooks/outbox";
+import { outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
-import type { PeriodWindow } from "./period";
-
-type StoredLine = ReturnType<typeof storedLines>[number];
 
 function storedLines(draft: InvoiceDraft) {
 	return draft.lines.map((line, position) => ({
@@ -105,18 +101,9 @@ async function storeIssued(
 		return stored === null ? [] : [stored];
 	}
 	const terms = await prepareIssue(d1, scope, drafts, now);
-	const invoices = drafts.map((draft, i) => ({
-		row: invoiceRow(scope, window, draft, now, terms[i] as IssueTerms),
-		lines: storedLines(draft),
-		terms: terms[i] as IssueTerms,
-	}));
 	try {
-		const numbers = await insertGroup(d1, scope, invoices, now);
-		return invoices.map(({ row, lines }) => {
-			const number = numbers.get(row.id);
-			if (number === undefined) throw new Error(`invoice ${row.id} was stored without a number`);
-			return invoiceView({ ...row, number }, lines);
-		});
+		const issued = drafts.map((draft, i) => ({ draft, terms: terms[i] as IssueTerms }));
+		return await insertInvoices(d1, scope, issued, window, now);
 	} catch (error) {
 		if (!isUniqueViolation(error)) throw error;
 	}
@@ -129,13 +116,22 @@ async function storeIssued(
 	return stored;
 }
 
-/** One atomic batch: the counter takes the whole block, each invoice the number of its place in `invoices`. */
-async function insertGroup(
+/**
+ * The one way invoices are stored, one or many: one atomic batch in which the counter takes the whole block and
+ * each invoice the number of its place, with its lines, the credits it spends and its outbox events.
+ */
+async function insertInvoices(
 	d1: D1Database,
 	scope: Scope,
-	invoices: { row: Omit<InvoiceRow, "number">; lines: StoredLine[]; terms: IssueTerms }[],
+	issued: readonly { draft: InvoiceDraft; terms: IssueTerms }[],
+	window: PeriodWindow,
 	now: string,
-): Promise<Map<string, number>> {
+): Promise<InvoiceView[]> {
+	const invoices = issued.map(({ draft, terms }) => ({
+		row: invoiceRow(scope, window, draft, now, terms),
+		lines: storedLines(draft),
+		terms,
+	}));
 	const environment = scope.environment;
 	const reserve = statement(
 		d1,
@@ -222,7 +218,11 @@ async function insertGroup(
 	for (const result of results.slice(1, 1 + insertInvoices.length)) {
 		for (const { id, number } of returned<{ id: string; number: number }>(result)) numbers.set(id, number);
 	}
-	return numbers;
+	return invoices.map(({ row, lines }) => {
+		const number = numbers.get(row.id);
+		if (number === undefined) throw new Error(`invoice ${row.id} was stored without a number`);
+		return invoiceView({ ...row, number }, lines);
+	});
 }
 
 /** invoice.created, and invoice.paid after it when nothing is left to pay (§17). */
@@ -243,42 +243,10 @@ export async function storeInvoice(
 	planned?: IssueTerms,
 ): Promise<InvoiceView | null> {
 	const d1 = db.$client;
-	const lines = storedLines(draft);
 	const terms = planned ?? ((await prepareIssue(d1, scope, [draft], now))[0] as IssueTerms);
-	const row = invoiceRow(scope, window, draft, now, terms);
-	const id = row.id;
-	const takeNumber = db
-		.insert(invoiceCounters)
-		.values({ environment: scope.environment, lastNumber: 1 })
-		.onConflictDoUpdate({
-			target: invoiceCounters.environment,
-			set: { lastNumber: sql`${invoiceCounters.lastNumber} + 1` },
-		});
-	const insertInvoice = db
-		.insert(invoices)
-		.values({
-			...row,
-			number: sql`(SELECT ${invoiceCounters.lastNumber} FROM ${invoiceCounters} WHERE ${invoiceCounters.environment} = ${scope.environment})`,
-		})
-		.returning({ number: invoices.number });
-	// One JSON parameter for all lines keeps the statement far below D1's 100 bound parameters. The selected
-	// columns follow the table's column order, which an INSERT … SELECT of drizzle requires.
-	const insertLines = db.insert(invoiceLines).select(sql`
-		SELECT ${id}, json_extract(value, '$.position'), ${scope.environment}, json_extract(value, '$.metric'),
-			json_extract(value, '$.description'), json_extract(value, '$.quantity'), json_extract(value, '$.amount'),
-			json_extract(value, '$.agent_shares')
-		FROM json_each(${JSON.stringify(lines)})`);
-	const announce = issuedEvents(row).map(([event, data]) => outboxInsert(db, scope, event, data));
-	const spendCredits = ledgerInsert(d1, scope.environment, applicationRows(id, row.accountId, terms), now);
-
 	try {
-		const results = await d1.batch([
-			...[takeNumber, insertInvoice, insertLines, ...announce].map((query) => fromDrizzle(d1, query)),
-			...spendCredits,
-		]);
-		const number = returned<{ number: number }>(results[1])[0]?.number;
-		if (number === undefined) throw new Error(`invoice ${id} was stored without a number`);
-		return invoiceView({ ...row, number }, lines);
+		const [stored] = await insertInvoices(d1, scope, [{ draft, terms }], window, now);
+		return stored ?? null;
 	} catch (error) {
 		if (isUniqueViolation(error)) return null;
 		throw error;

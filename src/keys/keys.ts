@@ -1,10 +1,11 @@
-import { and, eq, isNull } from "drizzle-orm";
+import { isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
+import { type InScope, type Page, updateInScope } from "../db/rows";
 import { apiKeys } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
-import { ApiError, notFound, validationError } from "../http/errors";
+import { DomainError, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { sha256Hex } from "../lib/sha256";
 import { nowIso } from "../lib/time";
@@ -74,9 +75,7 @@ export async function createApiKey({
 	scope,
 	input,
 	operator = false,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	input: CreateApiKeyInput;
 	/** The caller is the operator key. */
 	operator?: boolean;
@@ -89,7 +88,7 @@ export async function createApiKey({
 	}
 	const environment = input.environment ?? scope.environment;
 	if (environment !== scope.environment && !operator) {
-		throw new ApiError(
+		throw new DomainError(
 			"forbidden",
 			`A key of the ${scope.environment} environment may create keys only in the ${scope.environment} environment, not in ${environment}.`,
 		);
@@ -111,17 +110,7 @@ export async function createApiKey({
 	return { ...toView(row), key: secret };
 }
 
-export async function listApiKeys({
-	db,
-	scope,
-	limit,
-	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	limit: number;
-	offset: number;
-}) {
+export async function listApiKeys({ db, scope, limit, offset }: InScope & Page) {
 	const { rows, total } = await newestFirst(db, apiKeys, inScope(scope, apiKeys, isNull(apiKeys.revokedAt)), {
 		limit,
 		offset,
@@ -131,23 +120,5 @@ export async function listApiKeys({
 
 /** Marks the key revoked; the caller also tells the key's rate limiter, which makes it answer 401 at once. */
 export async function revokeApiKey({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<void> {
-	const revoked = await db
-		.update(apiKeys)
-		.set({ revokedAt: nowIso() })
-		.where(inScope(scope, apiKeys, eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
-		.returning({ id: apiKeys.id });
-	if (revoked.length === 0) throw notFound("API key", id);
-}
-
-export async function findActiveKeyByHash(db: Db, hash: string) {
-	const [row] = await db
-		.select()
-		.from(apiKeys)
-		.where(and(eq(apiKeys.hash, hash), isNull(apiKeys.revokedAt)))
-		.limit(1);
-	return row;
-}
-
-export async function touchApiKey(db: Db, id: string): Promise<void> {
-	await db.update(apiKeys).set({ lastUsedAt: nowIso() }).where(eq(apiKeys.id, id));
+	await updateInScope(db, scope, apiKeys, "API key", id, { revokedAt: nowIso() }, isNull(apiKeys.revokedAt));
 }

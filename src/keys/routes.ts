@@ -2,10 +2,12 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
 import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
-import { bodyErrors, errorResponses, validationError } from "../http/errors";
+import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { ADMIN } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { validationError } from "../lib/errors";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createApiKey, listApiKeys, revokeApiKey } from "./keys";
 
 const ApiKey = z
@@ -37,10 +39,11 @@ const CreateApiKey = z
 	})
 	.openapi("CreateApiKey");
 
-export const apiKeyRoutes = newRouter();
+export const apiKeyRoutes = apiRouter();
 
 apiKeyRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "post",
 		path: "/api-keys",
 		operationId: "createApiKey",
@@ -71,6 +74,7 @@ apiKeyRoutes.openapi(
 
 apiKeyRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "get",
 		path: "/api-keys",
 		operationId: "listApiKeys",
@@ -94,6 +98,7 @@ apiKeyRoutes.openapi(
 
 apiKeyRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "delete",
 		path: "/api-keys/{api_key_id}",
 		operationId: "revokeApiKey",

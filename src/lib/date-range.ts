@@ -1,5 +1,3 @@
-import { z } from "@hono/zod-openapi";
-
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
 
@@ -10,19 +8,16 @@ export function isRealDay(day: string): boolean {
 	return !Number.isNaN(d.getTime()) && d.toISOString().startsWith(day);
 }
 
-// The date part is checked on its own: Date.parse rolls "2026-02-30T10:00:00Z" over to March 2 without a word.
-function isRealDate(text: string): boolean {
+/**
+ * An ISO 8601 date-time with an offset, or a bare `YYYY-MM-DD`, naming a real instant. The date part is checked on
+ * its own: Date.parse rolls "2026-02-30T10:00:00Z" over to March 2 without a word.
+ */
+export function isRealDate(text: string): boolean {
 	return (
 		isRealDay(text) ||
 		(DATE_TIME.test(text) && isRealDay(text.slice(0, 10)) && !Number.isNaN(Date.parse(text)))
 	);
 }
-
-/** A `start_date`/`end_date` query value: an ISO 8601 date-time with an offset, or a bare `YYYY-MM-DD`. */
-export const DateParam = z
-	.string()
-	.refine(isRealDate, "Must be an ISO 8601 date (YYYY-MM-DD) or date-time with an offset.")
-	.openapi({ example: "2026-11-01" });
 
 /**
  * The half-open instant range [start, end) that an inclusive pair of query dates covers: a bare end date covers

@@ -9,7 +9,11 @@ import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types
 import type { Context, Hono } from "hono";
 import { MAX_BODY_BYTES } from "../http/body";
 import type { AppEnv } from "../http/context";
+import { ANY_KEY, declareRouteAccess } from "../http/permissions";
 import { mcpServer } from "./server";
+
+// Every key may call it; the tools it lists and runs are each checked against their own route's access.
+declareRouteAccess("POST /mcp", ANY_KEY);
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 

@@ -3,14 +3,15 @@
  * can be checked without storage, and the response views.
  */
 import { z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import type { EventKind, MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { repeatedJson } from "../lib/json";
 import { isCurrencyCode } from "../lib/money";
-import { boundedNumber, isBoundedNumber, isMoneyAmount, MAX_MONEY_DECIMALS } from "../lib/numbers";
+import { isBoundedNumber, isMoneyAmount, MAX_MONEY_DECIMALS } from "../lib/numbers";
 import { llmMetadataIssues } from "../model-prices/event-cost";
+import { boundedNumber } from "../schemas/numbers";
 
 export const EVENT_TYPE = /^[A-Za-z0-9._:-]{1,100}$/;
 const MAX_FUTURE_MS = 5 * 60 * 1000;

@@ -4,10 +4,10 @@
  */
 import type { Scope } from "../db/scope";
 import { usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { routesFor } from "../durable-objects/usage-accumulator/router";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
-import { ApiError } from "../http/errors";
-import { routesFor } from "./router";
+import { DomainError } from "../lib/errors";
 
 export interface RecordedEvent {
 	status: "processed" | "duplicate";
@@ -74,7 +74,7 @@ export async function recordEvents({
 		pending = refused.sort((a, b) => a - b);
 	}
 	if (pending.length > 0) {
-		throw new ApiError(
+		throw new DomainError(
 			"internal_error",
 			"The events' instances are being moved between subscriptions; retry.",
 		);

@@ -8,7 +8,9 @@ import type { MiddlewareHandler } from "hono";
 import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import type { AppContext, AppEnv } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
-import { newRouter } from "../http/router";
+import { json } from "../http/openapi";
+import { SDK_WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { nowIso } from "../lib/time";
 import {
 	ActionBatchInput,
@@ -25,8 +27,6 @@ import {
 } from "./events";
 import { plainBatch, plainEvent } from "./fast-validation";
 import { recordEvents } from "./record";
-
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
 
 const IdempotencyHeader = z.object({
 	"idempotency-key": IdempotencyKey.optional().openapi({
@@ -136,10 +136,11 @@ const plainBatchFastPath = (kind: EventKind) =>
 		},
 	);
 
-export const meteringRoutes = newRouter();
+export const meteringRoutes = apiRouter();
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/actions",
 		operationId: "sendAction",
@@ -169,6 +170,7 @@ meteringRoutes.openapi(
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/outcomes",
 		operationId: "sendOutcome",
@@ -202,6 +204,7 @@ const OutcomeBatchResult = batchResponse("OutcomeBatchResult", OutcomeEvent);
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/actions/batch",
 		operationId: "sendActionBatch",
@@ -225,6 +228,7 @@ meteringRoutes.openapi(
 
 meteringRoutes.openapi(
 	createRoute({
+		access: SDK_WRITE,
 		method: "post",
 		path: "/outcomes/batch",
 		operationId: "sendOutcomeBatch",

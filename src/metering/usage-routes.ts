@@ -1,13 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
+import { BILLING_PERIOD_PATTERN, isFuturePeriod, lastDayOf } from "../billing-period/period";
 import { database } from "../db/client";
-import { readUnbilledUsage } from "../events/unbilled";
-import { errorResponses, validationError } from "../http/errors";
-import { newRouter } from "../http/router";
-import { BILLING_PERIOD_PATTERN, isFuturePeriod } from "../invoicing/period";
+import { errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
+import { READ, SDK_READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { isRealDay } from "../lib/date-range";
+import { validationError } from "../lib/errors";
 import { dayOf, nowIso, periodOf } from "../lib/time";
-import { lastDayOf, readUsage } from "./usage";
+import { readUnbilledUsage } from "./unbilled";
+import { readUsage } from "./usage";
 
 const BARE_DATE = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -119,10 +122,11 @@ function usageWindow(query: z.infer<typeof UsageQuery>) {
 	return window;
 }
 
-export const usageRoutes = newRouter();
+export const usageRoutes = apiRouter();
 
 usageRoutes.openapi(
 	createRoute({
+		access: SDK_READ,
 		method: "get",
 		path: "/usage",
 		operationId: "getUsage",
@@ -176,6 +180,7 @@ const UnbilledUsage = z
 
 usageRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/usage/unbilled",
 		operationId: "getUnbilledUsage",
@@ -193,7 +198,3 @@ usageRoutes.openapi(
 		return c.json({ billing_period: period, usage }, 200);
 	},
 );
-
-function json<T extends z.ZodType>(schema: T) {
-	return { content: { "application/json": { schema } } };
-}

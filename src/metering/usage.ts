@@ -7,8 +7,11 @@
  * (CONTRACT §6).
  */
 
-import type { Db } from "../db/client";
-import type { Scope } from "../db/scope";
+import { activeSpan } from "../billing-period/activity";
+import { lastDayOf, periodWindow } from "../billing-period/period";
+import { planForPeriod } from "../billing-period/plan";
+import { baseFeeProration, rateWithProration } from "../billing-period/proration";
+import type { WithEnv } from "../db/rows";
 import {
 	accumulatorName,
 	subscriptionAccumulators,
@@ -16,12 +19,7 @@ import {
 } from "../durable-objects/usage-accumulator/client";
 import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
-import { activeSpan } from "../invoicing/activity";
-import { periodWindow } from "../invoicing/period";
-import { planForPeriod } from "../invoicing/period-plan";
-import { baseFeeProration, rateWithProration } from "../invoicing/proration";
 import { Decimal } from "../lib/decimal";
-import { periodBounds } from "../lib/time";
 import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
 import { quantitiesForPlan } from "../pricing/quantities";
@@ -76,10 +74,6 @@ function usageLines(aggregates: UsageAggregate[]): UsageLine[] {
 		);
 }
 
-export function lastDayOf(period: string): string {
-	return new Date(Date.parse(periodBounds(period).end) - 1).toISOString().slice(0, 10);
-}
-
 export async function readUsage({
 	env,
 	db,
@@ -89,10 +83,7 @@ export async function readUsage({
 	period,
 	startDay,
 	endDay,
-}: {
-	env: Env;
-	db: Db;
-	scope: Scope;
+}: WithEnv & {
 	agentKey?: string;
 	subscriptionId?: string;
 	/** The billing period whose charges a read by subscription shows. */

@@ -7,8 +7,8 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { modelPrices } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { ApiError, notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
+import { DomainError, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { DEFAULT_CURRENCY } from "../lib/money";
 import { nowIso } from "../lib/time";
@@ -63,7 +63,7 @@ export async function createCustomPrice({
 }): Promise<ModelPrice> {
 	const effectiveFrom = input.effective_from === undefined ? now : new Date(input.effective_from);
 	if (effectiveFrom.getTime() < now.getTime() - MAX_EFFECTIVE_FROM_BACK_MS) {
-		throw new ApiError("validation_error", "effective_from must not be more than 35 days in the past.", {
+		throw new DomainError("validation_error", "effective_from must not be more than 35 days in the past.", {
 			details: [{ path: "effective_from", message: "must not be more than 35 days in the past" }],
 		});
 	}
@@ -116,7 +116,7 @@ export async function deleteCustomPrice({
 		.returning({ id: modelPrices.id });
 	if (deleted.length > 0) return;
 	if (catalogPrices().some((price) => price.id === id)) {
-		throw new ApiError(
+		throw new DomainError(
 			"conflict",
 			`Model price '${id}' belongs to the catalog, which cannot be deleted; add a custom price for the same model to override it.`,
 		);

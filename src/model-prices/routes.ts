@@ -2,10 +2,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { pageOf, pageQuery, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { ADMIN, READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import { isCurrencyCode } from "../lib/money";
-import { moneyInput } from "../lib/numbers";
+import { moneyInput } from "../schemas/numbers";
+import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { createCustomPrice, deleteCustomPrice, listModelPrices } from "./custom-prices";
 import { modelPriceJson } from "./prices";
 
@@ -97,10 +98,11 @@ const ModelPriceParams = z.object({
 	}),
 });
 
-export const modelPriceRoutes = newRouter();
+export const modelPriceRoutes = apiRouter();
 
 modelPriceRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "post",
 		path: "/model-prices",
 		operationId: "createModelPrice",
@@ -127,6 +129,7 @@ modelPriceRoutes.openapi(
 
 modelPriceRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/model-prices",
 		operationId: "listModelPrices",
@@ -148,6 +151,7 @@ modelPriceRoutes.openapi(
 
 modelPriceRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "delete",
 		path: "/model-prices/{model_price_id}",
 		operationId: "deleteModelPrice",

@@ -1,9 +1,9 @@
 /** The payments recorded by POST /v1/invoices/{id}/pay (CONTRACT §20), listed newest first. */
 import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
+import type { Listing } from "../db/rows";
 import { payments } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
+import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 
 export interface PaymentView {
@@ -34,13 +34,7 @@ export async function listPayments({
 	filters,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	filters: { account_id?: string; invoice_id?: string };
-	limit: number;
-	offset: number;
-}): Promise<{ items: PaymentView[]; total: number }> {
+}: Listing<{ account_id?: string; invoice_id?: string }>): Promise<{ items: PaymentView[]; total: number }> {
 	const where = inScope(
 		scope,
 		payments,

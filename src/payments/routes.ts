@@ -2,8 +2,9 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { pageOf, pageQuery, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { listPayments } from "./payments";
 
 export const Payment = z
@@ -24,10 +25,11 @@ const ListPaymentsQuery = z.strictObject({
 	invoice_id: z.string().min(1).optional(),
 });
 
-export const paymentRoutes = newRouter();
+export const paymentRoutes = apiRouter();
 
 paymentRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/payments",
 		operationId: "listPayments",

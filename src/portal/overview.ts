@@ -6,13 +6,14 @@
  */
 import { getAccount } from "../accounts/accounts";
 import { type AlertView, listAlerts } from "../alerts/alerts";
+import { lastDayOf } from "../billing-period/period";
 import { accountBalance } from "../credits/balance";
 import { type CreditGrantView, listGrants } from "../credits/grants";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
-import { lastDayOf, readUsage, type SubscriptionUsageReport } from "../metering/usage";
+import { readUsage, type SubscriptionUsageReport } from "../metering/usage";
 import { getRatePlanRow } from "../pricing/plans";
 import { listSubscriptions, type SubscriptionView } from "../subscriptions/views";
 

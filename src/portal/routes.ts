@@ -12,14 +12,15 @@ import { interFonts } from "../documents/fonts";
 import { renderInvoicePdf } from "../documents/invoice-pdf";
 import { DEFAULT_BILLING_COMPANY_NAME } from "../documents/routes";
 import type { Env } from "../env";
-import { ErrorBody, notFound } from "../http/errors";
+import { ErrorBody } from "../http/errors";
 import { json } from "../http/openapi";
-import { pageOf, pageQuery, pageSchema } from "../http/pagination";
 import { getInvoice, listInvoices } from "../invoicing/invoices";
 import { Invoice, InvoiceParams } from "../invoicing/schemas";
+import { notFound } from "../lib/errors";
 import { RatedCharge, UsageLine } from "../metering/usage-routes";
 import { listPayments } from "../payments/payments";
 import { Payment } from "../payments/routes";
+import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { newPortalRouter, type PortalEnv } from "./gate";
 import { portalOverview } from "./overview";
 

@@ -4,7 +4,8 @@ import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
 import { json } from "../http/openapi";
-import { newRouter } from "../http/router";
+import { WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
 import {
 	createPortalSession,
 	DEFAULT_EXPIRES_IN,
@@ -47,10 +48,11 @@ const PortalSession = z
 	})
 	.openapi("PortalSession");
 
-export const portalSessionRoutes = newRouter();
+export const portalSessionRoutes = apiRouter();
 
 portalSessionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/accounts/{account_id}/portal-sessions",
 		operationId: "createPortalSession",
@@ -86,6 +88,7 @@ portalSessionRoutes.openapi(
 
 portalSessionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "delete",
 		path: "/portal-sessions/{portal_session_id}",
 		operationId: "revokePortalSession",

@@ -9,7 +9,7 @@ import type { Db } from "../db/client";
 import { portalSessions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { sha256Hex } from "../lib/sha256";
 

@@ -5,7 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Decimal } from "../lib/decimal";
 import { DEFAULT_CURRENCY, isCurrencyCode } from "../lib/money";
-import { boundedNumber, decimalInput, moneyInput } from "../lib/numbers";
+import { boundedNumber, decimalInput, moneyInput } from "../schemas/numbers";
 
 const Price = moneyInput();
 

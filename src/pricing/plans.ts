@@ -3,13 +3,12 @@
  * price is a new plan — so subscriptions and invoices can rely on a plan id meaning the same prices forever.
  * DELETE only archives: an archived plan stays readable and can still be simulated, but no longer subscribed to.
  */
-import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
+import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
 import { ratePlans } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
-import { ApiError, notFound } from "../http/errors";
+import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
+import { DomainError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
@@ -67,9 +66,7 @@ export async function createRatePlan({
 	db,
 	scope,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	input: RatePlanInput;
 }): Promise<RatePlanView> {
 	const row: RatePlanRow = {
@@ -89,32 +86,11 @@ export async function createRatePlan({
 	return ratePlanView(row);
 }
 
-export async function getRatePlanRow({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<RatePlanRow> {
-	const [row] = await db
-		.select()
-		.from(ratePlans)
-		.where(inScope(scope, ratePlans, eq(ratePlans.id, id)));
-	if (!row) throw notFound("rate plan", id);
-	return row;
+export async function getRatePlanRow({ db, scope, id }: ById): Promise<RatePlanRow> {
+	return getInScope(db, scope, ratePlans, "rate plan", id);
 }
 
-export async function getRatePlan({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<RatePlanView> {
+export async function getRatePlan({ db, scope, id }: ById): Promise<RatePlanView> {
 	return ratePlanView(await getRatePlanRow({ db, scope, id }));
 }
 
@@ -123,33 +99,14 @@ export async function listRatePlans({
 	scope,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	limit: number;
-	offset: number;
-}): Promise<{ items: RatePlanView[]; total: number }> {
+}: InScope & Page): Promise<{ items: RatePlanView[]; total: number }> {
 	const { rows, total } = await newestFirst(db, ratePlans, inScope(scope, ratePlans), { limit, offset });
 	return { items: rows.map(ratePlanView), total };
 }
 
 /** Idempotent: archiving an archived plan answers the plan again, unchanged. */
-export async function archiveRatePlan({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<RatePlanView> {
-	const [row] = await db
-		.update(ratePlans)
-		.set({ status: "archived" })
-		.where(inScope(scope, ratePlans, eq(ratePlans.id, id)))
-		.returning();
-	if (!row) throw notFound("rate plan", id);
-	return ratePlanView(row);
+export async function archiveRatePlan({ db, scope, id }: ById): Promise<RatePlanView> {
+	return ratePlanView(await updateInScope(db, scope, ratePlans, "rate plan", id, { status: "archived" }));
 }
 
 export interface SimulationView extends RatedUsageJson {
@@ -172,7 +129,7 @@ function assertExactAmounts(rated: RatedUsage): void {
 	].filter(({ amount }) => !isExactAsJsonNumber(amount));
 	const first = inexact[0];
 	if (!first) return;
-	throw new ApiError("validation_error", inexactAmountMessage(first.what, first.amount, rated.currency), {
+	throw new DomainError("validation_error", inexactAmountMessage(first.what, first.amount, rated.currency), {
 		details: inexact.map(({ what, path, amount }) => ({
 			path,
 			message: inexactAmountMessage(what, amount, rated.currency),
@@ -185,9 +142,7 @@ export async function simulateRatePlan({
 	scope,
 	ratePlanId,
 	usage,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	ratePlanId: string;
 	usage: Readonly<Record<string, number>>;
 }): Promise<SimulationView> {
@@ -198,7 +153,7 @@ export async function simulateRatePlan({
 	if (unknown.length > 0) {
 		const known = metrics.length > 0 ? `its metrics are ${metrics.join(", ")}` : "it has no metrics";
 		const message = `Unknown usage key${unknown.length > 1 ? "s" : ""} ${unknown.join(", ")} for rate plan ${row.id}: ${known}.`;
-		throw new ApiError("validation_error", message, {
+		throw new DomainError("validation_error", message, {
 			details: unknown.map((key) => ({
 				path: `usage.${key}`,
 				message: `Not a metric of this plan; ${known}.`,

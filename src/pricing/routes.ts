@@ -2,9 +2,10 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
-import { boundedNumber } from "../lib/numbers";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { boundedNumber } from "../schemas/numbers";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { Charge, RatePlanInput } from "./plan";
 import { archiveRatePlan, createRatePlan, getRatePlan, listRatePlans, simulateRatePlan } from "./plans";
 
@@ -173,10 +174,11 @@ const RatePlanParams = z.object({
 		.openapi({ param: { name: "rate_plan_id", in: "path" }, example: "plan_01jd0000000000000000000000" }),
 });
 
-export const pricingRoutes = newRouter();
+export const pricingRoutes = apiRouter();
 
 pricingRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/pricing/rate-plans",
 		operationId: "createRatePlan",
@@ -197,6 +199,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/pricing/rate-plans",
 		operationId: "listRatePlans",
@@ -217,6 +220,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/pricing/rate-plans/{rate_plan_id}",
 		operationId: "getRatePlan",
@@ -233,6 +237,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "delete",
 		path: "/pricing/rate-plans/{rate_plan_id}",
 		operationId: "deleteRatePlan",
@@ -252,6 +257,7 @@ pricingRoutes.openapi(
 
 pricingRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "post",
 		path: "/pricing/simulate",
 		operationId: "simulatePricing",

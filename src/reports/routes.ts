@@ -1,11 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
-import { errorResponses, validationError } from "../http/errors";
-import { newRouter } from "../http/router";
-import { DateParam, instantRange, periodsStartingIn } from "../lib/date-range";
+import { errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
+import { READ } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { instantRange, periodsStartingIn } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
+import { validationError } from "../lib/errors";
 import { isCurrencyCode } from "../lib/money";
+import { DateParam } from "../schemas/dates";
 import { pnlBreakdown, pnlFigures, pnlJson, pnlSeries } from "./pnl";
 import { revenueBreakdown, revenueLines } from "./revenue";
 
@@ -78,12 +82,11 @@ const PnlReport = z
 /** A monthly series is bounded: ten years of months at most. */
 const MAX_SERIES_MONTHS = 120;
 
-const json = <T extends z.ZodType>(schema: T) => ({ content: { "application/json": { schema } } });
-
-export const reportRoutes = newRouter();
+export const reportRoutes = apiRouter();
 
 reportRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/reports/revenue",
 		operationId: "getRevenueReport",
@@ -118,6 +121,7 @@ reportRoutes.openapi(
 
 reportRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/reports/pnl",
 		operationId: "getPnlReport",

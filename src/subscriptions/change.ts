@@ -5,12 +5,13 @@
  * describes the state that was stored, and a subscription is never cancelled twice.
  */
 import { ensureInstancesStatement } from "../agents/instances";
+import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
+import type { ById } from "../db/rows";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
-import { conflict } from "../http/errors";
+import { conflict } from "../lib/errors";
 import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
-import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import {
 	announceMembershipChanges,
@@ -146,11 +147,8 @@ async function tryUpdate({
 	scope,
 	id,
 	input,
-}: {
+}: ById & {
 	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
 	input: UpdateSubscriptionInput;
 }): Promise<SubscriptionView> {
 	const current = await loadSubscription(db, scope, id);

@@ -1,12 +1,11 @@
 import { ensureInstancesStatement } from "../agents/instances";
-import { type Db, isUniqueViolation } from "../db/client";
+import { fromDrizzle, returned } from "../db/batch";
+import { isUniqueViolation } from "../db/client";
+import type { WithEnv } from "../db/rows";
 import { subscriptionPlans, subscriptions } from "../db/schema";
-import type { Scope } from "../db/scope";
-import type { Env } from "../env";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
-import { fromDrizzle, returned } from "../metering/d1-batch";
 import { outboxInsert } from "../webhooks/outbox";
 import { adoptUnbilledUsage } from "./adoption";
 import {
@@ -45,10 +44,7 @@ export async function createSubscription({
 	db,
 	scope,
 	input,
-}: {
-	env: Env;
-	db: Db;
-	scope: Scope;
+}: WithEnv & {
 	input: CreateSubscriptionInput;
 }): Promise<SubscriptionView> {
 	const keys = [...new Set(input.agent_instance_ids)];

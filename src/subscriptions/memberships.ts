@@ -4,6 +4,7 @@
  * two requests race; the checks here only give the loser of an ordinary conflict a clearer message.
  */
 import { and, desc, eq, gt, isNull, ne, sql } from "drizzle-orm";
+import { statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { subscriptionInstances, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -13,10 +14,9 @@ import {
 	subscriptionAccumulatorOf,
 	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
+import { forgetRoutes } from "../durable-objects/usage-accumulator/router";
 import type { Env } from "../env";
-import { conflict } from "../http/errors";
-import { statement } from "../metering/d1-batch";
-import { forgetRoutes } from "../metering/router";
+import { conflict } from "../lib/errors";
 
 export interface MembershipChange {
 	agentKey: string;

@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts, ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { conflict, notFound } from "../http/errors";
+import { conflict, notFound } from "../lib/errors";
 import type { Charge } from "../pricing/plan";
 
 export function accountQuery(db: Db, scope: Scope, id: string) {

@@ -1,13 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { INSTANCE_KEY } from "../agents/routes";
+import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { MAX_SHARDS } from "../durable-objects/usage-accumulator/client";
-import type { AppContext } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
-import { dispatchOutbox } from "../webhooks/dispatch";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { cancelSubscription, updateSubscription } from "./change";
 import { createSubscription } from "./create";
 import { getSubscription, listSubscriptions } from "./views";
@@ -138,15 +137,11 @@ const ListQuery = PageQuery.extend({
 
 const SubscriptionParams = z.object({ subscription_id: z.string() });
 
-/** Webhook events of the change are in the outbox already; deliver them without holding up the response. */
-function deliverOutbox(c: AppContext) {
-	c.executionCtx.waitUntil(dispatchOutbox(c.env));
-}
-
-export const subscriptionRoutes = newRouter();
+export const subscriptionRoutes = apiRouter();
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/subscriptions",
 		operationId: "listSubscriptions",
@@ -172,6 +167,7 @@ subscriptionRoutes.openapi(
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/subscriptions",
 		operationId: "createSubscription",
@@ -195,13 +191,13 @@ subscriptionRoutes.openapi(
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
 		});
-		deliverOutbox(c);
 		return c.json(subscription, 201);
 	},
 );
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: READ,
 		method: "get",
 		path: "/subscriptions/{subscription_id}",
 		operationId: "getSubscription",
@@ -218,6 +214,7 @@ subscriptionRoutes.openapi(
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "patch",
 		path: "/subscriptions/{subscription_id}",
 		operationId: "updateSubscription",
@@ -241,13 +238,13 @@ subscriptionRoutes.openapi(
 			id: c.req.valid("param").subscription_id,
 			input: c.req.valid("json"),
 		});
-		deliverOutbox(c);
 		return c.json(subscription, 200);
 	},
 );
 
 subscriptionRoutes.openapi(
 	createRoute({
+		access: WRITE,
 		method: "post",
 		path: "/subscriptions/{subscription_id}/cancel",
 		operationId: "cancelSubscription",
@@ -272,7 +269,6 @@ subscriptionRoutes.openapi(
 			id: c.req.valid("param").subscription_id,
 			atPeriodEnd: body?.at_period_end ?? false,
 		});
-		deliverOutbox(c);
 		return c.json(subscription, 200);
 	},
 );

@@ -6,9 +6,10 @@
  */
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import type { Listing } from "../db/rows";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
 
 export type SubscriptionStatus = "active" | "cancelled";
@@ -129,13 +130,10 @@ export async function listSubscriptions({
 	filters,
 	limit,
 	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	filters: { account_id?: string; status?: SubscriptionStatus };
-	limit: number;
-	offset: number;
-}): Promise<{ items: SubscriptionView[]; total: number }> {
+}: Listing<{ account_id?: string; status?: SubscriptionStatus }>): Promise<{
+	items: SubscriptionView[];
+	total: number;
+}> {
 	const period = periodOf(nowIso());
 	const conditions: SQL[] = [];
 	if (filters.account_id !== undefined) conditions.push(eq(subscriptions.accountId, filters.account_id));

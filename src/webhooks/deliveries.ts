@@ -1,9 +1,8 @@
 import { desc, eq, sql } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { getInScope, type InScope, type Page, updateInScope, type WithEnv } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
-import type { Env } from "../env";
-import { conflict, notFound } from "../http/errors";
+import { inScope } from "../db/scope";
+import { conflict, notFound } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { enqueueAttempt } from "./schedule";
 import { envelopeBody } from "./send";
@@ -44,14 +43,11 @@ export async function listDeliveries({
 	limit,
 	offset,
 	status,
-}: {
-	db: Db;
-	scope: Scope;
-	endpointId: string;
-	limit: number;
-	offset: number;
-	status?: WebhookDeliveryView["status"];
-}) {
+}: InScope &
+	Page & {
+		endpointId: string;
+		status?: WebhookDeliveryView["status"];
+	}) {
 	const where = inScope(
 		scope,
 		webhookDeliveries,
@@ -82,9 +78,7 @@ export async function getDelivery({
 	scope,
 	endpointId,
 	deliveryId,
-}: {
-	db: Db;
-	scope: Scope;
+}: InScope & {
 	endpointId: string;
 	deliveryId: string;
 }): Promise<WebhookDeliveryView & { payload: Record<string, unknown> }> {
@@ -116,35 +110,24 @@ export async function retryDelivery({
 	scope,
 	endpointId,
 	deliveryId,
-}: {
-	db: Db;
-	env: Env;
-	scope: Scope;
+}: WithEnv & {
 	endpointId: string;
 	deliveryId: string;
 }): Promise<WebhookDeliveryView> {
-	const [endpoint] = await db
-		.select({ status: webhookEndpoints.status })
-		.from(webhookEndpoints)
-		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, endpointId)));
-	if (!endpoint) throw notFound("webhook endpoint", endpointId);
+	const endpoint = await getInScope(db, scope, webhookEndpoints, "webhook endpoint", endpointId);
 	if (endpoint.status !== "enabled") {
 		throw conflict("This webhook endpoint is disabled; enable it (PATCH status 'enabled') before retrying.");
 	}
 	const now = nowIso();
-	const [row] = await db
-		.update(webhookDeliveries)
-		.set({ status: "pending", nextAttemptAt: now })
-		.where(
-			inScope(
-				scope,
-				webhookDeliveries,
-				eq(webhookDeliveries.id, deliveryId),
-				eq(webhookDeliveries.endpointId, endpointId),
-			),
-		)
-		.returning();
-	if (!row) throw notFound("delivery", deliveryId);
+	const row = await updateInScope(
+		db,
+		scope,
+		webhookDeliveries,
+		"delivery",
+		deliveryId,
+		{ status: "pending", nextAttemptAt: now },
+		eq(webhookDeliveries.endpointId, endpointId),
+	);
 	await enqueueAttempt(env, { deliveryId: row.id, attempt: row.attempts + 1, dueAt: Date.parse(now) });
 	return toDeliveryView(row);
 }

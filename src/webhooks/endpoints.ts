@@ -1,10 +1,11 @@
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
+import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
-import { notFound } from "../http/errors";
+import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { WebhookEventKind } from "./outbox";
@@ -45,10 +46,8 @@ export async function createWebhookEndpoint({
 	env,
 	scope,
 	input,
-}: {
-	db: Db;
+}: InScope & {
 	env: Pick<Env, "WEBHOOK_SECRETS_KEY" | "ADMIN_API_KEY">;
-	scope: Scope;
 	input: WebhookEndpointInput;
 }): Promise<WebhookEndpointView & { secret: string }> {
 	const now = nowIso();
@@ -69,17 +68,7 @@ export async function createWebhookEndpoint({
 	return { ...toView(row), secret };
 }
 
-export async function listWebhookEndpoints({
-	db,
-	scope,
-	limit,
-	offset,
-}: {
-	db: Db;
-	scope: Scope;
-	limit: number;
-	offset: number;
-}) {
+export async function listWebhookEndpoints({ db, scope, limit, offset }: InScope & Page) {
 	const { rows, total } = await newestFirst(db, webhookEndpoints, inScope(scope, webhookEndpoints), {
 		limit,
 		offset,
@@ -88,12 +77,7 @@ export async function listWebhookEndpoints({
 }
 
 export async function getWebhookEndpoint({ db, scope, id }: { db: Db; scope: Scope; id: string }) {
-	const [row] = await db
-		.select()
-		.from(webhookEndpoints)
-		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)));
-	if (!row) throw notFound("webhook endpoint", id);
-	return { view: toView(row) };
+	return { view: toView(await getInScope(db, scope, webhookEndpoints, "webhook endpoint", id)) };
 }
 
 export async function updateWebhookEndpoint({
@@ -101,10 +85,7 @@ export async function updateWebhookEndpoint({
 	scope,
 	id,
 	input,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
+}: ById & {
 	input: Partial<WebhookEndpointInput> & { status?: WebhookStatus };
 }): Promise<WebhookEndpointView> {
 	const changes = {
@@ -114,25 +95,11 @@ export async function updateWebhookEndpoint({
 		...(input.status !== undefined ? { status: input.status } : {}),
 		updatedAt: nowIso(),
 	};
-	const [row] = await db
-		.update(webhookEndpoints)
-		.set(changes)
-		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)))
-		.returning();
-	if (!row) throw notFound("webhook endpoint", id);
-	return toView(row);
+	return toView(await updateInScope(db, scope, webhookEndpoints, "webhook endpoint", id, changes));
 }
 
 /** Removes the endpoint and its delivery log; queued attempts for it find nothing and are dropped. */
-export async function deleteWebhookEndpoint({
-	db,
-	scope,
-	id,
-}: {
-	db: Db;
-	scope: Scope;
-	id: string;
-}): Promise<void> {
+export async function deleteWebhookEndpoint({ db, scope, id }: ById): Promise<void> {
 	const [deleted] = await db.batch([
 		db
 			.delete(webhookEndpoints)

@@ -3,8 +3,9 @@ import { database } from "../db/client";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
 import { json } from "../http/openapi";
-import { PageQuery, pageOf, pageSchema } from "../http/pagination";
-import { newRouter } from "../http/router";
+import { ADMIN } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { getDelivery, listDeliveries, retryDelivery } from "./deliveries";
 import {
 	createWebhookEndpoint,
@@ -30,11 +31,12 @@ import { sendTestEvent } from "./test-send";
 
 const tags = ["Webhooks"];
 
-export const webhookRoutes = newRouter();
+export const webhookRoutes = apiRouter();
 
 // Registered before the /webhooks/{webhook_id} routes, so "test" is never taken for an id.
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "post",
 		path: "/webhooks/test",
 		operationId: "testWebhook",
@@ -61,6 +63,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "post",
 		path: "/webhooks",
 		operationId: "createWebhook",
@@ -89,6 +92,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "get",
 		path: "/webhooks",
 		operationId: "listWebhooks",
@@ -113,6 +117,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "get",
 		path: "/webhooks/{webhook_id}",
 		operationId: "getWebhook",
@@ -133,6 +138,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "patch",
 		path: "/webhooks/{webhook_id}",
 		operationId: "updateWebhook",
@@ -157,6 +163,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "delete",
 		path: "/webhooks/{webhook_id}",
 		operationId: "deleteWebhook",
@@ -177,6 +184,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "get",
 		path: "/webhooks/{webhook_id}/deliveries",
 		operationId: "listWebhookDeliveries",
@@ -202,6 +210,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "get",
 		path: "/webhooks/{webhook_id}/deliveries/{delivery_id}",
 		operationId: "getWebhookDelivery",
@@ -227,6 +236,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
 	createRoute({
+		access: ADMIN,
 		method: "post",
 		path: "/webhooks/{webhook_id}/deliveries/{delivery_id}/retry",
 		operationId: "retryWebhookDelivery",

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { pageQuery } from "../http/pagination";
+import { pageQuery } from "../schemas/pages";
 import { WEBHOOK_EVENT_KINDS } from "./outbox";
 import { judgeReceiverUrl } from "./receiver-url";
 

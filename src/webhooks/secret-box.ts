@@ -13,7 +13,7 @@ import { and, eq, like, or } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { webhookEndpoints } from "../db/schema";
 import type { Env } from "../env";
-import { ApiError } from "../http/errors";
+import { DomainError } from "../lib/errors";
 
 type KeySource = "k" | "a";
 const PREFIX = "enc1:";
@@ -25,7 +25,7 @@ const fromBase64 = (text: string) => Uint8Array.from(atob(text), (c) => c.charCo
 
 type SecretsEnv = Pick<Env, "WEBHOOK_SECRETS_KEY" | "ADMIN_API_KEY">;
 
-export class MissingSecretsKey extends ApiError {
+export class MissingSecretsKey extends DomainError {
 	constructor() {
 		super(
 			"internal_error",

@@ -1,9 +1,5 @@
-import { eq } from "drizzle-orm";
-import type { Db } from "../db/client";
+import { getInScope, type WithEnv } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
-import type { Env } from "../env";
-import { notFound } from "../http/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { recordAttempt } from "./attempt";
@@ -92,19 +88,12 @@ export async function sendTestEvent({
 	webhookId,
 	event,
 	timeoutMs = ATTEMPT_TIMEOUT_MS,
-}: {
-	db: Db;
-	env: Env;
-	scope: Scope;
+}: WithEnv & {
 	webhookId: string;
 	event: WebhookEventKind;
 	timeoutMs?: number;
 }): Promise<TestSendResult> {
-	const [endpoint] = await db
-		.select()
-		.from(webhookEndpoints)
-		.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, webhookId)));
-	if (!endpoint) throw notFound("webhook endpoint", webhookId);
+	const endpoint = await getInScope(db, scope, webhookEndpoints, "webhook endpoint", webhookId);
 
 	const now = nowIso();
 	const stored = { id: newId("evt"), event, createdAt: now, data: sampleEventData(event, now), test: true };

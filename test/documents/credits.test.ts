@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { periodWindow } from "../../src/billing-period/period";
 import { database } from "../../src/db/client";
 import type { InvoiceDraft } from "../../src/invoicing/draft";
-import { periodWindow } from "../../src/invoicing/period";
 import { storeInvoices } from "../../src/invoicing/write";
 import { Decimal } from "../../src/lib/decimal";
 import { createAccount, createKey, expectError, get, post } from "../helpers";

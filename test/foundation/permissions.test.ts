@@ -1,12 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/app";
-import { type RouteName, routeAccess } from "../../src/http/permissions";
+import { type Access, type RouteName, routeAccess } from "../../src/http/permissions";
 import { ADMIN_KEY, call, createKey, type KeyKind } from "../helpers";
 
 const kinds: KeyKind[] = ["sdk", "read-only", "read-write", "admin"];
 
 function allowed(route: RouteName, kind: KeyKind): boolean {
-	const access = routeAccess[route];
+	// Every route of the app declares its access (the first test below checks it).
+	const access = routeAccess[route] as Access;
 	if (kind === "sdk") return access.sdk;
 	const rank = { "read-only": 0, "read-write": 1, admin: 2 };
 	return rank[kind] >= rank[access.api];

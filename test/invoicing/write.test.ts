@@ -1,9 +1,9 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { periodWindow } from "../../src/billing-period/period";
 import { database } from "../../src/db/client";
 import type { Scope } from "../../src/db/scope";
 import type { InvoiceDraft } from "../../src/invoicing/draft";
-import { periodWindow } from "../../src/invoicing/period";
 import { storeInvoice, storeInvoices } from "../../src/invoicing/write";
 import { Decimal } from "../../src/lib/decimal";
 

@@ -5,11 +5,11 @@
 import { createExecutionContext, createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { periodWindow } from "../../src/billing-period/period";
 import { database } from "../../src/db/client";
 import type { Env } from "../../src/env";
 import entry from "../../src/index";
 import { subscriptionsInPeriod } from "../../src/invoicing/load";
-import { periodWindow } from "../../src/invoicing/period";
 import { expectError, get, patch, post } from "../helpers";
 import { currentPeriod, generateOne, linesOf } from "../invoicing/fixtures";
 import { createPlan, outboxEvents, sendAction, subscribe } from "../subscriptions/fixtures";

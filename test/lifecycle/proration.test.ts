@@ -5,13 +5,13 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { periodWindow } from "../../src/invoicing/period";
+import { periodWindow } from "../../src/billing-period/period";
 import {
 	baseFeeProration,
 	proratedBaseFee,
 	proratedBaseFeeDescription,
 	rateWithProration,
-} from "../../src/invoicing/proration";
+} from "../../src/billing-period/proration";
 import { Decimal } from "../../src/lib/decimal";
 import { get } from "../helpers";
 import { customer, generateOne, linesOf } from "../invoicing/fixtures";

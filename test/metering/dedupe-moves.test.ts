@@ -7,8 +7,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
+import { forgetRoutes, rememberRoute } from "../../src/durable-objects/usage-accumulator/router";
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
-import { forgetRoutes, rememberRoute } from "../../src/metering/router";
 import { createAccount, get, patch, post } from "../helpers";
 import {
 	createPlan,

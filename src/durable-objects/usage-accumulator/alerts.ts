@@ -9,10 +9,10 @@
  * The rules are told by the API (setAlert/removeAlert) and kept in alert_rules; what is triggered this period is
  * kept in memory once read, so a call with no armed alert costs nothing.
  */
+import { statement } from "../../db/batch";
 import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
 import { nowIso, periodOf } from "../../lib/time";
-import { statement } from "../../metering/d1-batch";
 import { quantitiesForPlan } from "../../pricing/quantities";
 import { MINIMUM_METRIC, rateUsage } from "../../pricing/rate";
 import { needsMetering } from "../../pricing/sources";

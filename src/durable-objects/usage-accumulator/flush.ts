@@ -10,9 +10,10 @@
  * being written stays dirty.
  */
 
+import { statement } from "../../db/batch";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
-import { type OutboxRow, outboxInsertMany, statement } from "../../metering/d1-batch";
+import { type OutboxRow, outboxInsertMany } from "../../webhooks/outbox";
 import type { CostRow, DailyRow } from "./aggregates";
 import {
 	markTriggersFlushed,

@@ -9,9 +9,9 @@
  *   first, so a repeated value is never counted twice.
  * Which sources a period needs comes from the plan in effect for it (plans.ts).
  */
+import { statement } from "../../db/batch";
 import { Decimal } from "../../lib/decimal";
 import { periodOf } from "../../lib/time";
-import { statement } from "../../metering/d1-batch";
 import {
 	contributionOf,
 	type MeteredSource,

@@ -8,16 +8,12 @@
  * names refuses events of instances it no longer holds, and the caller refreshes those keys here and retries.
  * Subscription changes in this isolate forget their keys at once.
  */
-import { ensureInstancesStatement } from "../agents/instances";
-import { database } from "../db/client";
-import type { Scope } from "../db/scope";
-import {
-	accumulatorName,
-	membershipGeneration,
-	subscriptionAccumulatorOf,
-} from "../durable-objects/usage-accumulator/client";
-import type { Environment } from "../env";
-import { fromDrizzle, returned, statement } from "./d1-batch";
+import { ensureInstancesStatement } from "../../agents/instances";
+import { fromDrizzle, returned, statement } from "../../db/batch";
+import { database } from "../../db/client";
+import type { Scope } from "../../db/scope";
+import type { Environment } from "../../env";
+import { accumulatorName, membershipGeneration, subscriptionAccumulatorOf } from "./client";
 
 export interface Route {
 	accumulator: string;

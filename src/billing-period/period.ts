@@ -16,6 +16,11 @@ export function isFuturePeriod(period: string, now: Date): boolean {
 	return period > now.toISOString().slice(0, 7);
 }
 
+/** The last day of the period, `YYYY-MM-DD`. */
+export function lastDayOf(period: string): string {
+	return new Date(Date.parse(periodBounds(period).end) - 1).toISOString().slice(0, 10);
+}
+
 export interface PeriodWindow {
 	period: string;
 	/** First instant of the month, ISO 8601. */

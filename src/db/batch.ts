@@ -69,34 +69,3 @@ export function chunkJsonRows<T = string>(
 	if (group.length > 0) groups.push(group);
 	return groups;
 }
-
-/** An outbox row (webhooks/outbox.ts) whose id is fixed and whose data is already JSON text. */
-export interface OutboxRow {
-	id: string;
-	event: string;
-	data: string;
-}
-
-/**
- * The bulk form of webhooks/outbox.ts's outboxInsert: many outbox rows in one statement per ~90 KB, to put in
- * the same D1 batch as the change that emits them. A row already stored (same id) is left alone.
- */
-export function outboxInsertMany(
-	d1: D1Database,
-	environment: string,
-	rows: readonly OutboxRow[],
-	createdAt: string,
-): D1PreparedStatement[] {
-	return chunkJsonRows(rows.map((row) => JSON.stringify(row))).map((group) =>
-		statement(
-			d1,
-			`INSERT INTO webhook_events (id, environment, event, data, created_at)
-			SELECT o.value ->> '$.id', ?1, o.value ->> '$.event', o.value ->> '$.data', ?2
-			FROM json_each(?3) AS o WHERE true
-			ON CONFLICT DO NOTHING`,
-			environment,
-			createdAt,
-			`[${group.join(",")}]`,
-		),
-	);
-}

@@ -3,12 +3,27 @@
  * applies from the next period, so a period is always rated by one plan). Shared by real-time usage, upcoming
  * invoices and anything else that prices a single subscription outside a generation run.
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
-import { ratePlans, subscriptions } from "../db/schema";
+import { ratePlans, subscriptionPlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { RatePlanRow } from "../pricing/plans";
-import { planInEffect } from "./load";
+
+/**
+ * The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. P is
+ * a period or a column of periods, the subscription that of the query (a column joined to subscriptions).
+ */
+export function planInEffect(
+	period: string | SQLiteColumn,
+	subscriptionId: SQLiteColumn = subscriptions.id,
+): SQL {
+	return sql`coalesce((
+		SELECT ${subscriptionPlans.ratePlanId} FROM ${subscriptionPlans}
+		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptionId} AND ${subscriptionPlans.effectivePeriod} <= ${period}
+		ORDER BY ${subscriptionPlans.effectivePeriod} DESC LIMIT 1
+	), ${subscriptions.ratePlanId})`;
+}
 
 /** The query for the plan in effect for `period`; its result is empty for an unknown subscription. */
 export function periodPlanQuery(db: Db, scope: Scope, subscriptionId: string, period: string) {

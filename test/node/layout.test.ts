@@ -1,0 +1,192 @@
+/// <reference types="node" />
+/**
+ * The layout's arrows point one way: routes → domain verbs → storage and objects → lib. Read from the value imports
+ * of src/**\/*.ts (an `import type` carries no code and does not count):
+ * - no two folders of src/ import each other's values, directly or round a circle;
+ * - only the HTTP edge (src/http/, app.ts, index.ts and route files) imports src/http/: a domain verb throws a
+ *   DomainError and http/ alone turns its code into a status;
+ * - src/lib/ imports nothing of the app, and neither Hono nor zod;
+ * - only app.ts mounts route files: no domain verb or other route reaches into one for a constant or a schema.
+ * A node of the graph is a folder under src/ (durable-objects/<name> each its own), or a file at the top of src/.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+const SRC = resolve("src");
+
+interface Import {
+	from: string;
+	/** The specifier as written. */
+	specifier: string;
+	/** The file it resolves to, relative to src/, when it is one of ours. */
+	target?: string;
+	typeOnly: boolean;
+}
+
+function sourceFiles(dir: string): string[] {
+	return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+		const path = join(dir, entry.name);
+		if (entry.isDirectory()) return sourceFiles(path);
+		return entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts") ? [path] : [];
+	});
+}
+
+function isTypeOnly(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+	if (ts.isExportDeclaration(node)) {
+		if (node.isTypeOnly) return true;
+		const clause = node.exportClause;
+		return !!clause && ts.isNamedExports(clause) && clause.elements.every((e) => e.isTypeOnly);
+	}
+	const clause = node.importClause;
+	if (!clause) return false; // a side-effect import runs code
+	if (clause.isTypeOnly) return true;
+	if (clause.name) return false;
+	const bindings = clause.namedBindings;
+	if (!bindings || ts.isNamespaceImport(bindings)) return false;
+	return bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
+}
+
+function importsOf(file: string): Import[] {
+	const text = readFileSync(file, "utf8");
+	const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+	const from = relative(SRC, file);
+	const out: Import[] = [];
+	const add = (specifier: string, typeOnly: boolean) => {
+		let target: string | undefined;
+		if (specifier.startsWith("."))
+			target = relative(SRC, resolve(dirname(file), specifier)).replace(/\.ts$/, "");
+		out.push({ from, specifier, target, typeOnly });
+	};
+	const visit = (node: ts.Node) => {
+		if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier) {
+			add((node.moduleSpecifier as ts.StringLiteral).text, isTypeOnly(node));
+		} else if (
+			ts.isCallExpression(node) &&
+			node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+			node.arguments[0] &&
+			ts.isStringLiteral(node.arguments[0])
+		) {
+			add(node.arguments[0].text, false);
+		}
+		ts.forEachChild(node, visit);
+	};
+	visit(source);
+	return out;
+}
+
+/** The graph node a file belongs to: its folder under src/ (durable-objects/<name>), or itself at the top. */
+function nodeOf(path: string): string {
+	const parts = path.replace(/\.ts$/, "").split("/");
+	if (parts.length === 1) return parts[0] as string;
+	if (parts[0] === "durable-objects" && parts.length > 2) return `${parts[0]}/${parts[1]}`;
+	return parts[0] as string;
+}
+
+const isRouteFile = (path: string) => /(\/|-)routes(\.ts)?$/.test(path);
+
+/** The HTTP edge: what may turn requests into calls and domain errors into statuses. */
+function isHttpEdge(path: string): boolean {
+	return path.startsWith("http/") || path === "app.ts" || path === "index.ts" || isRouteFile(path);
+}
+
+const describeEdge = (i: Import) => `${i.from} → ${i.specifier}`;
+
+/** Strongly connected components of more than one node (Tarjan). */
+function cycles(edges: Map<string, Set<string>>): string[][] {
+	const index = new Map<string, number>();
+	const low = new Map<string, number>();
+	const stack: string[] = [];
+	const onStack = new Set<string>();
+	const found: string[][] = [];
+	let next = 0;
+	const connect = (v: string) => {
+		index.set(v, next);
+		low.set(v, next);
+		next++;
+		stack.push(v);
+		onStack.add(v);
+		for (const w of edges.get(v) ?? []) {
+			if (!index.has(w)) {
+				connect(w);
+				low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+			} else if (onStack.has(w)) {
+				low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+			}
+		}
+		if (low.get(v) === index.get(v)) {
+			const component: string[] = [];
+			let w: string;
+			do {
+				w = stack.pop() as string;
+				onStack.delete(w);
+				component.push(w);
+			} while (w !== v);
+			if (component.length > 1) found.push(component.sort());
+		}
+	};
+	for (const v of [...edges.keys()].sort()) if (!index.has(v)) connect(v);
+	return found;
+}
+
+const imports = sourceFiles(SRC).flatMap(importsOf);
+const values = imports.filter((i) => !i.typeOnly);
+
+describe("the import graph of src/", () => {
+	it("reads the files it checks", () => {
+		expect(imports.length).toBeGreaterThan(100);
+		expect(values.some((i) => i.from === "app.ts" && i.target === "http/router")).toBe(true);
+	});
+
+	it("has no cycle between folders (value imports)", () => {
+		const edges = new Map<string, Set<string>>();
+		const why = new Map<string, Import[]>();
+		for (const i of values) {
+			if (i.target === undefined) continue;
+			const a = nodeOf(i.from);
+			const b = nodeOf(i.target);
+			if (a === b) continue;
+			if (!edges.has(a)) edges.set(a, new Set());
+			edges.get(a)?.add(b);
+			const key = `${a} ${b}`;
+			why.set(key, [...(why.get(key) ?? []), i]);
+		}
+		const offending = cycles(edges).map((component) => {
+			const inside = new Set(component);
+			const lines = component.flatMap((a) =>
+				[...(edges.get(a) ?? [])]
+					.filter((b) => inside.has(b))
+					.flatMap((b) => (why.get(`${a} ${b}`) ?? []).map((i) => `  ${a} → ${b}: ${describeEdge(i)}`)),
+			);
+			return `cycle ${component.join(" ↔ ")}\n${lines.join("\n")}`;
+		});
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+
+	it("lets only the HTTP edge import src/http/", () => {
+		const offending = values
+			.filter((i) => i.target?.startsWith("http/") && !isHttpEdge(i.from))
+			.map(describeEdge);
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+
+	it("keeps src/lib/ free of the app, Hono and zod", () => {
+		const offending = imports
+			.filter((i) => i.from.startsWith("lib/"))
+			.filter((i) =>
+				i.target !== undefined
+					? !i.target.startsWith("lib/")
+					: /^(hono(\/|$)|@hono\/|zod(\/|$))/.test(i.specifier),
+			)
+			.map(describeEdge);
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+
+	it("lets only app.ts import route files", () => {
+		const offending = values
+			.filter((i) => i.target !== undefined && isRouteFile(i.target) && i.from !== "app.ts")
+			.map(describeEdge);
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+});
