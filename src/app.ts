@@ -2,6 +2,7 @@ import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { alertRoutes } from "./alerts/routes";
+import { balanceRoutes } from "./balance/routes";
 import { costRoutes } from "./costs/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
@@ -107,6 +108,7 @@ export function createApp() {
 	app.route("/v1", paymentRoutes);
 	app.route("/v1", documentRoutes);
 	app.route("/v1", creditRoutes);
+	app.route("/v1", balanceRoutes);
 	app.route("/v1", meteringRoutes);
 	app.route("/v1", usageRoutes);
 	app.route("/v1", eventRoutes);

@@ -6,7 +6,6 @@ import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
-import { accountBalance } from "./balance";
 import { createGrant, listGrants, voidGrant } from "./grants";
 
 export const CreditGrant = z
@@ -38,20 +37,6 @@ const CreateCreditGrant = z
 		description: z.string().min(1).max(500).optional(),
 	})
 	.openapi("CreateCreditGrant");
-
-const Balance = z
-	.object({
-		account_id: z.string(),
-		currency: z.string(),
-		available: z.number().openapi({ description: "The remaining of the account's active grants." }),
-		pending_usage: z.number().openapi({
-			description:
-				"What the account's subscriptions accrued in the current period so far and no invoice billed yet " +
-				"(0 right after the period is invoiced; later usage adds what a supplementary invoice would bill).",
-		}),
-		projected: z.number().openapi({ description: "available − pending_usage." }),
-	})
-	.openapi("CreditBalance");
 
 const AccountParams = z.object({ account_id: z.string() });
 const GrantParams = z.object({ account_id: z.string(), credit_grant_id: z.string() });
@@ -135,22 +120,4 @@ creditRoutes.openapi(
 			200,
 		);
 	},
-);
-
-creditRoutes.openapi(
-	createRoute({
-		access: READ,
-		method: "get",
-		path: "/accounts/{account_id}/balance",
-		operationId: "getCreditBalance",
-		tags: ["Credits"],
-		summary: "An account's credit balance and what its usage has accrued this period",
-		request: { params: AccountParams },
-		responses: { 200: { description: "The balance", ...json(Balance) }, ...errorResponses(404) },
-	}),
-	async (c) =>
-		c.json(
-			await accountBalance({ env: c.env, scope: c.get("scope"), accountId: c.req.valid("param").account_id }),
-			200,
-		),
 );

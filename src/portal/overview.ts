@@ -6,8 +6,8 @@
  */
 import { getAccount } from "../accounts/accounts";
 import { type AlertView, listAlerts } from "../alerts/alerts";
+import { accountBalance } from "../balance/balance";
 import { lastDayOf } from "../billing-period/period";
-import { accountBalance } from "../credits/balance";
 import { type CreditGrantView, listGrants } from "../credits/grants";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";

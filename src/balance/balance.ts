@@ -6,12 +6,12 @@
  */
 import { getAccount } from "../accounts/accounts";
 import { lastDayOf, periodWindow } from "../billing-period/period";
+import { availableCredit } from "../credits/grants";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { accruedNotInvoiced } from "../invoicing/unbilled-accrual";
 import { nowIso, periodOf } from "../lib/time";
-import { availableCredit } from "./grants";
 
 export interface BalanceView {
 	account_id: string;
