@@ -9,7 +9,7 @@ export interface Env {
 	USAGE_ACCUMULATOR: DurableObjectNamespace<UsageAccumulator>;
 	WEBHOOK_QUEUE: Queue<WebhookMessage>;
 	INVOICE_QUEUE: Queue<InvoiceJob>;
-	/** The raw-event archive (§15): gzip NDJSON per accumulator flush. */
+	/** The raw-event archive (docs/metering.md#where-events-live): gzip NDJSON per accumulator flush. */
 	EVENTS_ARCHIVE: R2Bucket;
 	ADMIN_API_KEY?: string;
 	/** Base64 of 32 random bytes: encrypts webhook signing secrets at rest (webhooks/secret-box.ts). */
@@ -18,7 +18,7 @@ export interface Env {
 	RATE_LIMIT_API_PER_MINUTE?: string;
 	/** "1" only under the bench: enables `GET /healthz/hop` (http/bench-routes.ts). */
 	BENCH_ROUTES?: string;
-	/** The seller on invoice documents (§20); "Agent Metering & Billing" when unset. */
+	/** The seller on invoice documents (docs/billing.md#invoice-documents-and-payments); "Agent Metering & Billing" when unset. */
 	BILLING_COMPANY_NAME?: string;
 }
 

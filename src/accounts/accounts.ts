@@ -18,7 +18,7 @@ export interface AccountView {
 	billing_address: BillingAddress | null;
 	currency: string;
 	external_id: string | null;
-	/** Days from an invoice's issue to its due date (§20). */
+	/** Days from an invoice's issue to its due date (docs/billing.md#invoice-documents-and-payments). */
 	net_terms_days: number;
 	created_at: string;
 }

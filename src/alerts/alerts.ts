@@ -1,5 +1,5 @@
 /**
- * Alerts and budgets (§18) as stored resources. The rule lives in D1 and in the subscription's usage accumulator,
+ * Alerts and budgets (docs/pricing.md#alerts-and-budgets) as stored resources. The rule lives in D1 and in the subscription's usage accumulator,
  * which evaluates it on ingest (durable-objects/usage-accumulator/alerts.ts) and copies each trigger back to
  * D1's alert_triggers with its flush; a read shows the current period's state from there.
  */

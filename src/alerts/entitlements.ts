@@ -1,5 +1,5 @@
 /**
- * GET /v1/entitlements (§18): may this agent instance go on? An agent asks before expensive work, so the answer
+ * GET /v1/entitlements (docs/pricing.md#alerts-and-budgets): may this agent instance go on? An agent asks before expensive work, so the answer
  * costs no D1 read on the hot path: the instance's accumulator comes from the isolate's route cache (the same one
  * ingest uses), and the accumulator answers from memory which of its block alerts triggered this period.
  */

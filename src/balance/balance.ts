@@ -1,5 +1,5 @@
 /**
- * GET /v1/accounts/{id}/balance (CONTRACT §17): what the account can spend, what its subscriptions have accrued
+ * GET /v1/accounts/{id}/balance (docs/billing.md#prepaid-credits): what the account can spend, what its subscriptions have accrued
  * in the current period and no invoice has billed yet, and the difference. The accrual is what generating the
  * current period now would invoice (invoicing/unbilled-accrual.ts): the period rated as GET /v1/usage rates it,
  * base fee included, less what its invoices already billed.

@@ -1,7 +1,7 @@
 /**
- * Proration of the base fee (CONTRACT §19). A plan with `prorate: true` bills its base fee in proportion to the
+ * Proration of the base fee (docs/billing.md#subscription-lifecycle). A plan with `prorate: true` bills its base fee in proportion to the
  * seconds a subscription was active in the period — it started after the period began, or was cancelled before
- * it ended — rounded half-up to the currency's minor unit (§1), like every line. Plans without it (the default,
+ * it ended — rounded half-up to the currency's minor unit (docs/conventions.md#money), like every line. Plans without it (the default,
  * v1) bill the whole fee for any part of a period. Invoices, real-time usage and upcoming invoices all rate the
  * base fee through here, so they agree to the unit.
  */

@@ -1,5 +1,5 @@
 /**
- * Prepaid credit grants (CONTRACT §17). A grant's `remaining` is the sum of its ledger rows (ledger.ts); its
+ * Prepaid credit grants (docs/billing.md#prepaid-credits). A grant's `remaining` is the sum of its ledger rows (ledger.ts); its
  * status follows from that and from its dates. Reads settle grants that expired first, so that what they show is
  * what an invoice created at the same moment would see.
  */

@@ -1,5 +1,5 @@
 /**
- * The credit ledger (CONTRACT §17): every movement of a grant's balance is a row — grant (+), application to an
+ * The credit ledger (docs/billing.md#prepaid-credits): every movement of a grant's balance is a row — grant (+), application to an
  * invoice (−), reversal of an application by a void (+), expiry (−), void (−) — so a grant's `remaining` is the
  * sum of its rows and can be explained line by line. Rows are written in the same D1 batch as the change that
  * causes them. A trigger (migration 0005) aborts any batch that would take a grant below zero: that is what

@@ -1,5 +1,5 @@
 /**
- * Which grants pay an invoice (CONTRACT §17), pure so that it can be checked by properties. Active grants pay
+ * Which grants pay an invoice (docs/billing.md#prepaid-credits), pure so that it can be checked by properties. Active grants pay
  * first the one expiring soonest, grants without expiry last, then the oldest; each pays what it has left, up to
  * what the invoice still owes. Amounts are integers in minor units of the currency, so nothing is rounded here.
  */

@@ -110,7 +110,7 @@ export const ratePlans = sqliteTable(
 		// Migration 0003 adds it last; the column order of drizzle does not matter to its queries.
 		minimumAmount: text("minimum_amount").notNull().default("0"),
 		createdAt: text("created_at").notNull(),
-		// Migration 0004: bill the base fee in proportion to the time active in the period (§19).
+		// Migration 0004: bill the base fee in proportion to the time active in the period (docs/billing.md#subscription-lifecycle).
 		prorate: integer("prorate", { mode: "boolean" }).notNull().default(false),
 	},
 	(t) => [index("rate_plans_env_created").on(t.environment, t.createdAt, t.id)],
@@ -129,9 +129,9 @@ export const subscriptions = sqliteTable(
 		cancelledAt: text("cancelled_at"),
 		createdAt: text("created_at").notNull(),
 		updatedAt: text("updated_at").notNull(),
-		// Migration 0004: set by a cancellation at period end; the cron cancels it at that instant (§19).
+		// Migration 0004: set by a cancellation at period end; the cron cancels it at that instant (docs/billing.md#subscription-lifecycle).
 		cancelAt: text("cancel_at"),
-		// Migration 0006: set while the instances' unbilled usage waits to be adopted (§19, adopt_unbilled_usage).
+		// Migration 0006: set while the instances' unbilled usage waits to be adopted (docs/billing.md#subscription-lifecycle, adopt_unbilled_usage).
 		adoptPending: integer("adopt_pending", { mode: "boolean" }).notNull().default(false),
 		// Migration 0007: how many usage accumulators count its events (1–64), fixed at creation.
 		shards: integer("shards").notNull().default(1),
@@ -178,7 +178,7 @@ export const subscriptionInstances = sqliteTable(
 	],
 );
 
-// Raw events as v1 flushed them from the usage accumulators. No longer written (migration 0002, CONTRACT §15: the
+// Raw events as v1 flushed them from the usage accumulators. No longer written (migration 0002, docs/metering.md#where-events-live: the
 // accumulators keep raw events and archive them to R2); kept, without its indexes, for the rows v1 wrote.
 export const usageEvents = sqliteTable("usage_events", {
 	id: text("id").primaryKey(),
@@ -221,7 +221,7 @@ export const usageDaily = sqliteTable(
 	],
 );
 
-// Quantities of filtered, max and unique_count charge sources per accumulator, period and instance (§16).
+// Quantities of filtered, max and unique_count charge sources per accumulator, period and instance (docs/pricing.md#filters-aggregations-and-minimums).
 export const usageMetrics = sqliteTable(
 	"usage_metrics",
 	{
@@ -300,10 +300,10 @@ export const invoices = sqliteTable(
 		paidAt: text("paid_at"),
 		voidedAt: text("voided_at"),
 		createdAt: text("created_at").notNull(),
-		// §20: issued_at + the account's net terms, and the account's name, email and address when issued.
+		// docs/billing.md#invoice-documents-and-payments: issued_at + the account's net terms, and the account's name, email and address when issued.
 		dueAt: text("due_at"),
 		billTo: text("bill_to", { mode: "json" }).$type<BillTo>(),
-		// §17: what prepaid credits paid of `amount` (amount_due = amount − credits_applied).
+		// docs/billing.md#prepaid-credits: what prepaid credits paid of `amount` (amount_due = amount − credits_applied).
 		creditsApplied: text("credits_applied").notNull().default("0"),
 	},
 	(t) => [
@@ -358,7 +358,7 @@ export interface BillTo {
 	billing_address: Record<string, string> | null;
 }
 
-// Prepaid credits (§17). A grant's remaining balance is the sum of its ledger rows, never a stored number.
+// Prepaid credits (docs/billing.md#prepaid-credits). A grant's remaining balance is the sum of its ledger rows, never a stored number.
 export const creditGrants = sqliteTable(
 	"credit_grants",
 	{
@@ -449,7 +449,7 @@ export const webhookDeliveries = sqliteTable(
 	],
 );
 
-// Alerts and budgets (§18); triggers are decided and copied here by the subscription's usage accumulator.
+// Alerts and budgets (docs/pricing.md#alerts-and-budgets); triggers are decided and copied here by the subscription's usage accumulator.
 export const alerts = sqliteTable(
 	"alerts",
 	{

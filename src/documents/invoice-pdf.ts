@@ -1,5 +1,5 @@
 /**
- * The invoice as a printable document (CONTRACT §20): pure, invoice in, PDF bytes out, so that it runs in the
+ * The invoice as a printable document (docs/billing.md#invoice-documents-and-payments): pure, invoice in, PDF bytes out, so that it runs in the
  * Worker and in Node alike. pdf-lib writes the PDF (pure JavaScript, no Node APIs, so it runs on Workers);
  * fontkit embeds Inter, so the text is real text a reader can search and copy; only the glyphs the invoice uses
  * go in (font-subsets.ts). A4, one page unless

@@ -1,5 +1,5 @@
 /**
- * Older pages of the event explorer (§15): what the accumulators no longer keep, read from the R2 archive.
+ * Older pages of the event explorer (docs/metering.md#the-event-explorer): what the accumulators no longer keep, read from the R2 archive.
  *
  * An accumulator keeps every event it counted with a timestamp after its `retainedAfter` (raw-events.ts); older
  * ones may be only in the archive. So a page is the merge of the accumulators' pages and of the archived events

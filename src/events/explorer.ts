@@ -1,5 +1,5 @@
 /**
- * The event explorer (GET /v1/events, §15): raw events read from the accumulators that counted them, so an event
+ * The event explorer (GET /v1/events, docs/metering.md#the-event-explorer): raw events read from the accumulators that counted them, so an event
  * shows as soon as it was answered. By subscription, its accumulators (every shard); by instance, every accumulator
  * the instance passed through (its own and, per subscription it was in, the shard that counted it), merged.
  * Newest timestamp first, then id; the cursor is the last event of a page. Below what an accumulator still keeps

@@ -1,5 +1,5 @@
 /**
- * GET /v1/events/export?date= (§15): every archived event of a UTC day in the caller's environment, streamed as
+ * GET /v1/events/export?date= (docs/metering.md#the-archive-and-export): every archived event of a UTC day in the caller's environment, streamed as
  * NDJSON — the day's archive objects, decompressed one after another, never held whole in memory.
  */
 import type { Scope } from "../db/scope";

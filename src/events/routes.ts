@@ -1,4 +1,4 @@
-/** GET /v1/events (the explorer) and GET /v1/events/export (a day of the archive), §15. */
+/** GET /v1/events (the explorer) and GET /v1/events/export (a day of the archive), docs/metering.md#where-events-live. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";

@@ -18,7 +18,7 @@ export const EventSchema = z
 		received_at: z.string(),
 		subscription_id: z.string().nullable(),
 		billable: z.boolean().openapi({
-			description: "False when the event lies outside every subscription (§19): recorded, never billed.",
+			description: "False when the event lies outside every subscription: recorded, never billed.",
 		}),
 	})
 	.openapi("Event");

@@ -4,7 +4,7 @@ import { validationError } from "../lib/errors";
 import type { AppEnv } from "./context";
 
 /**
- * A POST whose operation takes no body (void, retry…) is refused when it receives one (§1): a body there is a
+ * A POST whose operation takes no body (void, retry…) is refused when it receives one (docs/conventions.md#requests-and-responses): a body there is a
  * client's mistake (a wrong URL, an old API version), and ignoring it would hide that. An empty object `{}` counts
  * as no body, since many clients send one by default. Which operations take no body is read from the app's
  * OpenAPI registry, so routes added later are covered without a list to keep.

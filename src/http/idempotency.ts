@@ -9,7 +9,7 @@ import type { AppContext, AppEnv } from "./context";
 import { ApiError } from "./errors";
 
 const TTL_MS = 24 * 60 * 60 * 1000;
-/** A first request still in progress after this long is taken as dead (its Worker was killed): §14. */
+/** A first request still in progress after this long is taken as dead (its Worker was killed): docs/conventions.md#the-idempotency-key-header. */
 export const ABANDONED_AFTER_MS = 60 * 1000;
 // Metering events carry their own deduplication (the accumulator's), for 35 days instead of 24 hours.
 export const EVENT_PATHS = new Set([

@@ -1,6 +1,6 @@
 /**
  * The last step of `/v1/openapi.json`: what every operation shares because a middleware does it, not the route,
- * is declared here once, so that routes added later get it without hand work (CONTRACT §1–§4, §14):
+ * is declared here once, so that routes added later get it without hand work (docs/conventions.md#requests-and-responses, docs/keys-and-environments.md#rate-limits, docs/conventions.md#the-idempotency-key-header):
  *
  * - `X-Request-Id` on every response; `X-RateLimit-*` on every response of an authenticated request (all but
  *   401); `WWW-Authenticate` on 401; `Retry-After` on 429 (http/gate.ts, http/auth.ts).

@@ -3,7 +3,7 @@ import { validationError } from "../lib/errors";
 import type { AppEnv } from "./context";
 
 /**
- * A query parameter given more than once (`limit=1&limit=200`) is refused (§1): every query parameter of the API
+ * A query parameter given more than once (`limit=1&limit=200`) is refused (docs/conventions.md#requests-and-responses): every query parameter of the API
  * is a single value, and picking one of several would be a guess.
  */
 export const singleQueryValues: MiddlewareHandler<AppEnv> = async (c, next) => {

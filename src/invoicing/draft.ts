@@ -8,7 +8,7 @@
  *   what the live invoices billed; the differences, if any, make a supplementary invoice. Re-rating the whole
  *   period (instead of pricing only the late units) keeps tiers right: late units are priced where they fall.
  *   A supplementary invoice is made only when some amount differs: more units inside the included quantity
- *   change nothing the customer owes, and an invoice of 0 would only be noise (CONTRACT §10).
+ *   change nothing the customer owes, and an invoice of 0 would only be noise (docs/billing.md#invoices).
  */
 
 import {

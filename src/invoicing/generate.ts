@@ -1,5 +1,5 @@
 /**
- * Invoice generation for one billing period (CONTRACT §10) — the single function behind both
+ * Invoice generation for one billing period (docs/billing.md#invoices) — the single function behind both
  * POST /v1/invoices/generate and the monthly cron, so both bill exactly alike.
  *
  * Safe to run any number of times, concurrently: each subscription gets what it is owed now (draft.ts) and a
@@ -67,7 +67,7 @@ async function invoiceGroup(
 	group: SubscriptionInPeriod[],
 ): Promise<InvoiceView[]> {
 	const db = database(env.DB);
-	// Usage a subscription adopts (§19) is billed with its period: an adoption still pending is finished first.
+	// Usage a subscription adopts (docs/billing.md#subscription-lifecycle) is billed with its period: an adoption still pending is finished first.
 	await finishPendingAdoptions(
 		env,
 		scope,

@@ -1,5 +1,5 @@
 /**
- * Invoices as the API shows them (CONTRACT §10), and reading them. Amounts and quantities are exact decimal
+ * Invoices as the API shows them (docs/billing.md#invoices), and reading them. Amounts and quantities are exact decimal
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
@@ -124,7 +124,7 @@ export function invoiceView(
 	};
 }
 
-/** The `data` of invoice.created and invoice.paid (§13). */
+/** The `data` of invoice.created and invoice.paid (docs/webhooks.md#what-a-delivery-looks-like). */
 export function invoiceEventData(row: InvoiceRow): Record<string, unknown> {
 	return {
 		invoice_id: row.id,
@@ -249,7 +249,7 @@ export async function listInvoices({
 	};
 }
 
-/** Overdue (§20): still open after its due date. */
+/** Overdue (docs/billing.md#invoice-documents-and-payments): still open after its due date. */
 function overdueCondition(overdue: boolean | undefined, now: string): SQL | undefined {
 	if (overdue === undefined) return undefined;
 	const isOverdue = and(eq(invoices.status, "open"), lt(invoices.dueAt, now)) as SQL;

@@ -1,5 +1,5 @@
 /**
- * What an invoice gets when it is issued besides its lines (CONTRACT §17, §20): a due date from the account's net
+ * What an invoice gets when it is issued besides its lines (docs/billing.md#prepaid-credits, docs/billing.md#invoice-documents-and-payments): a due date from the account's net
  * terms, a snapshot of whom it bills, and the prepaid credits that pay it first. Read for a whole group of
  * drafts in one round trip (which also settles grants that expired), planned in memory, written by write.ts in
  * the batch that stores the invoices.

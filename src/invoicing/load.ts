@@ -155,7 +155,7 @@ export async function loadPeriodStates(
 					isOneOf(invoices.subscriptionId, ids),
 				),
 			),
-		// Filtered, max and unique_count sources (§16), per agent; combined per source in JS (max or sum).
+		// Filtered, max and unique_count sources (docs/pricing.md#filters-aggregations-and-minimums), per agent; combined per source in JS (max or sum).
 		db
 			.select({
 				subscriptionId: usageMetrics.subscriptionId,

@@ -1,5 +1,5 @@
 /**
- * The monthly run (CONTRACT §10): at 00:05 UTC on the 1st, the previous month is invoiced for every account of
+ * The monthly run (docs/billing.md#invoices): at 00:05 UTC on the 1st, the previous month is invoiced for every account of
  * both environments. The cron only fans out — one queue message per account — so no invocation nears D1's
  * limits, and a part that fails is retried alone. A retried message cannot bill twice: it runs the same
  * generation as POST /v1/invoices/generate, which bills only what is not billed yet.

@@ -1,5 +1,5 @@
 /**
- * Paying and voiding (CONTRACT §10, §17, §20). Only an open invoice can change state, and the change is a
+ * Paying and voiding (docs/billing.md#invoices, docs/billing.md#prepaid-credits, docs/billing.md#invoice-documents-and-payments). Only an open invoice can change state, and the change is a
  * conditional UPDATE … WHERE status = 'open', so two concurrent payments can never both succeed. A payment pays
  * what credits left due; a void gives the credits it used back to their grants, in the same batch.
  */

@@ -1,5 +1,5 @@
 /**
- * The upcoming invoice (CONTRACT §19): what the current period would be invoiced if it closed now — the same
+ * The upcoming invoice (docs/billing.md#subscription-lifecycle): what the current period would be invoiced if it closed now — the same
  * loader, draft and proration as generation, so the two cannot disagree — with nothing stored: no number, no id,
  * no invoice.created. The subscription's accumulator is flushed first, as generation does, so usage still in
  * flight counts.

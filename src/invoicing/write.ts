@@ -225,7 +225,7 @@ async function insertInvoices(
 	});
 }
 
-/** invoice.created, and invoice.paid after it when nothing is left to pay (§17). */
+/** invoice.created, and invoice.paid after it when nothing is left to pay (docs/billing.md#prepaid-credits). */
 function issuedEvents(row: Omit<InvoiceRow, "number">): [WebhookEventKind, Record<string, unknown>][] {
 	const data = invoiceEventData({ ...row, number: 0 });
 	const events: [WebhookEventKind, Record<string, unknown>][] = [["invoice.created", data]];

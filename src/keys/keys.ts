@@ -67,7 +67,7 @@ export interface CreateApiKeyInput {
 }
 
 /**
- * §3: a key creates keys only in its own environment, so that a test-environment admin cannot mint a live key
+ * docs/keys-and-environments.md#environments: a key creates keys only in its own environment, so that a test-environment admin cannot mint a live key
  * and reach live data. Only the operator key (the Worker's ADMIN_API_KEY) may create keys in either.
  */
 export async function createApiKey({

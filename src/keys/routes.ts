@@ -26,7 +26,7 @@ const ApiKey = z
 const CreatedApiKey = ApiKey.extend({
 	key: z.string().nullable().openapi({
 		description:
-			"The full secret. Shown only in this response; `null` when the response is an idempotent replay (§14).",
+			"The full secret. Shown only in this response; `null` when the response is an idempotent replay.",
 	}),
 }).openapi("CreatedApiKey");
 

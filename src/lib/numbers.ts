@@ -1,5 +1,5 @@
 /**
- * The bounds of every numeric input (CONTRACT §1): finite, with an absolute value of at most 1e15; money takes at
+ * The bounds of every numeric input (docs/conventions.md#numbers-in): finite, with an absolute value of at most 1e15; money takes at
  * most 12 decimal places. Large enough for any real price, quantity or amount, small enough that sums and products
  * of them stay finite and exact in decimal arithmetic, so no response ever carries a null or infinite number.
  * The zod pieces built on it are in schemas/numbers.ts; `isBoundedNumber` is the same rule for hand-written checks

@@ -1,5 +1,5 @@
 /**
- * Metering events as the API accepts and answers them (CONTRACT §6): the request schemas, with every rule that
+ * Metering events as the API accepts and answers them (docs/metering.md#recording-events): the request schemas, with every rule that
  * can be checked without storage, and the response views.
  */
 import { z } from "@hono/zod-openapi";
@@ -61,7 +61,7 @@ const Metadata = z.record(z.string().min(1).max(100), MetadataValue).superRefine
 	}
 });
 
-/** Reserved keys of action metadata feed cost records (§11), so their types matter. */
+/** Reserved keys of action metadata feed cost records (docs/reports.md#costs), so their types matter. */
 const ActionMetadata = Metadata.superRefine((metadata, ctx) => {
 	const has = (key: string) => Object.hasOwn(metadata, key);
 	// cost is money: like every money input, at most 12 decimal places. (A number past the bounds is reported

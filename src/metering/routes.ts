@@ -1,5 +1,5 @@
 /**
- * POST /v1/actions, /v1/outcomes and their batches (§6). The generic Idempotency-Key middleware skips these
+ * POST /v1/actions, /v1/outcomes and their batches (docs/metering.md#recording-events). The generic Idempotency-Key middleware skips these
  * paths: here the header (or the body's idempotency_key) is the event's dedupe key, kept by the accumulator for
  * 35 days and more, and a repeat answers 200 with the original event.
  */

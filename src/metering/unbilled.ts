@@ -1,5 +1,5 @@
 /**
- * Unbilled usage (§19, GET /v1/usage/unbilled): what instances did outside every subscription — counted by their
+ * Unbilled usage (docs/billing.md#subscription-lifecycle, GET /v1/usage/unbilled): what instances did outside every subscription — counted by their
  * own accumulators, whose aggregates reach D1 without a subscription — per instance, kind and type, for one
  * billing period. D1 has it once the accumulators flushed (seconds after the events).
  */
@@ -19,7 +19,7 @@ export interface UnbilledLine {
 
 export async function readUnbilledUsage(env: Env, scope: Scope, period: string): Promise<UnbilledLine[]> {
 	const { start, end } = periodBounds(period);
-	// An instance whose usage was adopted (§19) keeps rows of count 0: it has nothing unbilled left.
+	// An instance whose usage was adopted (docs/billing.md#subscription-lifecycle) keeps rows of count 0: it has nothing unbilled left.
 	const { results } = await env.DB.prepare(
 		`SELECT agent_key, kind, type, count, sum FROM usage_daily
 		WHERE environment = ?1 AND subscription_id IS NULL AND field = '' AND day >= ?2 AND day < ?3 AND count <> 0`,

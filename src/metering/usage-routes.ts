@@ -86,7 +86,7 @@ const UsageReport = z
 	.openapi("Usage");
 
 /**
- * One billing period per answer (CONTRACT §6): billing_period, else the month of start_date, else the current
+ * One billing period per answer (docs/metering.md#reading-usage): billing_period, else the month of start_date, else the current
  * month. The dates default to that period's bounds and only filter the usage lines; with a subscription they
  * must lie in the period, so its lines never stand next to another month's charges.
  */
@@ -188,7 +188,7 @@ usageRoutes.openapi(
 		summary: "Usage outside every subscription: recorded, never billed",
 		description:
 			"Per instance, kind and type, for a billing period: events of instances that were in no active " +
-			"subscription when they were received (§19). Counted seconds after the events, once their accumulators flushed.",
+			"subscription when they were received. Counted seconds after the events, once their accumulators flushed.",
 		request: { query: UnbilledQuery },
 		responses: { 200: { description: "Unbilled usage", ...json(UnbilledUsage) }, ...errorResponses(400) },
 	}),

@@ -4,7 +4,7 @@
  * read by agent_key asks each of them for that instance (of a sharded subscription, the instance's shard). A read
  * by subscription asks the subscription's accumulators (every shard, in parallel, added up), and also prices one
  * billing period — the one asked for, so far — with the plan of that period; the answer never mixes two periods
- * (CONTRACT §6).
+ * (docs/metering.md#reading-usage).
  */
 
 import { activeSpan } from "../billing-period/activity";

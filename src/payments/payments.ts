@@ -1,4 +1,4 @@
-/** The payments recorded by POST /v1/invoices/{id}/pay (CONTRACT §20), listed newest first. */
+/** The payments recorded by POST /v1/invoices/{id}/pay (docs/billing.md#invoice-documents-and-payments), listed newest first. */
 import { eq } from "drizzle-orm";
 import { newestFirst } from "../db/pages";
 import type { Listing } from "../db/rows";

@@ -244,7 +244,7 @@ export type RatePlanInput = z.infer<typeof RatePlanInput>;
 export interface PlanPricing {
 	currency: string;
 	base_fee: number | string | Decimal;
-	/** The least a period costs (§16); 0 or absent: no minimum. */
+	/** The least a period costs (docs/pricing.md#filters-aggregations-and-minimums); 0 or absent: no minimum. */
 	minimum_amount?: number | string | Decimal;
 	charges: readonly Charge[];
 }

@@ -26,7 +26,7 @@ export interface RatePlanView {
 	base_fee: number;
 	/** The least a billing period costs; 0: no minimum. */
 	minimum_amount: number;
-	/** Base fee in proportion to the time a subscription was active in the period (§19). */
+	/** Base fee in proportion to the time a subscription was active in the period (docs/billing.md#subscription-lifecycle). */
 	prorate: boolean;
 	charges: Charge[];
 	status: RatePlanStatus;

@@ -1,6 +1,6 @@
 /**
- * Margins (CONTRACT §21): the P&L broken down by agent, customer or product, and month by month. Revenue is split
- * as the revenue report splits it (§12), costs by the same key — cost records carry their agent, customer and the
+ * Margins (docs/reports.md#margins): the P&L broken down by agent, customer or product, and month by month. Revenue is split
+ * as the revenue report splits it (docs/reports.md#revenue), costs by the same key — cost records carry their agent, customer and the
  * plan of the subscription they came from; what has none of the key (manual costs without a plan, usage of
  * unassigned instances) is the unattributed row. Every row is a sum of exact parts of the totals, so the rows add
  * up to the totals to the last digit.

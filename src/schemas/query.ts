@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 const DIGITS = /^[0-9]+$/;
 
 /**
- * An integer query parameter (§1): plain decimal digits only, so `1e2`, `+5`, `0x10`, `5.0` and ` 5` are refused
+ * An integer query parameter (docs/conventions.md#requests-and-responses): plain decimal digits only, so `1e2`, `+5`, `0x10`, `5.0` and ` 5` are refused
  * instead of being read the way JavaScript's Number() would read them.
  */
 export function integerQuery({ min, max }: { min: number; max?: number }) {

@@ -1,5 +1,5 @@
 /**
- * `adopt_unbilled_usage` (CONTRACT §19): a new subscription takes over what its instances did outside every
+ * `adopt_unbilled_usage` (docs/billing.md#subscription-lifecycle): a new subscription takes over what its instances did outside every
  * subscription since its `started_at`. The subscription is created with `adopt_pending` set; this moves each
  * instance's events from its own accumulator into the subscription's (durable-objects/usage-accumulator/
  * adoption.ts says how each step can be repeated), then clears the flag. The request that creates the

@@ -25,9 +25,9 @@ export interface CreateSubscriptionInput {
 	account_id: string;
 	rate_plan_id: string;
 	agent_instance_ids: string[];
-	/** §19: at most 35 days back, not in the future (checked by the route); default now. */
+	/** docs/billing.md#subscription-lifecycle: at most 35 days back, not in the future (checked by the route); default now. */
 	started_at?: string;
-	/** §19: move the instances' unbilled usage since started_at into the subscription. */
+	/** docs/billing.md#subscription-lifecycle: move the instances' unbilled usage since started_at into the subscription. */
 	adopt_unbilled_usage?: boolean;
 	/** How many usage accumulators count its events (1–64, checked by the route); default 1. */
 	shards?: number;

@@ -1,4 +1,4 @@
-/** The rules a rate plan must meet to be subscribed to (§9). */
+/** The rules a rate plan must meet to be subscribed to (docs/billing.md#subscriptions). */
 import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { accounts, ratePlans } from "../db/schema";

@@ -57,7 +57,7 @@ const SHARDS_DESCRIPTION =
 
 const MAX_START_BACK_MS = 35 * 24 * 60 * 60 * 1000;
 
-// §19: a subscription may start up to 35 days back (events keep their timestamps that long), never in the future.
+// docs/billing.md#subscription-lifecycle: a subscription may start up to 35 days back (events keep their timestamps that long), never in the future.
 const StartedAt = z.iso
 	.datetime({
 		offset: true,
@@ -69,7 +69,7 @@ const StartedAt = z.iso
 		"must not be more than 35 days in the past",
 	)
 	.openapi({
-		description: "When the subscription starts (§19); default now.",
+		description: "When the subscription starts; default now.",
 		example: "2026-11-06T00:00:00Z",
 	});
 

@@ -1,5 +1,5 @@
 /**
- * Cancellations at period end (CONTRACT §19): the cron cancels every active subscription whose cancel_at has
+ * Cancellations at period end (docs/billing.md#subscription-lifecycle): the cron cancels every active subscription whose cancel_at has
  * come, as of that instant, emitting subscription.cancelled then. It runs first thing in the monthly run (so the
  * invoices of the period that just ended see the final state) and in the five-minute sweep, which catches up if
  * a run failed. Each cancellation is guarded like a request's, so runs that overlap never cancel twice.

@@ -23,7 +23,7 @@ export interface SubscriptionView {
 	status: SubscriptionStatus;
 	started_at: string;
 	cancelled_at: string | null;
-	/** Set by a cancellation at period end: the instant the cron cancels it (§19). */
+	/** Set by a cancellation at period end: the instant the cron cancels it (docs/billing.md#subscription-lifecycle). */
 	cancel_at: string | null;
 	/** How many usage accumulators count its events; fixed at creation. */
 	shards: number;
@@ -36,7 +36,7 @@ export interface LoadedSubscription {
 	updatedAt: string;
 }
 
-/** The `data` of subscription.created / .updated / .cancelled webhook events (§13). */
+/** The `data` of subscription.created / .updated / .cancelled webhook events (docs/webhooks.md#what-a-delivery-looks-like). */
 export function subscriptionEventData(view: SubscriptionView) {
 	return {
 		subscription_id: view.id,

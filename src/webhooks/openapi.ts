@@ -1,5 +1,5 @@
 /**
- * The `webhooks` section of the OpenAPI document: what a receiver gets for each event kind (CONTRACT §13) — the
+ * The `webhooks` section of the OpenAPI document: what a receiver gets for each event kind (docs/webhooks.md#what-a-delivery-looks-like) — the
  * envelope, its `data`, and the signature headers (webhooks/signing.ts). Kinds are documented as they are emitted:
  * a kind in WEBHOOK_EVENT_KINDS must have a payload here (the Record type says so), and a payload appears in the
  * document only once its kind is in WEBHOOK_EVENT_KINDS.

@@ -7,7 +7,7 @@ import type { WebhookEventKind } from "./outbox";
 import { openWebhookSecret } from "./secret-box";
 import { ATTEMPT_TIMEOUT_MS, postWebhook } from "./send";
 
-/** Made-up `data` shaped exactly like that of a real event of the kind (CONTRACT §13). */
+/** Made-up `data` shaped exactly like that of a real event of the kind (docs/webhooks.md#retries-the-delivery-log-and-test-sends). */
 export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()): Record<string, unknown> {
 	const invoice = {
 		invoice_id: newId("inv"),

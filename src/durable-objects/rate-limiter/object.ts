@@ -45,7 +45,7 @@ export class RateLimiter extends DurableObject<Env> {
 
 	/**
 	 * Counts this request and up to `want - 1` more for the caller to admit itself. A request over the limit
-	 * still counts (§4: every authenticated request does) and is refused.
+	 * still counts (docs/keys-and-environments.md#rate-limits: every authenticated request does) and is refused.
 	 */
 	lease(limit: number, want: number, returned: ReturnedLease | null, now = Date.now()): RateLimitLease {
 		const windowStart = now - (now % WINDOW_MS);

@@ -1,5 +1,5 @@
 /**
- * Adoption of unbilled usage (§19, `adopt_unbilled_usage`): a new subscription takes over what its instances did
+ * Adoption of unbilled usage (docs/billing.md#subscription-lifecycle, `adopt_unbilled_usage`): a new subscription takes over what its instances did
  * outside every subscription since its `started_at` — their events, with their aggregates and costs — so that it
  * is billed with the subscription's period, and counted once.
  *

@@ -9,7 +9,7 @@
  * while D1 was being written.
  *
  * A subscription's accumulator keeps the events that reached it with a timestamp before the subscription started
- * (§19: not billable) apart, in `daily_unbilled`, with the same columns: they reach D1 without a subscription.
+ * (docs/billing.md#subscription-lifecycle: not billable) apart, in `daily_unbilled`, with the same columns: they reach D1 without a subscription.
  */
 import { Decimal } from "../../lib/decimal";
 import { dayOf, periodOf } from "../../lib/time";
@@ -18,7 +18,7 @@ import type { MeteringEvent } from "./types";
 
 const DEFAULT_COST_CURRENCY = "USD";
 
-/** Where a day's aggregates are kept: the billable ones, or those of events outside the subscription (§19). */
+/** Where a day's aggregates are kept: the billable ones, or those of events outside the subscription (docs/billing.md#subscription-lifecycle). */
 export type DailyTable = "daily" | "daily_unbilled";
 
 // Type aliases, not interfaces: SqlStorage's row type needs an index signature.

@@ -1,5 +1,5 @@
 /**
- * Alerts and budgets (§18), evaluated where the live aggregates are: after each record call, in its transaction,
+ * Alerts and budgets (docs/pricing.md#alerts-and-budgets), evaluated where the live aggregates are: after each record call, in its transaction,
  * the current period's value of every alert still armed for that period is computed from the daily rows, the
  * metrics and the period's plan; an alert whose value reached its threshold is triggered — a row in
  * alert_triggers (at most one per alert and period, its primary key) and an alert.triggered outbox row, both

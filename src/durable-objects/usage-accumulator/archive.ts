@@ -1,5 +1,5 @@
 /**
- * The R2 archive of raw events (§15): gzip-compressed NDJSON, one line per event in the shape of GET /v1/events,
+ * The R2 archive of raw events (docs/metering.md#where-events-live): gzip-compressed NDJSON, one line per event in the shape of GET /v1/events,
  * under `events/<environment>/<YYYY-MM-DD>/<accumulator>/<first event id>.ndjson.gz` — the day of the events'
  * timestamps, so that a day is one glob for DuckDB, ClickHouse or Spark.
  *
@@ -41,7 +41,7 @@ export interface EventView {
 }
 
 /**
- * Whether an event counted by this accumulator is billable (§19): it reached a subscription, at a timestamp when
+ * Whether an event counted by this accumulator is billable (docs/billing.md#subscription-lifecycle): it reached a subscription, at a timestamp when
  * that subscription was active (`billableFrom`: its start; null when unknown, as for events stored before starts
  * were recorded).
  */

@@ -171,7 +171,7 @@ export function countEvents(
 /**
  * What newly stored events add, applied inside the transaction that stored them: billable events to the daily
  * aggregates and the observers; a subscription's events from before its start (`billableFrom`) apart, in
- * daily_unbilled, since they are not billable (§19).
+ * daily_unbilled, since they are not billable (docs/billing.md#subscription-lifecycle).
  */
 export function aggregateCounting(
 	storage: CountingStorage,
@@ -209,7 +209,7 @@ function originalsOf(
 	return readOriginals(sql, pairs, now);
 }
 
-/** outcome.completed, with the data of §13; ids are fixed now so a repeated flush writes each once. */
+/** outcome.completed, with the data of docs/webhooks.md#what-a-delivery-looks-like; ids are fixed now so a repeated flush writes each once. */
 function queueOutcomesCompleted(sql: SqlStorage, outcomes: StoredEvent[], accountId: string | null): void {
 	if (outcomes.length === 0) return;
 	const rows = outcomes.map((outcome) => [

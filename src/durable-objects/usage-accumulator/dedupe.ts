@@ -1,5 +1,5 @@
 /**
- * Dedupe keys (§6): scoped to (environment, event kind, agent_key) for at least 35 days, whichever accumulators
+ * Dedupe keys (docs/metering.md#deduplication): scoped to (environment, event kind, agent_key) for at least 35 days, whichever accumulators
  * the instance passes through. An accumulator is one environment; here a key is stored per agent key, as
  * `<kind>:<idempotency key>`, with the original event (as a compact array, see storedEventRow) and its expiry.
  *

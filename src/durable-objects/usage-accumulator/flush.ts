@@ -1,6 +1,6 @@
 /**
  * Copying an accumulator's aggregates to D1, one bounded chunk at a time: read what D1 lacks, write it as one
- * atomic D1 batch, then mark it flushed here. Raw events do not go to D1 (§15): they stay in the accumulator
+ * atomic D1 batch, then mark it flushed here. Raw events do not go to D1 (docs/metering.md#where-events-live): they stay in the accumulator
  * (raw-events.ts) and go to the R2 archive (archive.ts). An event is stored as a JSON array of its columns
  * (eventRow), without their names, in small groups (eventGroups).
  *
@@ -34,7 +34,7 @@ import type { MeteringEvent } from "./types";
 /** A slice of what D1 does not have yet. */
 export interface UnflushedChunk {
 	daily: DailyRow[];
-	/** Day aggregates of a subscription's events from before its start (§19): they reach D1 unbilled. */
+	/** Day aggregates of a subscription's events from before its start (docs/billing.md#subscription-lifecycle): they reach D1 unbilled. */
 	unbilledDaily: DailyRow[];
 	costs: CostRow[];
 	/** Per-period quantities of filtered, max and unique_count sources (metrics.ts). */

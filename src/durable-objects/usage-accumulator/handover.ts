@@ -1,5 +1,5 @@
 /**
- * An instance's dedupe keys travel with it (§6). When an accumulator holds an instance at a membership generation
+ * An instance's dedupe keys travel with it (docs/metering.md#deduplication). When an accumulator holds an instance at a membership generation
  * newer than the keys it has for it (it was told of the move, or a router's claim said so), it takes the instance
  * over before it counts any of its events:
  *

@@ -1,7 +1,7 @@
 /**
  * The plan in effect for each billing period of a subscription's accumulator, learnt once per period: from this
  * object's memory, else its storage (plan_periods), else D1 — one read the first time a period's events arrive.
- * A plan never changes once created and a subscription's plan changes only from a next period (§9), so what is
+ * A plan never changes once created and a subscription's plan changes only from a next period (docs/billing.md#subscriptions), so what is
  * learnt stays true. When a period is learnt after some of its events were counted (an accumulator of an earlier
  * version), its metrics are counted again from the raw events kept here (metrics.ts: rebuildPeriod).
  *

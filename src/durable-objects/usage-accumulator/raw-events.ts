@@ -1,5 +1,5 @@
 /**
- * Raw events in the accumulator (§15): D1 keeps aggregates only, so the accumulator that counted an event keeps
+ * Raw events in the accumulator (docs/metering.md#where-events-live): D1 keeps aggregates only, so the accumulator that counted an event keeps
  * it — for the explorer, for rebuilding aggregates, and until it is in the R2 archive (archive.ts).
  *
  * Events are stored as they arrive, in small groups of event rows (flush.ts: eventRow, eventGroups): one row of

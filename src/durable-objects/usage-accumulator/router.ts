@@ -2,7 +2,7 @@
  * Which accumulator counts an agent key's events — of a sharded subscription, the key's shard, so the route
  * carries the shard count read with the membership. The answer is cached in the isolate, so the hot path costs no
  * D1 query; a miss costs one D1 batch for all missing keys of a request, which also registers unknown keys
- * (§5: usage is never refused for an unknown key).
+ * (docs/metering.md#agents-and-instances: usage is never refused for an unknown key).
  *
  * A cached answer may be stale when another isolate changed a subscription. That is safe: the accumulator it
  * names refuses events of instances it no longer holds, and the caller refreshes those keys here and retries.
@@ -19,7 +19,7 @@ export interface Route {
 	accumulator: string;
 	subscriptionId: string | null;
 	accountId: string | null;
-	/** The subscription's started_at (§19); null for an instance accumulator. */
+	/** The subscription's started_at (docs/metering.md#which-subscription-an-event-belongs-to); null for an instance accumulator. */
 	startedAt: string | null;
 	/** The membership generation this route was read at; the accumulator compares it with what it was told. */
 	generation: number;

@@ -6,7 +6,7 @@
  * - dedupe_keys: per agent key, idempotency key → the original event, for 36 days (dedupe.ts).
  * - holdings: which instances it holds, at which membership generation (holdings.ts, handover.ts).
  * - daily, costs: the running aggregates, with version counters (see flush.ts); daily_unbilled: the day
- *   aggregates of events that reached a subscription with a timestamp before its start (§19).
+ *   aggregates of events that reached a subscription with a timestamp before its start (docs/billing.md#subscription-lifecycle).
  * - set_aside, absorbed: unbilled usage adopted by a subscription (adoption.ts).
  * - outbox: outcome.completed webhook events waiting for the flush.
  *
@@ -77,7 +77,7 @@ export type StoredIdentity = AccumulatorIdentity & {
 	billableFrom: string | null;
 };
 
-/** billableFrom: a subscription's start (§19); its events with earlier timestamps are not billable. */
+/** billableFrom: a subscription's start (docs/billing.md#subscription-lifecycle); its events with earlier timestamps are not billable. */
 type Meta = { name: string | null; accountId: string | null; billableFrom: string | null };
 
 /**
@@ -260,7 +260,7 @@ export class AccumulatorStore implements CountingStorage {
 		});
 	}
 
-	/** Usage counted here between two UTC days: billable only, or also what was not billable (§19). */
+	/** Usage counted here between two UTC days: billable only, or also what was not billable (docs/billing.md#subscription-lifecycle). */
 	usage(startDay: string, endDay: string, agentKey?: string, unbilledToo = false): UsageAggregate[] {
 		if (!this.hasTables) return [];
 		return readUsage(

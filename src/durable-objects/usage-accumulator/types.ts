@@ -32,7 +32,7 @@ export interface RecordRequest {
 	name: string;
 	/** The subscription's account, for outcome.completed; null for an instance accumulator. */
 	accountId: string | null;
-	/** A subscription's started_at (§19): its events with earlier timestamps are not billable. */
+	/** A subscription's started_at (docs/billing.md#subscription-lifecycle): its events with earlier timestamps are not billable. */
 	billableFrom?: string | null;
 	/**
 	 * For each agent key of the events: the membership generation under which the router believes this
