@@ -4,7 +4,7 @@
  * parameter (json_each), so a group costs the same few statements whatever its size, and no statement nears
  * D1's 100 bound parameters.
  */
-import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNull, lt, or, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
@@ -22,6 +22,7 @@ import {
 } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
+import { billedLines } from "./billed-lines";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 
 export interface SubscriptionInPeriod {
@@ -136,25 +137,13 @@ export async function loadPeriodStates(
 					isOneOf(invoices.subscriptionId, ids),
 				),
 			),
-		db
-			.select({
-				subscriptionId: invoices.subscriptionId,
-				metric: invoiceLines.metric,
-				quantity: invoiceLines.quantity,
-				amount: invoiceLines.amount,
-				agentShares: invoiceLines.agentShares,
-			})
-			.from(invoiceLines)
-			.innerJoin(invoices, eq(invoices.id, invoiceLines.invoiceId))
-			.where(
-				inScope(
-					scope,
-					invoices,
-					eq(invoices.billingPeriod, window.period),
-					ne(invoices.status, "void"),
-					isOneOf(invoices.subscriptionId, ids),
-				),
-			),
+		billedLines(
+			db,
+			scope,
+			{ subscriptionId: invoices.subscriptionId, quantity: invoiceLines.quantity },
+			eq(invoices.billingPeriod, window.period),
+			isOneOf(invoices.subscriptionId, ids),
+		),
 		// Filtered, max and unique_count sources (docs/pricing.md#filters-aggregations-and-minimums), per agent; combined per source in JS (max or sum).
 		db
 			.select({
