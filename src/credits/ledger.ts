@@ -47,6 +47,30 @@ export function ledgerInsert(
 }
 
 /**
+ * `head` (a SELECT, or an INSERT … SELECT) over the grants of these accounts that still hold something and meet
+ * `condition`, one row per grant with its ledger rows as `l`. Binds ?1 the environment, ?2 the account ids, ?3 now.
+ */
+function overHeldGrants(
+	d1: D1Database,
+	head: string,
+	condition: string,
+	environment: string,
+	accountIds: readonly string[],
+	now: string,
+): D1PreparedStatement {
+	return statement(
+		d1,
+		`${head}
+		FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
+		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2)) AND ${condition}
+		GROUP BY g.id HAVING SUM(l.amount_minor) > 0`,
+		environment,
+		JSON.stringify(accountIds),
+		now,
+	);
+}
+
+/**
  * Writes the expiry (or void) row of every grant of these accounts that has expired (or was voided) and still
  * holds something, so that its balance reads 0 from then on. Idempotent: a settled grant sums to 0.
  */
@@ -56,17 +80,14 @@ export function settleGrants(
 	accountIds: readonly string[],
 	now: string,
 ): D1PreparedStatement {
-	return statement(
+	return overHeldGrants(
 		d1,
 		`INSERT INTO credit_ledger (id, environment, grant_id, account_id, kind, amount_minor, invoice_id, created_at)
 		SELECT 'cle_' || lower(hex(randomblob(13))), g.environment, g.id, g.account_id,
-			CASE WHEN g.voided_at IS NOT NULL THEN 'void' ELSE 'expiry' END, -SUM(l.amount_minor), NULL, ?3
-		FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
-		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2))
-			AND (g.voided_at IS NOT NULL OR g.expires_at <= ?3)
-		GROUP BY g.id HAVING SUM(l.amount_minor) > 0`,
+			CASE WHEN g.voided_at IS NOT NULL THEN 'void' ELSE 'expiry' END, -SUM(l.amount_minor), NULL, ?3`,
+		"(g.voided_at IS NOT NULL OR g.expires_at <= ?3)",
 		environment,
-		JSON.stringify(accountIds),
+		accountIds,
 		now,
 	);
 }
@@ -86,15 +107,12 @@ export function spendableGrantsQuery(
 	accountIds: readonly string[],
 	now: string,
 ): D1PreparedStatement {
-	return statement(
+	return overHeldGrants(
 		d1,
-		`SELECT g.id, g.account_id, g.expires_at, g.created_at, CAST(SUM(l.amount_minor) AS TEXT) AS remaining
-		FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
-		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2))
-			AND g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3)
-		GROUP BY g.id HAVING SUM(l.amount_minor) > 0`,
+		"SELECT g.id, g.account_id, g.expires_at, g.created_at, CAST(SUM(l.amount_minor) AS TEXT) AS remaining",
+		"g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3)",
 		environment,
-		JSON.stringify(accountIds),
+		accountIds,
 		now,
 	);
 }
