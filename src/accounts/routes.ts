@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
@@ -89,7 +89,7 @@ accountRoutes.openapi(
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
-		const { items, total } = await listAccounts({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		const { items, total } = await listAccounts({ ...scopeOf(c), ...query });
 		return c.json(pageOf("accounts", items, total, query), 200);
 	},
 );
@@ -105,11 +105,7 @@ accountRoutes.openapi(
 		request: { body: { required: true, ...json(CreateAccount) } },
 		responses: { 201: { description: "The account", ...json(Account) }, ...errorResponses(...bodyErrors) },
 	}),
-	async (c) =>
-		c.json(
-			await createAccount({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }),
-			201,
-		),
+	async (c) => c.json(await createAccount({ ...scopeOf(c), input: c.req.valid("json") }), 201),
 );
 
 accountRoutes.openapi(
@@ -126,8 +122,7 @@ accountRoutes.openapi(
 	async (c) =>
 		c.json(
 			await getAccount({
-				db: database(c.env.DB),
-				scope: c.get("scope"),
+				...scopeOf(c),
 				id: c.req.valid("param").account_id,
 			}),
 			200,
@@ -150,8 +145,7 @@ accountRoutes.openapi(
 	}),
 	async (c) => {
 		const account = await updateAccount({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").account_id,
 			input: c.req.valid("json"),
 		});

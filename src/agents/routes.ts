@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
@@ -73,7 +73,7 @@ agentRoutes.openapi(
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
-		const { items, total } = await listAgents({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		const { items, total } = await listAgents({ ...scopeOf(c), ...query });
 		return c.json(pageOf("agents", items, total, query), 200);
 	},
 );
@@ -89,11 +89,7 @@ agentRoutes.openapi(
 		request: { body: { required: true, ...json(CreateAgent) } },
 		responses: { 201: { description: "The agent", ...json(Agent) }, ...errorResponses(...bodyErrors) },
 	}),
-	async (c) =>
-		c.json(
-			await createAgent({ db: database(c.env.DB), scope: c.get("scope"), input: c.req.valid("json") }),
-			201,
-		),
+	async (c) => c.json(await createAgent({ ...scopeOf(c), input: c.req.valid("json") }), 201),
 );
 
 agentRoutes.openapi(
@@ -107,11 +103,7 @@ agentRoutes.openapi(
 		request: { params: AgentParams },
 		responses: { 200: { description: "The agent", ...json(Agent) }, ...errorResponses(404) },
 	}),
-	async (c) =>
-		c.json(
-			await getAgent({ db: database(c.env.DB), scope: c.get("scope"), id: c.req.valid("param").agent_id }),
-			200,
-		),
+	async (c) => c.json(await getAgent({ ...scopeOf(c), id: c.req.valid("param").agent_id }), 200),
 );
 
 agentRoutes.openapi(
@@ -127,8 +119,7 @@ agentRoutes.openapi(
 	}),
 	async (c) => {
 		const agent = await updateAgent({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").agent_id,
 			input: c.req.valid("json"),
 		});
@@ -153,8 +144,7 @@ agentRoutes.openapi(
 	async (c) => {
 		const query = c.req.valid("query");
 		const { items, total } = await listInstances({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			agentId: c.req.valid("param").agent_id,
 			...query,
 		});
@@ -179,8 +169,7 @@ agentRoutes.openapi(
 	}),
 	async (c) => {
 		const { instance, created } = await registerInstance({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			agentId: c.req.valid("param").agent_id,
 			input: c.req.valid("json"),
 		});

@@ -1,6 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, SDK_READ, WRITE } from "../http/permissions";
@@ -92,8 +92,7 @@ alertRoutes.openapi(
 	async (c) => {
 		const alert = await createAlert({
 			env: c.env,
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			input: c.req.valid("json"),
 		});
 		return c.json(alert, 201);
@@ -117,8 +116,7 @@ alertRoutes.openapi(
 	async (c) => {
 		const { subscription_id, ...page } = c.req.valid("query");
 		const { items, total } = await listAlerts({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			subscriptionId: subscription_id,
 			...page,
 		});
@@ -139,7 +137,7 @@ alertRoutes.openapi(
 	}),
 	async (c) => {
 		const id = c.req.valid("param").alert_id;
-		return c.json(await getAlert({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+		return c.json(await getAlert({ ...scopeOf(c), id }), 200);
 	},
 );
 
@@ -156,7 +154,7 @@ alertRoutes.openapi(
 	}),
 	async (c) => {
 		const id = c.req.valid("param").alert_id;
-		await deleteAlert({ env: c.env, db: database(c.env.DB), scope: c.get("scope"), id });
+		await deleteAlert({ env: c.env, ...scopeOf(c), id });
 		return c.body(null, 204);
 	},
 );

@@ -46,30 +46,42 @@ export function ledgerInsert(
 	);
 }
 
-/**
- * Writes the expiry (or void) row of every grant of these accounts that has expired (or was voided) and still
- * holds something, so that its balance reads 0 from then on. Idempotent: a settled grant sums to 0.
- */
-export function settleGrants(
+/** A statement over the grants of some accounts of an environment, as of `now`. */
+type GrantsStatement = (
 	d1: D1Database,
 	environment: string,
 	accountIds: readonly string[],
 	now: string,
-): D1PreparedStatement {
-	return statement(
-		d1,
-		`INSERT INTO credit_ledger (id, environment, grant_id, account_id, kind, amount_minor, invoice_id, created_at)
-		SELECT 'cle_' || lower(hex(randomblob(13))), g.environment, g.id, g.account_id,
-			CASE WHEN g.voided_at IS NOT NULL THEN 'void' ELSE 'expiry' END, -SUM(l.amount_minor), NULL, ?3
+) => D1PreparedStatement;
+
+/**
+ * `head` (a SELECT, or an INSERT … SELECT) over the grants of these accounts that still hold something and meet
+ * `condition`, one row per grant with its ledger rows as `l`. Binds ?1 the environment, ?2 the account ids, ?3 now.
+ */
+function overHeldGrants(head: string, condition: string): GrantsStatement {
+	return (d1, environment, accountIds, now) =>
+		statement(
+			d1,
+			`${head}
 		FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
-		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2))
-			AND (g.voided_at IS NOT NULL OR g.expires_at <= ?3)
+		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2)) AND ${condition}
 		GROUP BY g.id HAVING SUM(l.amount_minor) > 0`,
-		environment,
-		JSON.stringify(accountIds),
-		now,
-	);
+			environment,
+			JSON.stringify(accountIds),
+			now,
+		);
 }
+
+/**
+ * Writes the expiry (or void) row of every grant of these accounts that has expired (or was voided) and still
+ * holds something, so that its balance reads 0 from then on. Idempotent: a settled grant sums to 0.
+ */
+export const settleGrants = overHeldGrants(
+	`INSERT INTO credit_ledger (id, environment, grant_id, account_id, kind, amount_minor, invoice_id, created_at)
+		SELECT 'cle_' || lower(hex(randomblob(13))), g.environment, g.id, g.account_id,
+			CASE WHEN g.voided_at IS NOT NULL THEN 'void' ELSE 'expiry' END, -SUM(l.amount_minor), NULL, ?3`,
+	"(g.voided_at IS NOT NULL OR g.expires_at <= ?3)",
+);
 
 interface SpendableRow {
 	id: string;
@@ -80,24 +92,10 @@ interface SpendableRow {
 }
 
 /** The grants of these accounts that can pay now: not void, not expired, something left. */
-export function spendableGrantsQuery(
-	d1: D1Database,
-	environment: string,
-	accountIds: readonly string[],
-	now: string,
-): D1PreparedStatement {
-	return statement(
-		d1,
-		`SELECT g.id, g.account_id, g.expires_at, g.created_at, CAST(SUM(l.amount_minor) AS TEXT) AS remaining
-		FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
-		WHERE g.environment = ?1 AND g.account_id IN (SELECT value FROM json_each(?2))
-			AND g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3)
-		GROUP BY g.id HAVING SUM(l.amount_minor) > 0`,
-		environment,
-		JSON.stringify(accountIds),
-		now,
-	);
-}
+export const spendableGrantsQuery = overHeldGrants(
+	"SELECT g.id, g.account_id, g.expires_at, g.created_at, CAST(SUM(l.amount_minor) AS TEXT) AS remaining",
+	"g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3)",
+);
 
 export function spendableGrants(result: D1Result | undefined): SpendableGrant[] {
 	return ((result?.results ?? []) as unknown as SpendableRow[]).map((row) => ({

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
@@ -61,8 +61,7 @@ creditRoutes.openapi(
 	async (c) =>
 		c.json(
 			await createGrant({
-				db: database(c.env.DB),
-				scope: c.get("scope"),
+				...scopeOf(c),
 				accountId: c.req.valid("param").account_id,
 				input: c.req.valid("json"),
 			}),
@@ -87,8 +86,7 @@ creditRoutes.openapi(
 	async (c) => {
 		const query = c.req.valid("query");
 		const { items, total } = await listGrants({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			accountId: c.req.valid("param").account_id,
 			...query,
 		});
@@ -112,8 +110,7 @@ creditRoutes.openapi(
 		const { account_id, credit_grant_id } = c.req.valid("param");
 		return c.json(
 			await voidGrant({
-				db: database(c.env.DB),
-				scope: c.get("scope"),
+				...scopeOf(c),
 				accountId: account_id,
 				grantId: credit_grant_id,
 			}),

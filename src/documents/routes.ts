@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { errorResponses } from "../http/errors";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
@@ -34,8 +34,7 @@ documentRoutes.openapi(
 	}),
 	async (c) => {
 		const invoice = await getInvoice({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").invoice_id,
 		});
 		const bytes = await renderInvoicePdf(invoice, {

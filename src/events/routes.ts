@@ -1,7 +1,7 @@
 /** GET /v1/events (the explorer) and GET /v1/events/export (a day of the archive), docs/metering.md#where-events-live. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { errorResponses } from "../http/errors";
 import { ADMIN, READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
@@ -94,8 +94,7 @@ eventRoutes.openapi(
 		}
 		const page = await listEvents({
 			env: c.env,
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			query: {
 				subscriptionId: query.subscription_id,
 				agentKey: query.agent_key,

@@ -1,5 +1,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
+import { database } from "../db/client";
+import type { InScope } from "../db/rows";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import type { Principal } from "./auth";
@@ -19,3 +21,8 @@ export interface AppEnv {
 
 export type AppContext = Context<AppEnv>;
 export type Router = OpenAPIHono<AppEnv>;
+
+/** What a domain verb runs with, from a request's context: the database and the caller's environment. */
+export function scopeOf<E extends { Bindings: Env; Variables: { scope: Scope } }>(c: Context<E>): InScope {
+	return { db: database(c.env.DB), scope: c.get("scope") };
+}

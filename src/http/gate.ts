@@ -5,6 +5,7 @@ import { authenticate, type Principal, unauthorized } from "./auth";
 import type { AppEnv } from "./context";
 import { ApiError } from "./errors";
 import { matchRoute, mayCall } from "./permissions";
+import { applyRateLimit } from "./rate-limit";
 
 // Requests the app makes to itself on behalf of a request this gate already counted (an MCP tool call runs its
 // REST operation so): authenticated and permission-checked like any other, but not counted a second time.
@@ -37,18 +38,7 @@ export const gate: MiddlewareHandler<AppEnv> = async (c, next) => {
 async function countAndLimit(c: Context<AppEnv>, principal: Principal): Promise<void> {
 	const decision = await countRequest(c.env, principal, (work) => c.executionCtx.waitUntil(work));
 	if (decision.revoked) throw unauthorized("This key is unknown or has been revoked.");
-	const limitHeaders = {
-		"X-RateLimit-Limit": String(decision.limit),
-		"X-RateLimit-Remaining": String(decision.remaining),
-		"X-RateLimit-Reset": String(decision.reset),
-	};
-	for (const [name, value] of Object.entries(limitHeaders)) c.header(name, value);
-	if (!decision.allowed) {
-		const retryAfter = Math.max(1, Math.ceil(decision.reset - Date.now() / 1000));
-		throw new ApiError("rate_limited", `Rate limit of ${decision.limit} requests per minute exceeded.`, {
-			headers: { ...limitHeaders, "Retry-After": String(retryAfter) },
-		});
-	}
+	applyRateLimit(c, decision);
 }
 
 function authorize(c: Context<AppEnv>, principal: Principal): void {

@@ -20,8 +20,19 @@
  * `createRatePlan`, `payInvoice`), `tags`, `summary`; test/node/openapi.test.ts fails naming any operation without.
  */
 import type { MiddlewareHandler } from "hono";
-import { EVENT_PATHS } from "./idempotency";
+import { CURRENCY, withExample } from "./openapi-examples";
+import {
+	accessText,
+	HEADERS,
+	IDEMPOTENCY_KEY,
+	isPublic,
+	PORTAL_ACCESS,
+	ref,
+	responseHeaders,
+} from "./openapi-headers";
 import { type Access, routeAccess } from "./permissions";
+
+export { exampleOf } from "./openapi-examples";
 
 // biome-ignore lint/suspicious/noExplicitAny: a generated JSON document, walked generically
 type J = any;
@@ -49,94 +60,6 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 		"What LLM tokens cost per model: the catalog that ships with the service and this environment's own prices.",
 };
 
-const PORTAL_ACCESS =
-	"Who may call it: a customer portal token (`pst_…`) only, for its own account; API and SDK keys answer 401.";
-
-const HEADERS: Record<string, J> = {
-	"X-Request-Id": {
-		description:
-			"The request's id (the caller's own `X-Request-Id` when it sent one). Quote it in support requests.",
-		required: true,
-		schema: { type: "string", example: "req_01jd0000000000000000000000" },
-	},
-	"X-RateLimit-Limit": {
-		description: "Requests this key may make per 60-second window.",
-		required: true,
-		schema: { type: "integer", example: 1000 },
-	},
-	"X-RateLimit-Remaining": {
-		description: "Requests left in the current window, after this one.",
-		required: true,
-		schema: { type: "integer", example: 999 },
-	},
-	"X-RateLimit-Reset": {
-		description: "When the current window ends, in Unix epoch seconds.",
-		required: true,
-		schema: { type: "integer", example: 1795255260 },
-	},
-	"Retry-After": {
-		description: "Seconds until the rate-limit window resets.",
-		required: true,
-		schema: { type: "integer", minimum: 1, example: 12 },
-	},
-	"WWW-Authenticate": {
-		description: "Always `Bearer`.",
-		required: true,
-		schema: { type: "string", enum: ["Bearer"] },
-	},
-	"Idempotent-Replayed": {
-		description:
-			"`true` when this is the stored response of an earlier request with the same Idempotency-Key.",
-		required: false,
-		schema: { type: "string", enum: ["true"] },
-	},
-};
-
-const IDEMPOTENCY_KEY: J = {
-	name: "Idempotency-Key",
-	in: "header",
-	required: false,
-	description:
-		"Makes a retry safe: the first completed response is kept for 24 hours (per environment, API key, method " +
-		"and path) and a repeat with the same body gets it again with `Idempotent-Replayed: true`; a different body " +
-		"answers 409 idempotency_key_reused, a repeat while the first still runs 409 idempotency_key_in_use.",
-	schema: { type: "string", minLength: 1, maxLength: 255, example: "c2f1d1e4-order-42" },
-};
-
-const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
-
-function accessText(access: Access | undefined): string | null {
-	if (!access) return null;
-	const api = access.api === "admin" ? "admin API keys" : `API keys with ${access.api} permission or more`;
-	return `Who may call it: ${access.sdk ? `SDK keys and ${api}` : api}.`;
-}
-
-/** Statuses at which the idempotency middleware can have stored a response that a repeat replays. */
-function replayable(path: string, status: string): boolean {
-	if (EVENT_PATHS.has(path)) return status === "200";
-	return status.startsWith("2") || status === "400" || status === "404" || status === "409";
-}
-
-/** An operation that overrides the document's bearer security with none. */
-const isPublic = (operation: J) => Array.isArray(operation.security) && operation.security.length === 0;
-
-function responseHeaders(method: string, path: string, status: string, open: boolean): Record<string, J> {
-	const headers: Record<string, J> = { "X-Request-Id": ref("headers", "X-Request-Id") };
-	if (open) return headers;
-	if (status !== "401") {
-		for (const name of ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"]) {
-			// A 500 can come from before the rate limiter answered.
-			headers[name] = status === "500" ? { ...HEADERS[name], required: false } : ref("headers", name);
-		}
-	}
-	if (status === "401") headers["WWW-Authenticate"] = ref("headers", "WWW-Authenticate");
-	if (status === "429") headers["Retry-After"] = ref("headers", "Retry-After");
-	if (method === "post" && replayable(path, status)) {
-		headers["Idempotent-Replayed"] = ref("headers", "Idempotent-Replayed");
-	}
-	return headers;
-}
-
 const METHODS = ["get", "put", "post", "patch", "delete"];
 
 /** Every operation of the document with its method and path. */
@@ -144,13 +67,6 @@ export function operationsOf(doc: J): { method: string; path: string; operation:
 	return Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
 		METHODS.filter((m) => (item as J)[m]).map((method) => ({ method, path, operation: (item as J)[method] })),
 	);
-}
-
-function resolve(doc: J, schema: J): J {
-	let s = schema;
-	for (let i = 0; i < 10 && s?.$ref; i++)
-		s = doc.components?.schemas?.[String(s.$ref).split("/").pop() ?? ""];
-	return s;
 }
 
 /** Calls `visit` on every schema object within `schema` (not following $refs), with its property name if any. */
@@ -173,7 +89,6 @@ function walkSchema(
 
 const isString = (s: J) => s.type === "string" || (Array.isArray(s.type) && s.type.includes("string"));
 const TIMESTAMP = /(^|_)at$|^timestamp$|^period_(start|end)$/;
-const CURRENCY = /(^|_)currency$/;
 
 /**
  * zod writes both `minimum` and `exclusiveMinimum` when a number has two lower bounds (positive() and a range
@@ -224,169 +139,6 @@ function defaultsInWords(schema: J) {
 		s.description = s.description ? `${s.description} ${text}` : text;
 		delete s.default;
 	});
-}
-
-const ID_PREFIXES: [RegExp, string][] = [
-	[/webhook/, "whk"],
-	[/deliver/, "dlv"],
-	[/event/, "evt"],
-	[/invoice/, "inv"],
-	[/subscription/, "sub"],
-	[/rate_?plan|plan/, "plan"],
-	[/account|customer/, "acct"],
-	[/agent/, "agt"],
-	[/apikey|api_key|^key/, "key"],
-	[/payment/, "pay"],
-	[/outcome/, "out"],
-	[/action/, "act"],
-	[/cost/, "cost"],
-	[/request/, "req"],
-];
-
-function exampleId(hint: string): string {
-	const prefix = ID_PREFIXES.find(([pattern]) => pattern.test(hint.toLowerCase()))?.[1] ?? "id";
-	return `${prefix}_01jd0000000000000000000000`;
-}
-
-/** Examples by field name, for fields whose schema gives none (used only where they fit the schema's type). */
-const BY_NAME: Record<string, unknown> = {
-	agent_key: "lead-qualifier-eu-1",
-	agent_instance_ids: "lead-qualifier-eu-1",
-	action_type: "llm_call",
-	outcome_type: "converted_lead",
-	cost_type: "llm_tokens",
-	type: "llm_call",
-	metric: "llm_calls",
-	field: "tokens",
-	period: "2026-11",
-	start_date: "2026-11-01",
-	end_date: "2026-11-30",
-	prefix: "sk_live_7Hq2",
-	reference: "wire-2026-001",
-	external_id: "crm-4711",
-	limit: 20,
-	offset: 0,
-	total: 1,
-	count: 1,
-	status_code: 200,
-	duration_ms: 84,
-	attempts: 1,
-	value: 1200,
-	amount: 313.77,
-};
-
-const NAMES: [RegExp, string][] = [
-	[/agent/i, "Lead qualifier"],
-	[/account|customer/i, "Acme"],
-	[/plan/i, "Growth"],
-	[/key/i, "agents in production"],
-];
-
-function exampleString(s: J, property: string, owner: string): string {
-	if (s.format === "date-time") return "2026-11-21T10:00:00.000Z";
-	if (s.format === "date") return "2026-11-21";
-	if (s.format === "email" || property === "email") return "ap@acme.example";
-	if (s.format === "uri" || property === "url") return "https://example.com/webhooks/billing";
-	if (property === "key" && /apikey/i.test(owner)) return "sk_live_7Hq2xXb9dL0aPz4Kc1mN8rT5vW3yE6uQ";
-	if (property === "key") return "lead-qualifier-eu-1";
-	if (property === "name") return NAMES.find(([pattern]) => pattern.test(owner))?.[1] ?? "Lead qualifier";
-	if (property === "id") return exampleId(owner);
-	if (property.endsWith("_id")) return exampleId(property);
-	if (CURRENCY.test(property)) return "USD";
-	if (s.pattern === "^[A-Z]{3}$") return "USD";
-	if (s.pattern && new RegExp(s.pattern).test(property)) return property;
-	const text = property.replace(/_/g, " ") || "text";
-	return s.maxLength !== undefined ? text.slice(0, s.maxLength) : text;
-}
-
-function exampleNumber(s: J): number {
-	const integer = s.type === "integer" || (Array.isArray(s.type) && s.type.includes("integer"));
-	let n = 1;
-	if (s.minimum !== undefined && n < s.minimum) n = s.minimum;
-	if (s.exclusiveMinimum !== undefined && n <= s.exclusiveMinimum) n = s.exclusiveMinimum + 1;
-	if (s.maximum !== undefined && n > s.maximum) n = s.maximum;
-	return integer ? Math.ceil(n) : n;
-}
-
-/**
- * An example value of a schema: its own `example` where it has one, else one composed from its parts — the
- * required properties of an object and those with an example of their own, the first branch of a union, the
- * first value of an enum, a value fitting the format, bounds and field name.
- */
-export function exampleOf(doc: J, schema: J, property = "", owner = "", depth = 0): unknown {
-	if (!schema || typeof schema !== "object" || depth > 20) return null;
-	if (schema.example !== undefined) return schema.example;
-	if (Array.isArray(schema.examples) && schema.examples.length > 0) return schema.examples[0];
-	if (schema.$ref) {
-		const name = String(schema.$ref).split("/").pop() ?? "";
-		return exampleOf(doc, resolve(doc, schema), property, name, depth + 1);
-	}
-	if (schema.const !== undefined) return schema.const;
-	if (Array.isArray(schema.enum)) return schema.enum[0];
-	if (schema.allOf) {
-		return Object.assign(
-			{},
-			...schema.allOf.map((part: J) => exampleOf(doc, part, property, owner, depth + 1)),
-		);
-	}
-	const branches = schema.oneOf ?? schema.anyOf;
-	if (branches) return exampleOf(doc, branches[0], property, owner, depth + 1);
-	if (schema.default !== undefined) return schema.default;
-	const types: string[] = Array.isArray(schema.type) ? schema.type : [schema.type];
-	const type = types.find((t) => t !== "null") ?? types[0];
-	if (type === "null") return null;
-	const named = BY_NAME[property];
-	if (named !== undefined && fits(schema, type, named)) return named;
-	switch (type) {
-		case "object": {
-			const out: Record<string, unknown> = {};
-			const required: string[] = schema.required ?? [];
-			for (const [name, child] of Object.entries(schema.properties ?? {})) {
-				const c = child as J;
-				if (required.includes(name) || c.example !== undefined)
-					out[name] = exampleOf(doc, c, name, owner, depth + 1);
-			}
-			return out;
-		}
-		case "array": {
-			const count = Math.max(1, schema.minItems ?? 1);
-			return Array.from({ length: count }, () => exampleOf(doc, schema.items, property, owner, depth + 1));
-		}
-		case "string":
-			return exampleString(schema, property, owner);
-		case "integer":
-		case "number":
-			return exampleNumber(schema);
-		case "boolean":
-			return true;
-		case "null":
-			return null;
-		default:
-			return null;
-	}
-}
-
-function fits(schema: J, type: string | undefined, value: unknown): boolean {
-	if (typeof value === "string") {
-		return type === "string" && (!schema.pattern || new RegExp(schema.pattern).test(value)) && !schema.format;
-	}
-	if (typeof value !== "number") return false;
-	const inRange =
-		(schema.minimum === undefined || value >= schema.minimum) &&
-		(schema.exclusiveMinimum === undefined || value > schema.exclusiveMinimum) &&
-		(schema.maximum === undefined || value <= schema.maximum);
-	return inRange && (type === "number" || (type === "integer" && Number.isInteger(value)));
-}
-
-/** JSON bodies get a composed example; a PDF or CSV body has no meaningful one to compose. */
-const isJson = (mediaType: string) => /^application\/([a-z.+-]+\+)?json\b/.test(mediaType);
-
-function withExample(doc: J, content: J) {
-	for (const [type, media] of Object.entries(content ?? {})) {
-		if (!isJson(type)) continue;
-		const m = media as J;
-		if (m.schema && m.example === undefined && m.examples === undefined) m.example = exampleOf(doc, m.schema);
-	}
 }
 
 /** Adds what middlewares and conventions make true of every operation (see the comment at the top). */

@@ -4,8 +4,8 @@
  * parameter (json_each), so a group costs the same few statements whatever its size, and no statement nears
  * D1's 100 bound parameters.
  */
-import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { and, asc, eq, gt, gte, isNull, lt, or, type SQL, sql } from "drizzle-orm";
+import type { SelectedFields, SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
 import { planInEffect } from "../billing-period/plan";
@@ -22,6 +22,7 @@ import {
 } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
+import { billedLines } from "./billed-lines";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 
 export interface SubscriptionInPeriod {
@@ -36,6 +37,22 @@ export interface SubscriptionInPeriod {
 
 function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
 	return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
+}
+
+/** Rows of a usage table (daily rollups, metrics) of these subscriptions, each with the agent of its instance. */
+function usageByAgent<F extends SelectedFields>(
+	db: Db,
+	scope: Scope,
+	table: typeof usageDaily | typeof usageMetrics,
+	ids: readonly string[],
+	fields: F,
+	...conditions: SQL[]
+) {
+	return db
+		.select({ subscriptionId: table.subscriptionId, agentId: agentInstances.agentId, ...fields })
+		.from(table)
+		.leftJoin(agentInstances, instanceOfRow(table))
+		.where(inScope(scope, table, isOneOf(table.subscriptionId, ids), ...conditions));
 }
 
 /** Subscriptions active at some time in the period: started before its end, not cancelled by its start. */
@@ -92,34 +109,27 @@ export async function loadPeriodStates(
 			)
 			.where(inScope(scope, subscriptions, isOneOf(subscriptions.id, ids))),
 		// Added up in SQL per agent: counts are integers, decimal sums come back as a JSON array of exact strings.
-		db
-			.select({
-				subscriptionId: usageDaily.subscriptionId,
-				agentId: agentInstances.agentId,
+		usageByAgent(
+			db,
+			scope,
+			usageDaily,
+			ids,
+			{
 				kind: usageDaily.kind,
 				type: usageDaily.type,
 				field: usageDaily.field,
 				count: sql<number>`sum(${usageDaily.count})`,
 				sums: sql<string>`json_group_array(${usageDaily.sum})`,
-			})
-			.from(usageDaily)
-			.leftJoin(agentInstances, instanceOfRow(usageDaily))
-			.where(
-				inScope(
-					scope,
-					usageDaily,
-					isOneOf(usageDaily.subscriptionId, ids),
-					gte(usageDaily.day, window.firstDay),
-					lt(usageDaily.day, window.endDay),
-				),
-			)
-			.groupBy(
-				usageDaily.subscriptionId,
-				agentInstances.agentId,
-				usageDaily.kind,
-				usageDaily.type,
-				usageDaily.field,
-			),
+			},
+			gte(usageDaily.day, window.firstDay),
+			lt(usageDaily.day, window.endDay),
+		).groupBy(
+			usageDaily.subscriptionId,
+			agentInstances.agentId,
+			usageDaily.kind,
+			usageDaily.type,
+			usageDaily.field,
+		),
 		db
 			.select({
 				subscriptionId: invoices.subscriptionId,
@@ -136,43 +146,22 @@ export async function loadPeriodStates(
 					isOneOf(invoices.subscriptionId, ids),
 				),
 			),
-		db
-			.select({
-				subscriptionId: invoices.subscriptionId,
-				metric: invoiceLines.metric,
-				quantity: invoiceLines.quantity,
-				amount: invoiceLines.amount,
-				agentShares: invoiceLines.agentShares,
-			})
-			.from(invoiceLines)
-			.innerJoin(invoices, eq(invoices.id, invoiceLines.invoiceId))
-			.where(
-				inScope(
-					scope,
-					invoices,
-					eq(invoices.billingPeriod, window.period),
-					ne(invoices.status, "void"),
-					isOneOf(invoices.subscriptionId, ids),
-				),
-			),
+		billedLines(
+			db,
+			scope,
+			{ subscriptionId: invoices.subscriptionId, quantity: invoiceLines.quantity },
+			eq(invoices.billingPeriod, window.period),
+			isOneOf(invoices.subscriptionId, ids),
+		),
 		// Filtered, max and unique_count sources (docs/pricing.md#filters-aggregations-and-minimums), per agent; combined per source in JS (max or sum).
-		db
-			.select({
-				subscriptionId: usageMetrics.subscriptionId,
-				agentId: agentInstances.agentId,
-				source: usageMetrics.source,
-				quantity: usageMetrics.quantity,
-			})
-			.from(usageMetrics)
-			.leftJoin(agentInstances, instanceOfRow(usageMetrics))
-			.where(
-				inScope(
-					scope,
-					usageMetrics,
-					isOneOf(usageMetrics.subscriptionId, ids),
-					eq(usageMetrics.period, window.period),
-				),
-			),
+		usageByAgent(
+			db,
+			scope,
+			usageMetrics,
+			ids,
+			{ source: usageMetrics.source, quantity: usageMetrics.quantity },
+			eq(usageMetrics.period, window.period),
+		),
 	]);
 
 	const planOf = new Map(plans.map((row) => [row.subscriptionId, row.plan]));

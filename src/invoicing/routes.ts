@@ -1,5 +1,5 @@
 import { createRoute, type z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
@@ -70,8 +70,7 @@ invoiceRoutes.openapi(
 	async (c) => {
 		const { limit, offset, ...filters } = c.req.valid("query");
 		const { items, total } = await listInvoices({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			filters,
 			limit,
 			offset,
@@ -94,8 +93,7 @@ invoiceRoutes.openapi(
 	async (c) =>
 		c.json(
 			await getInvoice({
-				db: database(c.env.DB),
-				scope: c.get("scope"),
+				...scopeOf(c),
 				id: c.req.valid("param").invoice_id,
 			}),
 			200,
@@ -120,8 +118,7 @@ invoiceRoutes.openapi(
 	}),
 	async (c) => {
 		const invoice = await payInvoice({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").invoice_id,
 			reference: (c.req.valid("json") as z.infer<typeof PayInvoice> | undefined)?.reference,
 		});
@@ -146,8 +143,7 @@ invoiceRoutes.openapi(
 	async (c) =>
 		c.json(
 			await voidInvoice({
-				db: database(c.env.DB),
-				scope: c.get("scope"),
+				...scopeOf(c),
 				id: c.req.valid("param").invoice_id,
 			}),
 			200,

@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
 import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
 import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
 import { ADMIN } from "../http/permissions";
@@ -63,8 +63,7 @@ apiKeyRoutes.openapi(
 	async (c) => {
 		responseCarriesSecret(c, "key");
 		const key = await createApiKey({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			input: c.req.valid("json"),
 			operator: c.get("principal").keyId === OPERATOR_KEY_ID,
 		});
@@ -91,7 +90,7 @@ apiKeyRoutes.openapi(
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
-		const { items, total } = await listApiKeys({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		const { items, total } = await listApiKeys({ ...scopeOf(c), ...query });
 		return c.json(pageOf("api_keys", items, total, query), 200);
 	},
 );
@@ -115,7 +114,7 @@ apiKeyRoutes.openapi(
 				"The operator key is revoked by changing the ADMIN_API_KEY secret.",
 			);
 		}
-		await revokeApiKey({ db: database(c.env.DB), scope: c.get("scope"), id });
+		await revokeApiKey({ ...scopeOf(c), id });
 		await revokeInRateLimiter(c.env, id);
 		forgetCachedKey(id);
 		return c.body(null, 204);

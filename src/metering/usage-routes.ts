@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
 import { BILLING_PERIOD_PATTERN, isFuturePeriod, lastDayOf } from "../billing-period/period";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, SDK_READ } from "../http/permissions";
@@ -143,8 +143,7 @@ usageRoutes.openapi(
 		const { period, startDay, endDay } = usageWindow(query);
 		const report = await readUsage({
 			env: c.env,
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			agentKey: query.agent_key,
 			subscriptionId: query.subscription_id,
 			period,

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { ADMIN, READ } from "../http/permissions";
@@ -119,8 +120,7 @@ modelPriceRoutes.openapi(
 	}),
 	async (c) => {
 		const price = await createCustomPrice({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			input: c.req.valid("json"),
 		});
 		return c.json(modelPriceJson(price), 201);
@@ -167,8 +167,7 @@ modelPriceRoutes.openapi(
 	}),
 	async (c) => {
 		await deleteCustomPrice({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").model_price_id,
 		});
 		return c.body(null, 204);

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ } from "../http/permissions";
@@ -44,8 +44,7 @@ paymentRoutes.openapi(
 	async (c) => {
 		const { limit, offset, ...filters } = c.req.valid("query");
 		const { items, total } = await listPayments({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			filters,
 			limit,
 			offset,

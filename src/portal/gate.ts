@@ -14,6 +14,7 @@ import { countRequestOf, limitFor } from "../durable-objects/rate-limiter/client
 import type { Env } from "../env";
 import { unauthorized } from "../http/auth";
 import { ApiError } from "../http/errors";
+import { applyRateLimit } from "../http/rate-limit";
 import { zodToApiError } from "../http/router";
 import { findLiveSession, PORTAL_TOKEN_SHAPE, type PortalSession } from "./sessions";
 
@@ -64,18 +65,7 @@ export const portalGate: MiddlewareHandler<PortalEnv> = async (c, next) => {
 	const decision = await countRequestOf(c.env, session.id, limitFor({ type: "api" }, c.env), (work) =>
 		c.executionCtx.waitUntil(work),
 	);
-	const limitHeaders = {
-		"X-RateLimit-Limit": String(decision.limit),
-		"X-RateLimit-Remaining": String(decision.remaining),
-		"X-RateLimit-Reset": String(decision.reset),
-	};
-	for (const [name, value] of Object.entries(limitHeaders)) c.header(name, value);
-	if (!decision.allowed) {
-		const retryAfter = Math.max(1, Math.ceil(decision.reset - Date.now() / 1000));
-		throw new ApiError("rate_limited", `Rate limit of ${decision.limit} requests per minute exceeded.`, {
-			headers: { ...limitHeaders, "Retry-After": String(retryAfter) },
-		});
-	}
+	applyRateLimit(c, decision);
 
 	if (!patterns.some((pattern) => pattern.test(c.req.path))) {
 		throw new ApiError("not_found", `No route ${c.req.method} ${c.req.path}.`);

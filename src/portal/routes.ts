@@ -7,11 +7,11 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { Alert } from "../alerts/routes";
 import { CreditGrant } from "../credits/routes";
-import { database } from "../db/client";
 import { interFonts } from "../documents/fonts";
 import { renderInvoicePdf } from "../documents/invoice-pdf";
 import { DEFAULT_BILLING_COMPANY_NAME } from "../documents/routes";
 import type { Env } from "../env";
+import { scopeOf } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { json } from "../http/openapi";
 import { getInvoice, listInvoices } from "../invoicing/invoices";
@@ -141,8 +141,7 @@ portalRoutes.openapi(
 	async (c) => {
 		const { limit, offset, status } = c.req.valid("query");
 		const { items, total } = await listInvoices({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			filters: { account_id: c.get("session").accountId, status },
 			limit,
 			offset,
@@ -153,7 +152,7 @@ portalRoutes.openapi(
 
 /** The invoice if it is the session's account's; any other answers 404 like an unknown id. */
 async function accountInvoice(c: Context<PortalEnv>, id: string) {
-	const invoice = await getInvoice({ db: database(c.env.DB), scope: c.get("scope"), id });
+	const invoice = await getInvoice({ ...scopeOf(c), id });
 	if (invoice.account_id !== c.get("session").accountId) throw notFound("invoice", id);
 	return invoice;
 }
@@ -217,8 +216,7 @@ portalRoutes.openapi(
 	async (c) => {
 		const query = c.req.valid("query");
 		const { items, total } = await listPayments({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			filters: { account_id: c.get("session").accountId },
 			...query,
 		});

@@ -1,6 +1,6 @@
 /** Minting and revoking customer portal links, under /v1 with the operator's API keys (docs/portal.md). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
 import { json } from "../http/openapi";
@@ -76,8 +76,7 @@ portalSessionRoutes.openapi(
 		responseCarriesSecret(c, "url");
 		const input = (c.req.valid("json") as z.infer<typeof CreatePortalSession> | undefined) ?? {};
 		const session = await createPortalSession({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			accountId: c.req.valid("param").account_id,
 			expiresIn: input.expires_in,
 			origin: new URL(c.req.url).origin,
@@ -99,8 +98,7 @@ portalSessionRoutes.openapi(
 	}),
 	async (c) => {
 		await revokePortalSession({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").portal_session_id,
 		});
 		return c.body(null, 204);

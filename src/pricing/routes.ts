@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
@@ -189,8 +189,7 @@ pricingRoutes.openapi(
 	}),
 	async (c) => {
 		const plan = await createRatePlan({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			input: c.req.valid("json"),
 		});
 		return c.json(plan, 201);
@@ -213,7 +212,7 @@ pricingRoutes.openapi(
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
-		const { items, total } = await listRatePlans({ db: database(c.env.DB), scope: c.get("scope"), ...query });
+		const { items, total } = await listRatePlans({ ...scopeOf(c), ...query });
 		return c.json(pageOf("rate_plans", items, total, query), 200);
 	},
 );
@@ -231,7 +230,7 @@ pricingRoutes.openapi(
 	}),
 	async (c) => {
 		const id = c.req.valid("param").rate_plan_id;
-		return c.json(await getRatePlan({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+		return c.json(await getRatePlan({ ...scopeOf(c), id }), 200);
 	},
 );
 
@@ -251,7 +250,7 @@ pricingRoutes.openapi(
 	}),
 	async (c) => {
 		const id = c.req.valid("param").rate_plan_id;
-		return c.json(await archiveRatePlan({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+		return c.json(await archiveRatePlan({ ...scopeOf(c), id }), 200);
 	},
 );
 
@@ -278,8 +277,7 @@ pricingRoutes.openapi(
 	async (c) => {
 		const { rate_plan_id, usage } = c.req.valid("json");
 		const simulation = await simulateRatePlan({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			ratePlanId: rate_plan_id,
 			usage,
 		});

@@ -1,7 +1,8 @@
-import { eq, gte, lte, ne, sql } from "drizzle-orm";
+import { eq, gte, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { accounts, agents, invoiceLines, invoices, ratePlans } from "../db/schema";
+import { accounts, agents, invoices, ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
+import { billedLines } from "../invoicing/billed-lines";
 import { periodsStartingIn } from "../lib/date-range";
 import { allocate, Decimal } from "../lib/decimal";
 import { minorUnits } from "../lib/money";
@@ -38,28 +39,14 @@ export async function revenueLines(
 ): Promise<RevenueLine[]> {
 	const periods = periodsStartingIn(range);
 	if (!periods) return [];
-	return db
-		.select({
-			billingPeriod: invoices.billingPeriod,
-			accountId: invoices.accountId,
-			ratePlanId: invoices.ratePlanId,
-			metric: invoiceLines.metric,
-			amount: invoiceLines.amount,
-			agentShares: invoiceLines.agentShares,
-		})
-		.from(invoiceLines)
-		.innerJoin(invoices, eq(invoices.id, invoiceLines.invoiceId))
-		.where(
-			inScope(
-				scope,
-				invoices,
-				ne(invoices.status, "void"),
-				eq(invoices.currency, currency),
-				gte(invoices.billingPeriod, periods.first),
-				lte(invoices.billingPeriod, periods.last),
-			),
-		)
-		.then((rows) => rows.map((row) => ({ ...row, amount: Decimal.from(row.amount) })));
+	return billedLines(
+		db,
+		scope,
+		{ billingPeriod: invoices.billingPeriod, accountId: invoices.accountId, ratePlanId: invoices.ratePlanId },
+		eq(invoices.currency, currency),
+		gte(invoices.billingPeriod, periods.first),
+		lte(invoices.billingPeriod, periods.last),
+	).then((rows) => rows.map((row) => ({ ...row, amount: Decimal.from(row.amount) })));
 }
 
 function addTo(totals: Map<string | null, Decimal>, id: string | null, amount: Decimal) {

@@ -2,6 +2,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
 import { MAX_SHARDS } from "../durable-objects/usage-accumulator/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
@@ -156,8 +157,7 @@ subscriptionRoutes.openapi(
 	async (c) => {
 		const { account_id, status, ...page } = c.req.valid("query");
 		const { items, total } = await listSubscriptions({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			filters: { account_id, status },
 			...page,
 		});
@@ -208,7 +208,7 @@ subscriptionRoutes.openapi(
 	}),
 	async (c) => {
 		const id = c.req.valid("param").subscription_id;
-		return c.json(await getSubscription({ db: database(c.env.DB), scope: c.get("scope"), id }), 200);
+		return c.json(await getSubscription({ ...scopeOf(c), id }), 200);
 	},
 );
 
@@ -233,8 +233,7 @@ subscriptionRoutes.openapi(
 	async (c) => {
 		const subscription = await updateSubscription({
 			env: c.env,
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").subscription_id,
 			input: c.req.valid("json"),
 		});
@@ -264,8 +263,7 @@ subscriptionRoutes.openapi(
 		const body = c.req.valid("json") as z.infer<typeof CancelSubscription> | undefined;
 		const subscription = await cancelSubscription({
 			env: c.env,
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").subscription_id,
 			atPeriodEnd: body?.at_period_end ?? false,
 		});

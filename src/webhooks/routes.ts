@@ -1,5 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import { database } from "../db/client";
+import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { responseCarriesSecret } from "../http/idempotency";
 import { json } from "../http/openapi";
@@ -51,9 +51,8 @@ webhookRoutes.openapi(
 	async (c) => {
 		const { webhook_id, event } = c.req.valid("json");
 		const result = await sendTestEvent({
-			db: database(c.env.DB),
+			...scopeOf(c),
 			env: c.env,
-			scope: c.get("scope"),
 			webhookId: webhook_id,
 			event,
 		});
@@ -81,9 +80,8 @@ webhookRoutes.openapi(
 	async (c) => {
 		responseCarriesSecret(c, "secret");
 		const endpoint = await createWebhookEndpoint({
-			db: database(c.env.DB),
+			...scopeOf(c),
 			env: c.env,
-			scope: c.get("scope"),
 			input: c.req.valid("json"),
 		});
 		return c.json(endpoint, 201);
@@ -107,8 +105,7 @@ webhookRoutes.openapi(
 	async (c) => {
 		const query = c.req.valid("query");
 		const { items, total } = await listWebhookEndpoints({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			...query,
 		});
 		return c.json(pageOf("webhooks", items, total, query), 200);
@@ -128,8 +125,7 @@ webhookRoutes.openapi(
 	}),
 	async (c) => {
 		const { view } = await getWebhookEndpoint({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").webhook_id,
 		});
 		return c.json(view, 200);
@@ -152,8 +148,7 @@ webhookRoutes.openapi(
 	}),
 	async (c) => {
 		const endpoint = await updateWebhookEndpoint({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").webhook_id,
 			input: c.req.valid("json"),
 		});
@@ -174,8 +169,7 @@ webhookRoutes.openapi(
 	}),
 	async (c) => {
 		await deleteWebhookEndpoint({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			id: c.req.valid("param").webhook_id,
 		});
 		return c.body(null, 204);
@@ -199,8 +193,7 @@ webhookRoutes.openapi(
 	async (c) => {
 		const query = c.req.valid("query");
 		const { items, total } = await listDeliveries({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			endpointId: c.req.valid("param").webhook_id,
 			...query,
 		});
@@ -225,8 +218,7 @@ webhookRoutes.openapi(
 	async (c) => {
 		const { webhook_id, delivery_id } = c.req.valid("param");
 		const delivery = await getDelivery({
-			db: database(c.env.DB),
-			scope: c.get("scope"),
+			...scopeOf(c),
 			endpointId: webhook_id,
 			deliveryId: delivery_id,
 		});
@@ -251,9 +243,8 @@ webhookRoutes.openapi(
 	async (c) => {
 		const { webhook_id, delivery_id } = c.req.valid("param");
 		const delivery = await retryDelivery({
-			db: database(c.env.DB),
+			...scopeOf(c),
 			env: c.env,
-			scope: c.get("scope"),
 			endpointId: webhook_id,
 			deliveryId: delivery_id,
 		});

@@ -7,6 +7,7 @@
  * every earlier holder before it counts any event of it. So each table here holds its own keys and the ones it
  * was handed.
  */
+import { type EventRow, eventRow } from "./flush";
 import type { MeteringEvent, StoredEvent } from "./types";
 
 export const DEDUPE_TTL_MS = 36 * 24 * 60 * 60 * 1000;
@@ -29,33 +30,12 @@ export function dedupeKeyOf(event: MeteringEvent): string | null {
 /** One string for a map of (agent key, key); agent keys never contain NUL. */
 export const dedupeMapKey = (agentKey: string, key: string) => `${agentKey}\u0000${key}`;
 
-type EventColumns = [
-	id: string,
-	kind: StoredEvent["kind"],
-	agentKey: string,
-	type: string,
-	value: string | null,
-	metadata: StoredEvent["metadata"],
-	timestamp: string,
-	receivedAt: string,
-	idempotencyKey: string | null,
-	subscriptionId: string | null,
-];
+/** The columns of a flushed event (flush.ts's EventRow) and the subscription it was counted for. */
+type EventColumns = [...EventRow, subscriptionId: string | null];
 
 /** The original event without its property names: about half the bytes of the object. */
 export function storedEventRow(event: StoredEvent): string {
-	const row: EventColumns = [
-		event.id,
-		event.kind,
-		event.agentKey,
-		event.type,
-		event.value,
-		event.metadata,
-		event.timestamp,
-		event.receivedAt,
-		event.idempotencyKey,
-		event.subscriptionId,
-	];
+	const row: EventColumns = [...eventRow(event), event.subscriptionId];
 	return JSON.stringify(row);
 }
 

@@ -68,7 +68,7 @@ export interface EventGroup {
  */
 export type EventRow = [
 	id: string,
-	kind: string,
+	kind: MeteringEvent["kind"],
 	agentKey: string,
 	type: string,
 	value: string | null,

@@ -1,0 +1,121 @@
+import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// Invoices, their lines and numbering, payments, and prepaid credits (grants and their ledger).
+
+export const invoiceCounters = sqliteTable("invoice_counters", {
+	environment: text("environment").primaryKey(),
+	lastNumber: integer("last_number").notNull(),
+});
+
+export const invoices = sqliteTable(
+	"invoices",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		number: integer("number").notNull(),
+		accountId: text("account_id").notNull(),
+		subscriptionId: text("subscription_id").notNull(),
+		ratePlanId: text("rate_plan_id").notNull(),
+		billingPeriod: text("billing_period").notNull(),
+		sequence: integer("sequence").notNull(),
+		kind: text("kind", { enum: ["regular", "supplementary"] }).notNull(),
+		status: text("status", { enum: ["open", "paid", "void"] }).notNull(),
+		currency: text("currency").notNull(),
+		amount: text("amount").notNull(),
+		issuedAt: text("issued_at").notNull(),
+		paidAt: text("paid_at"),
+		voidedAt: text("voided_at"),
+		createdAt: text("created_at").notNull(),
+		// docs/billing.md#invoice-documents-and-payments: issued_at + the account's net terms, and the account's name, email and address when issued.
+		dueAt: text("due_at"),
+		billTo: text("bill_to", { mode: "json" }).$type<BillTo>(),
+		// docs/billing.md#prepaid-credits: what prepaid credits paid of `amount` (amount_due = amount − credits_applied).
+		creditsApplied: text("credits_applied").notNull().default("0"),
+	},
+	(t) => [
+		uniqueIndex("invoices_subscription_period_seq").on(t.subscriptionId, t.billingPeriod, t.sequence),
+		uniqueIndex("invoices_env_number").on(t.environment, t.number),
+		index("invoices_env_created").on(t.environment, t.createdAt, t.id),
+		index("invoices_env_period").on(t.environment, t.billingPeriod),
+		index("invoices_env_subscription").on(t.environment, t.subscriptionId, t.billingPeriod),
+		index("invoices_env_due").on(t.environment, t.status, t.dueAt),
+	],
+);
+
+export const invoiceLines = sqliteTable(
+	"invoice_lines",
+	{
+		invoiceId: text("invoice_id").notNull(),
+		position: integer("position").notNull(),
+		environment: text("environment").notNull(),
+		metric: text("metric").notNull(),
+		description: text("description").notNull(),
+		quantity: text("quantity").notNull(),
+		amount: text("amount").notNull(),
+		// Per-agent quantity shares of this line's metric in the period, for revenue by agent.
+		agentShares: text("agent_shares", { mode: "json" }).$type<
+			{ agent_id: string | null; quantity: string }[]
+		>(),
+	},
+	(t) => [primaryKey({ columns: [t.invoiceId, t.position] })],
+);
+
+export const payments = sqliteTable(
+	"payments",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		invoiceId: text("invoice_id").notNull(),
+		amount: text("amount").notNull(),
+		currency: text("currency").notNull(),
+		reference: text("reference"),
+		createdAt: text("created_at").notNull(),
+		accountId: text("account_id"),
+	},
+	(t) => [
+		uniqueIndex("payments_invoice").on(t.invoiceId),
+		index("payments_env_created").on(t.environment, t.createdAt, t.id),
+	],
+);
+
+export interface BillTo {
+	name: string;
+	email: string;
+	billing_address: Record<string, string> | null;
+}
+
+// Prepaid credits (docs/billing.md#prepaid-credits). A grant's remaining balance is the sum of its ledger rows, never a stored number.
+export const creditGrants = sqliteTable(
+	"credit_grants",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		accountId: text("account_id").notNull(),
+		amount: text("amount").notNull(),
+		currency: text("currency").notNull(),
+		expiresAt: text("expires_at"),
+		description: text("description"),
+		voidedAt: text("voided_at"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [index("credit_grants_env_account").on(t.environment, t.accountId, t.createdAt, t.id)],
+);
+
+// Amounts in minor units of the grant's currency, signed; a trigger refuses any row that overdraws a grant.
+export const creditLedger = sqliteTable(
+	"credit_ledger",
+	{
+		id: text("id").primaryKey(),
+		environment: text("environment").notNull(),
+		grantId: text("grant_id").notNull(),
+		accountId: text("account_id").notNull(),
+		kind: text("kind", { enum: ["grant", "application", "reversal", "expiry", "void"] }).notNull(),
+		amountMinor: integer("amount_minor").notNull(),
+		invoiceId: text("invoice_id"),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [
+		index("credit_ledger_grant").on(t.grantId, t.createdAt, t.id),
+		index("credit_ledger_invoice").on(t.invoiceId),
+	],
+);
