@@ -5,7 +5,7 @@
  * base fee included, less what its invoices already billed.
  */
 import { getAccount } from "../accounts/accounts";
-import { lastDayOf, periodWindow } from "../billing-period/period";
+import { periodWindow } from "../billing-period/period";
 import { availableCredit } from "../credits/grants";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";

@@ -13,7 +13,6 @@ import {
 	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/interface";
-import type { Env } from "../env";
 import { validationError } from "../lib/errors";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";

@@ -15,7 +15,7 @@ import { accounts } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
-import { conflict, notFound, validationError } from "../lib/errors";
+import { conflict, validationError } from "../lib/errors";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { finishPendingAdoptions } from "../subscriptions/adoption";
