@@ -1,6 +1,15 @@
 import { and, eq, gte, lte, sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
+import {
+	accounts,
+	agentInstances,
+	agents,
+	costRecords,
+	subscriptions,
+	usageCosts,
+	usageModelCosts,
+	usageUnpriced,
+} from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../http/errors";
 import { Decimal } from "../lib/decimal";
@@ -15,16 +24,22 @@ export interface CostRecord {
 	/** The plan in effect for the period of the subscription the events came from; null for manual records. */
 	rate_plan_id: string | null;
 	cost_type: string;
+	/** The model of LLM calls priced from the model prices; null for other records. */
+	model: string | null;
 	amount: Decimal;
 	currency: string;
 	period: string;
-	source: "events" | "manual";
+	source: "events" | "manual" | "model_prices";
 	created_at: string;
 }
+
+/** The cost type of LLM calls priced from the model prices. */
+export const LLM_TOKENS_COST_TYPE = "llm_tokens";
 
 export interface CostFilter {
 	agentId?: string;
 	customerId?: string;
+	model?: string;
 	currency: string;
 	periods: { first: string; last: string };
 }
@@ -69,6 +84,7 @@ export async function createManualCost({
 		customer_id: input.customer_id ?? null,
 		rate_plan_id: null,
 		cost_type: input.cost_type,
+		model: null,
 		amount: Decimal.from(input.amount),
 		currency: input.currency ?? "USD",
 		period: input.period,
@@ -95,7 +111,13 @@ export async function createManualCost({
  * Both reads are bounded by rollups, never by the number of events.
  */
 export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter): Promise<CostRecord[]> {
-	const [manual, fromEvents] = await db.batch([
+	const planOf = (table: typeof usageCosts | typeof usageModelCosts) =>
+		sql<string | null>`coalesce((
+			SELECT p.rate_plan_id FROM subscription_plans AS p
+			WHERE p.subscription_id = ${table.subscriptionId} AND p.effective_period <= ${table.period}
+			ORDER BY p.effective_period DESC LIMIT 1
+		), ${subscriptions.ratePlanId})`;
+	const [manual, fromEvents, fromModels] = await db.batch([
 		db
 			.select()
 			.from(costRecords)
@@ -114,11 +136,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 				customerId: subscriptions.accountId,
 				// The plan that rated the subscription's period (the plan history's row), so margins per product
 				// can set these costs against that plan's revenue.
-				ratePlanId: sql<string | null>`coalesce((
-					SELECT p.rate_plan_id FROM subscription_plans AS p
-					WHERE p.subscription_id = ${usageCosts.subscriptionId} AND p.effective_period <= ${usageCosts.period}
-					ORDER BY p.effective_period DESC LIMIT 1
-				), ${subscriptions.ratePlanId})`,
+				ratePlanId: planOf(usageCosts),
 				costType: usageCosts.costType,
 				period: usageCosts.period,
 				amount: usageCosts.amount,
@@ -142,12 +160,56 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 					lte(usageCosts.period, filter.periods.last),
 				),
 			),
+		db
+			.select({
+				agentId: agentInstances.agentId,
+				customerId: subscriptions.accountId,
+				ratePlanId: planOf(usageModelCosts),
+				model: usageModelCosts.model,
+				period: usageModelCosts.period,
+				amount: usageModelCosts.amount,
+				id: usageModelCosts.id,
+			})
+			.from(usageModelCosts)
+			.leftJoin(
+				agentInstances,
+				and(
+					eq(agentInstances.environment, usageModelCosts.environment),
+					eq(agentInstances.key, usageModelCosts.agentKey),
+				),
+			)
+			.leftJoin(subscriptions, eq(subscriptions.id, usageModelCosts.subscriptionId))
+			.where(
+				inScope(
+					scope,
+					usageModelCosts,
+					eq(usageModelCosts.currency, filter.currency),
+					gte(usageModelCosts.period, filter.periods.first),
+					lte(usageModelCosts.period, filter.periods.last),
+					filter.model === undefined ? undefined : eq(usageModelCosts.model, filter.model),
+				),
+			),
 	]);
 
 	// A record adds up rollup rows; its id is the earliest of theirs, so it stays put as more rows join it.
 	const groups = new Map<string, Omit<CostRecord, "id"> & { id: string | null }>();
-	for (const row of fromEvents) {
-		const groupKey = JSON.stringify([row.agentId, row.customerId, row.costType, row.period, row.ratePlanId]);
+	const rows = [
+		...fromEvents.map((row) => ({ ...row, model: null, source: "events" as const })),
+		...fromModels.map((row) => ({
+			...row,
+			costType: LLM_TOKENS_COST_TYPE,
+			source: "model_prices" as const,
+		})),
+	];
+	for (const row of rows) {
+		const groupKey = JSON.stringify([
+			row.agentId,
+			row.customerId,
+			row.costType,
+			row.period,
+			row.ratePlanId,
+			...(row.model === null ? [] : [row.model]),
+		]);
 		const group = groups.get(groupKey);
 		if (group) {
 			group.amount = group.amount.add(Decimal.from(row.amount));
@@ -159,10 +221,11 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 				customer_id: row.customerId,
 				rate_plan_id: row.ratePlanId ?? null,
 				cost_type: row.costType,
+				model: row.model,
 				amount: Decimal.from(row.amount),
 				currency: filter.currency,
 				period: row.period,
-				source: "events",
+				source: row.source,
 				created_at: `${row.period}-01T00:00:00.000Z`,
 			});
 		}
@@ -179,6 +242,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			customer_id: row.customerId,
 			rate_plan_id: null,
 			cost_type: row.costType,
+			model: null,
 			amount: Decimal.from(row.amount),
 			currency: row.currency,
 			period: row.period,
@@ -189,6 +253,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 	return records
 		.filter((r) => filter.agentId === undefined || r.agent_id === filter.agentId)
 		.filter((r) => filter.customerId === undefined || r.customer_id === filter.customerId)
+		.filter((r) => filter.model === undefined || r.model === filter.model)
 		.sort(
 			(a, b) =>
 				b.period.localeCompare(a.period) ||
@@ -201,4 +266,51 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 function derivedCostId(scope: Scope, currency: string, groupKey: string): string {
 	const digest = sha256Hex(`${scope.environment}|${currency}|${groupKey}`);
 	return `cost_${digest.slice(0, 26)}`;
+}
+
+/**
+ * The LLM calls of a billing period that no model price covers, per (provider, model), added up over the
+ * accumulators; a model whose calls were all moved elsewhere (count 0) is left out.
+ */
+export async function findUnpriced(db: Db, scope: Scope, period: string) {
+	const rows = await db
+		.select()
+		.from(usageUnpriced)
+		.where(inScope(scope, usageUnpriced, eq(usageUnpriced.period, period)));
+	const totals = new Map<
+		string,
+		{ provider: string; model: string; events: number; tokens: [Decimal, Decimal, Decimal, Decimal] }
+	>();
+	for (const row of rows) {
+		const key = JSON.stringify([row.provider, row.model]);
+		let total = totals.get(key);
+		if (total === undefined) {
+			total = {
+				provider: row.provider,
+				model: row.model,
+				events: 0,
+				tokens: [Decimal.ZERO, Decimal.ZERO, Decimal.ZERO, Decimal.ZERO],
+			};
+			totals.set(key, total);
+		}
+		total.events += row.events;
+		total.tokens = [
+			total.tokens[0].add(Decimal.from(row.inputTokens)),
+			total.tokens[1].add(Decimal.from(row.outputTokens)),
+			total.tokens[2].add(Decimal.from(row.cachedInputTokens)),
+			total.tokens[3].add(Decimal.from(row.reasoningTokens)),
+		];
+	}
+	return [...totals.values()]
+		.filter((total) => total.events > 0)
+		.sort((a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model))
+		.map(({ provider, model, events, tokens }) => ({
+			provider: provider === "" ? null : provider,
+			model,
+			events,
+			input_tokens: tokens[0].toNumber(),
+			output_tokens: tokens[1].toNumber(),
+			cached_input_tokens: tokens[2].toNumber(),
+			reasoning_tokens: tokens[3].toNumber(),
+		}));
 }

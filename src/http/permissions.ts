@@ -82,6 +82,7 @@ export const routeAccess = {
 	"POST /v1/accounts/{account_id}/credit-grants/{credit_grant_id}/void": WRITE,
 
 	"GET /v1/costs": READ,
+	"GET /v1/costs/unpriced": READ,
 	"POST /v1/costs": WRITE,
 	"GET /v1/reports/revenue": READ,
 	"GET /v1/reports/pnl": READ,

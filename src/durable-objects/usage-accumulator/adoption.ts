@@ -23,6 +23,7 @@ import { faultsOf } from "./faults";
 import type { EventRow } from "./flush";
 import { observersOf } from "./head";
 import type { AccumulatorParts } from "./parts";
+import type { ModelPriceCache } from "./prices";
 import { meteringEventOf } from "./raw-events";
 import type { MeteringEvent } from "./types";
 
@@ -84,6 +85,7 @@ export async function absorbPage(
 	page: AdoptedEvent[],
 ): Promise<number> {
 	const identity = parseAccumulatorName(absorber.name);
+	await parts.store.prices.refresh(parts.env.DB, identity.environment);
 	await parts.plans.learn(
 		identity,
 		timestampsOf(page.map(({ row }) => ({ timestamp: row[TIMESTAMP] }) as MeteringEvent)),
@@ -108,10 +110,11 @@ export function setAside(
 	after: string | null,
 	limit: number,
 	now: number,
+	prices?: ModelPriceCache,
 ): AdoptedEvent[] {
 	const done = sql.exec("SELECT 1 FROM set_aside_for WHERE subscription_id = ?", subscriptionId).toArray();
 	if (done.length === 0) {
-		const deltas = new AggregateDeltas("daily", -1);
+		const deltas = new AggregateDeltas("daily", -1, prices);
 		const taken: [string, string, string, number][] = [];
 		const groups = sql
 			.exec<{ seq: number; json: string; archived: number }>(

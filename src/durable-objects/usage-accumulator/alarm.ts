@@ -114,7 +114,7 @@ async function flushChunks({ env, state, store, settings }: AccumulatorParts): P
 			faultsOf(state).flush?.afterBatch?.(report.chunks);
 			markFlushed(store.storage, chunk);
 			report.aggregates += chunk.daily.length + chunk.unbilledDaily.length;
-			report.costs += chunk.costs.length;
+			report.costs += chunk.costs.length + chunk.modelCosts.length;
 			report.outbox += chunk.outbox.length;
 		}
 	} finally {

@@ -29,6 +29,7 @@ import { observersOf } from "./head";
 import type { Holdings } from "./holdings";
 import type { CountObserver } from "./metrics";
 import type { AccumulatorParts } from "./parts";
+import type { ModelPriceCache } from "./prices";
 import { insertRawEvents, type RecentGroups } from "./raw-events";
 import type {
 	EventResult,
@@ -56,6 +57,8 @@ export interface CountingStorage {
 	readonly dailySums: StoredValues;
 	readonly unbilledSums: StoredValues;
 	readonly recentGroups: RecentGroups;
+	/** The model prices LLM calls are costed with (prices.ts). */
+	readonly prices: ModelPriceCache;
 }
 
 // Rounds of handover per record call: more means the instance moves again and again while its events arrive.
@@ -66,6 +69,8 @@ const PROCESSED = "processed" as const;
 export async function recordCall(parts: AccumulatorParts, call: RecordCall): Promise<RecordResponse> {
 	const request: RecordRequest = { ...call, events: decodeEvents(call.events) };
 	const identity = parseAccumulatorName(call.name);
+	// The environment's model prices, read at most every few seconds (prices.ts), cost the LLM calls.
+	await parts.store.prices.refresh(parts.env.DB, identity.environment);
 	// The plans of the events' periods, once per period: their filtered, max and unique_count sources are
 	// counted with the events.
 	await parts.plans.learn(identity, timestampsOf(request.events));
@@ -178,7 +183,7 @@ export function aggregateCounting(
 	billableFrom: string | null,
 	observer?: CountObserver,
 ) {
-	const billable = new AggregateDeltas();
+	const billable = new AggregateDeltas("daily", 1, storage.prices);
 	const unbilled = new AggregateDeltas("daily_unbilled");
 	return {
 		count: (event: MeteringEvent) => {

@@ -1,0 +1,148 @@
+/**
+ * Costing at ingest (docs/model-prices.md): LLM calls priced from the model prices by the accumulators, into cost
+ * records with their model; explicit metadata.cost wins; calls of a model without a price listed as unpriced.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ADMIN_KEY, createKey, expectError, get, post } from "../helpers";
+import { actions, sendActions } from "../invoicing/fixtures";
+import { agentWith, clockAt, customerNamed, flush } from "../reports/fixtures";
+
+const plan = {
+	name: "Calls",
+	currency: "USD",
+	charges: [
+		{
+			metric: "llm_calls",
+			source: { kind: "action", type: "llm_call", aggregate: "count" },
+			model: "per_unit",
+			unit_price: 0.1,
+		},
+	],
+};
+
+// 1,000 input, 500 output and 200 cached input tokens of gpt-4o (2.5 / 10 / 1.25 per million):
+// (2,500 + 5,000 + 250) / 1,000,000 = 0.00775 each.
+const GPT4O_CALL = { model: "gpt-4o", input_tokens: 1000, output_tokens: 500, cached_input_tokens: 200 };
+
+afterEach(() => {
+	vi.useRealTimers();
+});
+
+async function costsOf(query: string) {
+	const response = await get(`/v1/costs?${query}`);
+	expect(response.status, JSON.stringify(response.body)).toBe(200);
+	return response.body as { costs: Record<string, unknown>[]; total: number; count: number };
+}
+
+describe("costing LLM calls at ingest", () => {
+	it("prices gpt-4o tokens exactly into a cost record with its model; an explicit cost wins", async () => {
+		clockAt("2026-06-10T09:00:00.000Z");
+		const customer = await customerNamed("Priced Co", plan, 1);
+		const [key] = customer.instances as [string];
+		const agent = await agentWith("Priced agent", [key]);
+		await sendActions([
+			...actions(key, "llm_call", 3, GPT4O_CALL),
+			...actions(key, "llm_call", 2, { ...GPT4O_CALL, cost: 0.5, cost_type: "openai" }),
+		]);
+		await flush({ subscriptions: [customer.subscription.id] });
+
+		const list = await costsOf(`agent_id=${agent.id}&start_date=2026-06-01&end_date=2026-06-30`);
+		const priced = list.costs.filter((c) => c.source === "model_prices");
+		expect(priced).toEqual([
+			expect.objectContaining({
+				agent_id: agent.id,
+				customer_id: customer.account.id,
+				cost_type: "llm_tokens",
+				model: "gpt-4o",
+				amount: 0.02325,
+				currency: "USD",
+				period: "2026-06",
+			}),
+		]);
+		const explicit = list.costs.filter((c) => c.source === "events");
+		expect(explicit).toEqual([expect.objectContaining({ cost_type: "openai", model: null, amount: 1 })]);
+		expect(list.total).toBe(1.02325);
+
+		const byModel = await costsOf(`model=gpt-4o&start_date=2026-06-01&end_date=2026-06-30`);
+		expect(byModel.costs.map((c) => c.model)).toEqual(["gpt-4o"]);
+		expect(byModel.total).toBe(0.02325);
+		const none = await costsOf(`model=nope&start_date=2026-06-01&end_date=2026-06-30`);
+		expect(none.count).toBe(0);
+	});
+
+	it("lists a model without a price as unpriced, with its token sums, and records no cost", async () => {
+		clockAt("2026-07-10T09:00:00.000Z");
+		const customer = await customerNamed("Unpriced Co", plan, 1);
+		const [key] = customer.instances as [string];
+		await agentWith("Unpriced agent", [key]);
+		await sendActions([
+			...actions(key, "llm_call", 2, { model: "house-model-7", input_tokens: 100.5, output_tokens: 40 }),
+			...actions(key, "llm_call", 1, {
+				model: "house-model-7",
+				provider: "acme",
+				reasoning_tokens: 7,
+			}),
+		]);
+		await flush({ subscriptions: [customer.subscription.id] });
+
+		const readOnly = await createKey("read-only");
+		const unpriced = await get("/v1/costs/unpriced?billing_period=2026-07", { key: readOnly });
+		expect(unpriced.status, JSON.stringify(unpriced.body)).toBe(200);
+		expect(unpriced.body).toEqual({
+			billing_period: "2026-07",
+			models: [
+				{
+					provider: null,
+					model: "house-model-7",
+					events: 2,
+					input_tokens: 201,
+					output_tokens: 80,
+					cached_input_tokens: 0,
+					reasoning_tokens: 0,
+				},
+				{
+					provider: "acme",
+					model: "house-model-7",
+					events: 1,
+					input_tokens: 0,
+					output_tokens: 0,
+					cached_input_tokens: 0,
+					reasoning_tokens: 7,
+				},
+			].sort((a, b) => (a.provider ?? "").localeCompare(b.provider ?? "")),
+		});
+		const list = await costsOf("start_date=2026-07-01&end_date=2026-07-31");
+		expect(list.costs.filter((c) => c.source === "model_prices")).toEqual([]);
+
+		const other = await get("/v1/costs/unpriced?billing_period=2026-08");
+		expect(other.body).toEqual({ billing_period: "2026-08", models: [] });
+		expectError(await get("/v1/costs/unpriced?billing_period=2026-13"), 400, "validation_error");
+		expectError(await get("/v1/costs/unpriced?billing_period=2026-07&x=1"), 400, "validation_error");
+	});
+
+	it("uses a custom price for new events once the accumulator's prices refresh (30 s at most)", async () => {
+		clockAt("2026-08-10T09:00:00.000Z");
+		const customer = await customerNamed("Custom Co", plan, 1);
+		const [key] = customer.instances as [string];
+		await agentWith("Custom agent", [key]);
+		const call = { model: "house-model-8", input_tokens: 1_000_000 };
+		await sendActions(actions(key, "llm_call", 1, call));
+		const created = await post(
+			"/v1/model-prices",
+			{ provider: "acme", model: "house-model-8", input_per_million: 2, output_per_million: 4 },
+			{ key: ADMIN_KEY },
+		);
+		expect(created.status, JSON.stringify(created.body)).toBe(201);
+		// 31 s later the accumulator reads its environment's custom prices again.
+		clockAt("2026-08-10T09:00:31.000Z");
+		await sendActions(actions(key, "llm_call", 1, call));
+		await flush({ subscriptions: [customer.subscription.id] });
+
+		const list = await costsOf("model=house-model-8&start_date=2026-08-01&end_date=2026-08-31");
+		expect(list.costs).toEqual([expect.objectContaining({ model: "house-model-8", amount: 2 })]);
+		const unpriced = await get("/v1/costs/unpriced?billing_period=2026-08");
+		expect(unpriced.body.models).toEqual([
+			expect.objectContaining({ provider: null, model: "house-model-8", events: 1, input_tokens: 1_000_000 }),
+		]);
+	});
+});
