@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ADMIN_KEY, createKey, expectError, get, post } from "../helpers";
-import { actions, sendActions } from "../invoicing/fixtures";
+import { actions, currentPeriod, customer, generateOne, linesOf, sendActions } from "../invoicing/fixtures";
 import { agentWith, clockAt, customerNamed, flush } from "../reports/fixtures";
 
 const plan = {
@@ -144,5 +144,44 @@ describe("costing LLM calls at ingest", () => {
 		expect(unpriced.body.models).toEqual([
 			expect.objectContaining({ provider: null, model: "house-model-8", events: 1, input_tokens: 1_000_000 }),
 		]);
+	});
+});
+
+describe("cost-plus billing of model costs", () => {
+	it("bills gpt-4o's cost + 25 %, rounded once per line, in usage and on the regular invoice", async () => {
+		const { account, subscription, instances } = await customer(
+			{
+				name: "GPT-4o at cost + 25 %",
+				currency: "USD",
+				charges: [
+					{
+						metric: "gpt4o",
+						source: { kind: "action", type: "llm_call", aggregate: "cost", filter: { model: "gpt-4o" } },
+						model: "cost_plus",
+						markup_percent: 25,
+					},
+				],
+			},
+			{ instances: 2 },
+		);
+		const [a, b] = instances as [string, string];
+		// (1,234,567 × 2.5 + 45,678 × 10) / 1,000,000 = 3.5431975 a call; 3 calls = 10.6295925;
+		// × 1.25 = 13.286990625 → 13.29. The claude call and the EUR cost are not gpt-4o's in USD.
+		const call = { model: "gpt-4o", input_tokens: 1_234_567, output_tokens: 45_678 };
+		await sendActions([
+			...actions(a, "llm_call", 2, call),
+			...actions(b, "llm_call", 1, call),
+			...actions(b, "llm_call", 1, { model: "claude-sonnet-4-5", input_tokens: 1000 }),
+			...actions(b, "llm_call", 1, { ...call, cost: 7, cost_currency: "EUR" }),
+		]);
+		const usage = await get(`/v1/usage?subscription_id=${subscription.id}`);
+		expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+		const line = usage.body.charges.find((c: { metric: string }) => c.metric === "gpt4o");
+		expect(line).toMatchObject({ quantity: 10.6295925, amount: 13.29 });
+		expect(usage.body.total).toBe(13.29);
+
+		const invoice = await generateOne(currentPeriod(), account.id);
+		expect(linesOf(invoice)).toEqual([["gpt4o", 10.6295925, 13.29]]);
+		expect(invoice.amount).toBe(13.29);
 	});
 });
