@@ -230,10 +230,13 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			});
 		}
 	}
-	const derived = [...groups].map(([groupKey, record]) => ({
-		...record,
-		id: record.id ?? derivedCostId(scope, filter.currency, groupKey),
-	}));
+	// A model's costs re-rated to nothing (its price deleted, say) are no record.
+	const derived = [...groups]
+		.filter(([, record]) => record.source !== "model_prices" || !record.amount.isZero())
+		.map(([groupKey, record]) => ({
+			...record,
+			id: record.id ?? derivedCostId(scope, filter.currency, groupKey),
+		}));
 	const records: CostRecord[] = [
 		...derived,
 		...manual.map((row) => ({

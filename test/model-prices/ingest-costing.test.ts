@@ -3,7 +3,7 @@
  * records with their model; explicit metadata.cost wins; calls of a model without a price listed as unpriced.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ADMIN_KEY, createKey, expectError, get, post } from "../helpers";
+import { ADMIN_KEY, createKey, del, expectError, get, post } from "../helpers";
 import { actions, currentPeriod, customer, generateOne, linesOf, sendActions } from "../invoicing/fixtures";
 import { agentWith, clockAt, customerNamed, flush } from "../reports/fixtures";
 
@@ -120,7 +120,7 @@ describe("costing LLM calls at ingest", () => {
 		expectError(await get("/v1/costs/unpriced?billing_period=2026-07&x=1"), 400, "validation_error");
 	});
 
-	it("uses a custom price for new events once the accumulator's prices refresh (30 s at most)", async () => {
+	it("uses a custom price once the accumulator's prices refresh (30 s at most), re-pricing calls from its start", async () => {
 		clockAt("2026-08-10T09:00:00.000Z");
 		const customer = await customerNamed("Custom Co", plan, 1);
 		const [key] = customer.instances as [string];
@@ -138,12 +138,11 @@ describe("costing LLM calls at ingest", () => {
 		await sendActions(actions(key, "llm_call", 1, call));
 		await flush({ subscriptions: [customer.subscription.id] });
 
+		// The price starts at its creation (09:00:00.000), when the first call was made: both cost 2.
 		const list = await costsOf("model=house-model-8&start_date=2026-08-01&end_date=2026-08-31");
-		expect(list.costs).toEqual([expect.objectContaining({ model: "house-model-8", amount: 2 })]);
+		expect(list.costs).toEqual([expect.objectContaining({ model: "house-model-8", amount: 4 })]);
 		const unpriced = await get("/v1/costs/unpriced?billing_period=2026-08");
-		expect(unpriced.body.models).toEqual([
-			expect.objectContaining({ provider: null, model: "house-model-8", events: 1, input_tokens: 1_000_000 }),
-		]);
+		expect(unpriced.body.models).toEqual([]);
 	});
 });
 
@@ -183,5 +182,75 @@ describe("cost-plus billing of model costs", () => {
 		const invoice = await generateOne(currentPeriod(), account.id);
 		expect(linesOf(invoice)).toEqual([["gpt4o", 10.6295925, 13.29]]);
 		expect(invoice.amount).toBe(13.29);
+	});
+});
+
+describe("re-rating when a custom price is created or deleted", () => {
+	it("re-prices the calls kept from its effective_from on: costs, unpriced calls and cost-plus usage", async () => {
+		clockAt("2026-09-10T09:00:00.000Z");
+		const { subscription, instances } = await customer(
+			{
+				name: "House model at cost + 10 %",
+				currency: "USD",
+				charges: [
+					{
+						metric: "house_cost",
+						source: { kind: "action", type: "llm_call", aggregate: "cost" },
+						model: "cost_plus",
+						markup_percent: 10,
+					},
+				],
+			},
+			{ instances: 1 },
+		);
+		const [key] = instances as [string];
+		const call = { model: "house-model-9", input_tokens: 1_000_000 };
+		const early = {
+			agent_key: key,
+			action_type: "llm_call",
+			metadata: call,
+			timestamp: "2026-09-02T10:00:00Z",
+		};
+		await sendActions([early, ...actions(key, "llm_call", 1, call)]);
+		const usageLine = async () => {
+			const usage = await get(`/v1/usage?subscription_id=${subscription.id}`);
+			expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+			return usage.body.charges.find((c: { metric: string }) => c.metric === "house_cost");
+		};
+		expect(await usageLine()).toMatchObject({ quantity: 0, amount: 0 });
+
+		const created = await post("/v1/model-prices", {
+			provider: "acme",
+			model: "house-model-9",
+			input_per_million: 3,
+			effective_from: "2026-09-05T00:00:00Z",
+		});
+		expect(created.status, JSON.stringify(created.body)).toBe(201);
+		clockAt("2026-09-10T09:00:31.000Z");
+		await sendActions(actions(key, "llm_call", 1, call));
+		await flush({ subscriptions: [subscription.id] });
+
+		// The call of 2 September stays unpriced (before effective_from); the two others cost 3 each.
+		let costs = await costsOf("model=house-model-9&start_date=2026-09-01&end_date=2026-09-30");
+		expect(costs.costs).toEqual([expect.objectContaining({ amount: 6, source: "model_prices" })]);
+		let unpriced = await get("/v1/costs/unpriced?billing_period=2026-09");
+		expect(unpriced.body.models).toEqual([
+			expect.objectContaining({ model: "house-model-9", events: 1, input_tokens: 1_000_000 }),
+		]);
+		// 6 × 1.10 = 6.60
+		expect(await usageLine()).toMatchObject({ quantity: 6, amount: 6.6 });
+
+		expect((await del(`/v1/model-prices/${created.body.id}`)).status).toBe(204);
+		clockAt("2026-09-10T09:01:02.000Z");
+		await sendActions(actions(key, "llm_call", 1, call));
+		await flush({ subscriptions: [subscription.id] });
+
+		costs = await costsOf("model=house-model-9&start_date=2026-09-01&end_date=2026-09-30");
+		expect(costs.costs).toEqual([]);
+		unpriced = await get("/v1/costs/unpriced?billing_period=2026-09");
+		expect(unpriced.body.models).toEqual([
+			expect.objectContaining({ model: "house-model-9", events: 4, input_tokens: 4_000_000 }),
+		]);
+		expect(await usageLine()).toMatchObject({ quantity: 0, amount: 0 });
 	});
 });

@@ -25,6 +25,7 @@ import { observersOf } from "./head";
 import type { AccumulatorParts } from "./parts";
 import type { ModelPriceCache } from "./prices";
 import { meteringEventOf } from "./raw-events";
+import { refreshPrices } from "./rerate";
 import type { MeteringEvent } from "./types";
 
 export const ADOPTION_SCHEMA = `
@@ -85,7 +86,7 @@ export async function absorbPage(
 	page: AdoptedEvent[],
 ): Promise<number> {
 	const identity = parseAccumulatorName(absorber.name);
-	await parts.store.prices.refresh(parts.env.DB, identity.environment);
+	await refreshPrices(parts, identity);
 	await parts.plans.learn(
 		identity,
 		timestampsOf(page.map(({ row }) => ({ timestamp: row[TIMESTAMP] }) as MeteringEvent)),

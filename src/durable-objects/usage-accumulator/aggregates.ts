@@ -17,7 +17,7 @@
  */
 import { Decimal } from "../../lib/decimal";
 import { dayOf, periodOf } from "../../lib/time";
-import { TOKEN_FIELDS } from "../../model-prices/event-cost";
+import { type EventCost, TOKEN_FIELDS } from "../../model-prices/event-cost";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { ModelPriceCache } from "./prices";
 import type { MeteringEvent } from "./types";
@@ -169,7 +169,7 @@ export function storedBefore(
  * see adoption.ts).
  */
 export class AggregateDeltas {
-	/** `prices` costs the LLM calls (the costs of events not billable are not recorded, as for metadata.cost). */
+	/** `prices` costs the LLM calls without an explicit metadata cost (recorded like those, billable or not). */
 	constructor(
 		private readonly table: DailyTable = "daily",
 		private readonly sign: 1 | -1 = 1,
@@ -218,7 +218,11 @@ export class AggregateDeltas {
 	/** An LLM call without an explicit cost: at its model's price, or tallied as unpriced. */
 	private countModelCost(event: MeteringEvent): void {
 		const cost = (this.prices as ModelPriceCache).costOf(event);
-		if (cost === null) return;
+		if (cost !== null) this.addModelCost(event, cost);
+	}
+
+	/** Adds (or, with sign -1, takes away) an LLM call's cost from the model prices; explicit costs are ignored. */
+	addModelCost(event: MeteringEvent, cost: EventCost): void {
 		const period = periodOf(event.timestamp);
 		if (cost.kind === "priced") {
 			const key = JSON.stringify([period, event.agentKey, cost.model, cost.currency]);

@@ -31,6 +31,7 @@ import type { CountObserver } from "./metrics";
 import type { AccumulatorParts } from "./parts";
 import type { ModelPriceCache } from "./prices";
 import { insertRawEvents, type RecentGroups } from "./raw-events";
+import { notePricesCounted, refreshPrices } from "./rerate";
 import type {
 	EventResult,
 	MeteringEvent,
@@ -70,7 +71,7 @@ export async function recordCall(parts: AccumulatorParts, call: RecordCall): Pro
 	const request: RecordRequest = { ...call, events: decodeEvents(call.events) };
 	const identity = parseAccumulatorName(call.name);
 	// The environment's model prices, read at most every few seconds (prices.ts), cost the LLM calls.
-	await parts.store.prices.refresh(parts.env.DB, identity.environment);
+	await refreshPrices(parts, identity);
 	// The plans of the events' periods, once per period: their filtered, max and unique_count sources are
 	// counted with the events.
 	await parts.plans.learn(identity, timestampsOf(request.events));
@@ -104,6 +105,7 @@ export async function recordCall(parts: AccumulatorParts, call: RecordCall): Pro
 		handovers = retried.handovers;
 		awaiting = retried.awaiting.map((i) => awaiting[i] as number);
 	}
+	notePricesCounted(parts);
 	if (response.results.includes(PROCESSED)) await parts.flushSoon();
 	return response;
 }
@@ -184,7 +186,7 @@ export function aggregateCounting(
 	observer?: CountObserver,
 ) {
 	const billable = new AggregateDeltas("daily", 1, storage.prices);
-	const unbilled = new AggregateDeltas("daily_unbilled");
+	const unbilled = new AggregateDeltas("daily_unbilled", 1, storage.prices);
 	return {
 		count: (event: MeteringEvent) => {
 			if (billableFrom !== null && event.timestamp < billableFrom) unbilled.count(event);

@@ -12,6 +12,7 @@
 import { Decimal } from "../../lib/decimal";
 import { periodOf } from "../../lib/time";
 import { statement } from "../../metering/d1-batch";
+import type { EventCost } from "../../model-prices/event-cost";
 import {
 	contributionOf,
 	costContribution,
@@ -102,6 +103,18 @@ export class MetricDeltas implements CountObserver {
 			}
 			const value = source.aggregate === "count" ? 1 : numberOf(source, event);
 			if (value !== null) this.add(source, period, event.agentKey, value);
+		}
+	}
+
+	/** What an action's new cost changes in the `cost` sources it matches: the new cost less the old. */
+	countCostChange(event: MeteringEvent, before: EventCost | null, after: EventCost | null): void {
+		const period = periodOf(event.timestamp);
+		for (const source of this.sourcesOf(period)) {
+			if (source.aggregate !== "cost" || !matchesFilter(source, event)) continue;
+			const amount = (cost: EventCost | null) =>
+				(cost === null || cost.kind === "unpriced" ? null : costContribution(source, cost)) ?? Decimal.ZERO;
+			const change = amount(after).sub(amount(before));
+			if (!change.isZero()) this.add(source, period, event.agentKey, change);
 		}
 	}
 

@@ -11,11 +11,12 @@ import type { Environment } from "../../env";
 import { PriceBook as Book, type PriceBook } from "../../model-prices/cost";
 import { customPrices } from "../../model-prices/custom-prices";
 import { type EventCost, eventCost } from "../../model-prices/event-cost";
-import { catalogPrices } from "../../model-prices/prices";
+import { catalogPrices, type ModelPrice } from "../../model-prices/prices";
 import type { MeteringEvent } from "./types";
 
 /** How long the custom prices read from D1 are used before they are read again. */
 export const PRICES_REFRESH_MS = 30_000;
+const RETRY_MS = 5_000;
 
 let catalogBook: PriceBook | undefined;
 
@@ -25,12 +26,21 @@ function catalogOnly(): PriceBook {
 	return catalogBook;
 }
 
+/** The catalog with these custom prices. */
+export function bookOf(custom: readonly ModelPrice[]): PriceBook {
+	return custom.length === 0 ? catalogOnly() : new Book([...catalogPrices(), ...custom]);
+}
+
 export class ModelPriceCache {
 	private current: PriceBook = catalogOnly();
 	private readAt = Number.NEGATIVE_INFINITY;
 	private environment: Environment | null = null;
 	private lastEvent: MeteringEvent | null = null;
 	private lastCost: EventCost | null = null;
+	/** The custom prices last read (null: none read yet). */
+	custom: ModelPrice[] | null = null;
+	/** Whether the store notes the custom prices its events were counted with (rerate.ts). */
+	noted = false;
 
 	constructor(private readonly refreshMs = PRICES_REFRESH_MS) {}
 
@@ -38,15 +48,29 @@ export class ModelPriceCache {
 		return this.current;
 	}
 
-	/** Reads the environment's custom prices when the ones held are older than the refresh interval. */
-	async refresh(d1: D1Database, environment: Environment, now = Date.now()): Promise<void> {
-		if (this.environment === environment && now - this.readAt < this.refreshMs) return;
-		const custom = await customPrices(database(d1), { environment });
-		this.current = custom.length === 0 ? catalogOnly() : new Book([...catalogPrices(), ...custom]);
+	/**
+	 * Reads the environment's custom prices when the ones held are older than the refresh interval; answers them
+	 * when it read them (null when those held were fresh enough).
+	 */
+	async refresh(d1: D1Database, environment: Environment, now = Date.now()): Promise<ModelPrice[] | null> {
+		if (this.environment === environment && now - this.readAt < this.refreshMs) return null;
+		let custom: ModelPrice[];
+		try {
+			custom = await customPrices(database(d1), { environment });
+		} catch (error) {
+			// Costing never refuses or delays an event: the prices held serve until a read succeeds (a few
+			// seconds later at the earliest).
+			console.error(JSON.stringify({ at: "usage-accumulator.prices", error: String(error) }));
+			if (this.environment === environment) this.readAt = now - this.refreshMs + RETRY_MS;
+			return null;
+		}
+		this.current = bookOf(custom);
+		this.custom = custom;
 		this.readAt = now;
 		this.environment = environment;
 		this.lastEvent = null;
 		this.lastCost = null;
+		return custom;
 	}
 
 	/** Forget the custom prices held: the next refresh reads them (a test, or a price just changed). */
