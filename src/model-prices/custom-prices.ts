@@ -109,12 +109,12 @@ export async function deleteCustomPrice({
 	db: Db;
 	scope: Scope;
 	id: string;
-}): Promise<void> {
+}): Promise<{ effectiveFrom: string }> {
 	const deleted = await db
 		.delete(modelPrices)
 		.where(inScope(scope, modelPrices, eq(modelPrices.id, id)))
-		.returning({ id: modelPrices.id });
-	if (deleted.length > 0) return;
+		.returning({ id: modelPrices.id, effectiveFrom: modelPrices.effectiveFrom });
+	if (deleted[0] !== undefined) return { effectiveFrom: deleted[0].effectiveFrom };
 	if (catalogPrices().some((price) => price.id === id)) {
 		throw new ApiError(
 			"conflict",

@@ -8,6 +8,7 @@ import { isCurrencyCode } from "../lib/money";
 import { moneyInput } from "../lib/numbers";
 import { createCustomPrice, deleteCustomPrice, listModelPrices } from "./custom-prices";
 import { modelPriceJson } from "./prices";
+import { repriceAccumulators } from "./reprice";
 
 const Provider = z
 	.string()
@@ -121,6 +122,7 @@ modelPriceRoutes.openapi(
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
 		});
+		c.executionCtx.waitUntil(repriceAccumulators(c.env, c.get("scope").environment, price.effective_from));
 		return c.json(modelPriceJson(price), 201);
 	},
 );
@@ -162,11 +164,12 @@ modelPriceRoutes.openapi(
 		},
 	}),
 	async (c) => {
-		await deleteCustomPrice({
+		const { effectiveFrom } = await deleteCustomPrice({
 			db: database(c.env.DB),
 			scope: c.get("scope"),
 			id: c.req.valid("param").model_price_id,
 		});
+		c.executionCtx.waitUntil(repriceAccumulators(c.env, c.get("scope").environment, effectiveFrom));
 		return c.body(null, 204);
 	},
 );

@@ -253,4 +253,33 @@ describe("re-rating when a custom price is created or deleted", () => {
 		]);
 		expect(await usageLine()).toMatchObject({ quantity: 0, amount: 0 });
 	});
+
+	it("tells the accumulators at once: an idle one re-rates within seconds, with no new event", async () => {
+		clockAt("2026-10-10T09:00:00.000Z");
+		const { subscription, instances } = await customer(plan, { instances: 1 });
+		const [key] = instances as [string];
+		await sendActions(actions(key, "llm_call", 2, { model: "house-model-10", output_tokens: 500_000 }));
+		await flush({ subscriptions: [subscription.id] });
+		const period = "billing_period=2026-10";
+		expect((await get(`/v1/costs/unpriced?${period}`)).body.models).toEqual([
+			expect.objectContaining({ model: "house-model-10", events: 2 }),
+		]);
+
+		const created = await post("/v1/model-prices", {
+			provider: "acme",
+			model: "house-model-10",
+			output_per_million: 5,
+			effective_from: "2026-10-01T00:00:00Z",
+		});
+		expect(created.status).toBe(201);
+		// The clock stands still: only the notice can make the accumulator read its prices again.
+		const query = "model=house-model-10&start_date=2026-10-01&end_date=2026-10-31";
+		let costs = await costsOf(query);
+		for (let i = 0; i < 100 && costs.total !== 5; i++) {
+			await new Promise((resolve) => setTimeout(resolve, 50));
+			costs = await costsOf(query);
+		}
+		expect(costs.costs).toEqual([expect.objectContaining({ model: "house-model-10", amount: 5 })]);
+		expect((await get(`/v1/costs/unpriced?${period}`)).body.models).toEqual([]);
+	});
 });

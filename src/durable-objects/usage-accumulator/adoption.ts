@@ -70,6 +70,9 @@ export async function setAsideFor(
 	after: string | null,
 	limit: number,
 ): Promise<AdoptedEvent[]> {
+	// What is set aside takes away the costs it was counted with: the prices this environment holds now.
+	const identity = parts.store.identity();
+	if (identity !== null) await refreshPrices(parts, identity);
 	const page = await flushes.serialized(async () =>
 		parts.store.setAside(adoption, after, Math.min(limit, ADOPTION_PAGE_SIZE), Date.now()),
 	);

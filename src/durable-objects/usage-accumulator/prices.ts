@@ -50,9 +50,14 @@ export class ModelPriceCache {
 
 	/**
 	 * Reads the environment's custom prices when the ones held are older than the refresh interval; answers them
-	 * when it read them (null when those held were fresh enough).
+	 * when it read them (null when those held were fresh enough), after handing them to `onRead`.
 	 */
-	async refresh(d1: D1Database, environment: Environment, now = Date.now()): Promise<ModelPrice[] | null> {
+	async refresh(
+		d1: D1Database,
+		environment: Environment,
+		now = Date.now(),
+		onRead?: (custom: ModelPrice[]) => void,
+	): Promise<ModelPrice[] | null> {
 		if (this.environment === environment && now - this.readAt < this.refreshMs) return null;
 		let custom: ModelPrice[];
 		try {
@@ -70,6 +75,8 @@ export class ModelPriceCache {
 		this.environment = environment;
 		this.lastEvent = null;
 		this.lastCost = null;
+		// In the same synchronous run as the swap: nothing is counted between the new prices and their re-rating.
+		onRead?.(custom);
 		return custom;
 	}
 

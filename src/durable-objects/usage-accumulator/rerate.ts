@@ -10,12 +10,10 @@
  * without re-rating.
  */
 import { Decimal } from "../../lib/decimal";
-import { periodOf } from "../../lib/time";
 import { type EventCost, eventCost } from "../../model-prices/event-cost";
 import type { ModelPrice } from "../../model-prices/prices";
 import { AggregateDeltas } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
-import { subscriptionOf } from "./client";
 import { MetricDeltas } from "./metrics";
 import type { AccumulatorParts } from "./parts";
 import { bookOf } from "./prices";
@@ -74,38 +72,38 @@ const same = (a: EventCost | null, b: EventCost | null): boolean => {
 	return a.kind !== "priced" || (b.kind === "priced" && a.model === b.model);
 };
 
-/** Every period from `from`'s to `now`'s, one timestamp each. */
-function* periodsFrom(from: string, now: string): Generator<string> {
-	const date = new Date(`${periodOf(from)}-01T00:00:00.000Z`);
-	while (periodOf(date.toISOString()) <= periodOf(now)) {
-		yield date.toISOString();
-		date.setUTCMonth(date.getUTCMonth() + 1);
-	}
-}
-
 /**
  * Refreshes the accumulator's model prices (at most every 30 s) and, when its environment's custom prices
  * changed since it last counted, re-rates what it keeps. Call before counting.
  */
 export async function refreshPrices(parts: AccumulatorParts, identity: AccumulatorIdentity): Promise<void> {
+	let rerated = false;
+	await parts.store.prices.refresh(parts.env.DB, identity.environment, Date.now(), (custom) => {
+		rerated = applyPrices(parts, custom);
+	});
+	if (rerated) await parts.flushSoon();
+}
+
+/**
+ * Synchronous, right where the new prices replace the old: answers whether anything was re-rated. Metrics of
+ * periods whose plan is not learnt yet are left: learning a period counts its metrics again from the raw events
+ * (plans.ts), with these prices.
+ */
+function applyPrices(parts: AccumulatorParts, custom: ModelPrice[]): boolean {
 	const { store } = parts;
-	const custom = await store.prices.refresh(parts.env.DB, identity.environment);
-	if (custom === null) return;
 	const text = customPricesText(custom);
 	store.prices.noted = false;
 	// Nothing counted yet: the first counting pass notes the prices (notePricesCounted).
-	if (store.isEmpty) return;
+	if (store.isEmpty) return false;
 	const stored = storedCustomPrices(store.sql);
 	store.prices.noted = true;
-	if (stored === text) return;
+	if (stored === text) return false;
 	const before = stored === null ? null : parseCustomPrices(stored);
 	const from = before === null ? null : changedFrom(before, custom);
 	if (before === null || from === null) {
 		store.transaction(() => noteCustomPrices(store.sql, text));
-		return;
+		return false;
 	}
-	const now = new Date().toISOString();
-	if (subscriptionOf(identity) !== null) await parts.plans.learn(identity, periodsFrom(from, now));
 	const billableFrom = store.identity()?.billableFrom ?? null;
 	const [oldBook, newBook] = [bookOf(before), bookOf(custom)];
 	store.transaction(() => {
@@ -128,7 +126,7 @@ export async function refreshPrices(parts: AccumulatorParts, identity: Accumulat
 		metrics.applyTo(store.sql);
 		noteCustomPrices(store.sql, text);
 	});
-	await parts.flushSoon();
+	return true;
 }
 
 /** After a counting pass of an accumulator that had counted nothing before: notes the prices it counted with. */
