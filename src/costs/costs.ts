@@ -1,9 +1,18 @@
-import { eq, gte, lte, sql } from "drizzle-orm";
+import { eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import { instanceOfRow } from "../agents/instances";
 import { planInEffect } from "../billing-period/plan";
 import type { Db } from "../db/client";
 import type { InScope } from "../db/rows";
-import { accounts, agentInstances, agents, costRecords, subscriptions, usageCosts } from "../db/schema";
+import {
+	accounts,
+	agentInstances,
+	agents,
+	costRecords,
+	subscriptions,
+	usageCosts,
+	usageModelCosts,
+	usageUnpriced,
+} from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
@@ -18,16 +27,22 @@ export interface CostRecord {
 	/** The plan in effect for the period of the subscription the events came from; null for manual records. */
 	rate_plan_id: string | null;
 	cost_type: string;
+	/** The model of LLM calls priced from the model prices; null for other records. */
+	model: string | null;
 	amount: Decimal;
 	currency: string;
 	period: string;
-	source: "events" | "manual";
+	source: "events" | "manual" | "model_prices";
 	created_at: string;
 }
+
+/** The cost type of LLM calls priced from the model prices. */
+export const LLM_TOKENS_COST_TYPE = "llm_tokens";
 
 export interface CostFilter {
 	agentId?: string;
 	customerId?: string;
+	model?: string;
 	currency: string;
 	periods: { first: string; last: string };
 }
@@ -70,6 +85,7 @@ export async function createManualCost({
 		customer_id: input.customer_id ?? null,
 		rate_plan_id: null,
 		cost_type: input.cost_type,
+		model: null,
 		amount: Decimal.from(input.amount),
 		currency: input.currency ?? "USD",
 		period: input.period,
@@ -97,15 +113,19 @@ export async function createManualCost({
  */
 export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter): Promise<CostRecord[]> {
 	// Manual records and rolled-up event costs are filtered alike: currency, and periods in the span.
-	const matching = (table: typeof costRecords | typeof usageCosts) =>
+	const matching = (
+		table: typeof costRecords | typeof usageCosts | typeof usageModelCosts,
+		...more: (SQL | undefined)[]
+	) =>
 		inScope(
 			scope,
 			table,
 			eq(table.currency, filter.currency),
 			gte(table.period, filter.periods.first),
 			lte(table.period, filter.periods.last),
+			...more,
 		);
-	const [manual, fromEvents] = await db.batch([
+	const [manual, fromEvents, fromModels] = await db.batch([
 		db.select().from(costRecords).where(matching(costRecords)),
 		db
 			.select({
@@ -123,12 +143,48 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			.leftJoin(agentInstances, instanceOfRow(usageCosts))
 			.leftJoin(subscriptions, eq(subscriptions.id, usageCosts.subscriptionId))
 			.where(matching(usageCosts)),
+		db
+			.select({
+				agentId: agentInstances.agentId,
+				customerId: subscriptions.accountId,
+				ratePlanId: sql<
+					string | null
+				>`${planInEffect(usageModelCosts.period, usageModelCosts.subscriptionId)}`,
+				model: usageModelCosts.model,
+				period: usageModelCosts.period,
+				amount: usageModelCosts.amount,
+				id: usageModelCosts.id,
+			})
+			.from(usageModelCosts)
+			.leftJoin(agentInstances, instanceOfRow(usageModelCosts))
+			.leftJoin(subscriptions, eq(subscriptions.id, usageModelCosts.subscriptionId))
+			.where(
+				matching(
+					usageModelCosts,
+					filter.model === undefined ? undefined : eq(usageModelCosts.model, filter.model),
+				),
+			),
 	]);
 
 	// A record adds up rollup rows; its id is the earliest of theirs, so it stays put as more rows join it.
 	const groups = new Map<string, Omit<CostRecord, "id"> & { id: string | null }>();
-	for (const row of fromEvents) {
-		const groupKey = JSON.stringify([row.agentId, row.customerId, row.costType, row.period, row.ratePlanId]);
+	const rows = [
+		...fromEvents.map((row) => ({ ...row, model: null, source: "events" as const })),
+		...fromModels.map((row) => ({
+			...row,
+			costType: LLM_TOKENS_COST_TYPE,
+			source: "model_prices" as const,
+		})),
+	];
+	for (const row of rows) {
+		const groupKey = JSON.stringify([
+			row.agentId,
+			row.customerId,
+			row.costType,
+			row.period,
+			row.ratePlanId,
+			...(row.model === null ? [] : [row.model]),
+		]);
 		const group = groups.get(groupKey);
 		if (group) {
 			group.amount = group.amount.add(Decimal.from(row.amount));
@@ -140,18 +196,22 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 				customer_id: row.customerId,
 				rate_plan_id: row.ratePlanId ?? null,
 				cost_type: row.costType,
+				model: row.model,
 				amount: Decimal.from(row.amount),
 				currency: filter.currency,
 				period: row.period,
-				source: "events",
+				source: row.source,
 				created_at: `${row.period}-01T00:00:00.000Z`,
 			});
 		}
 	}
-	const derived = [...groups].map(([groupKey, record]) => ({
-		...record,
-		id: record.id ?? derivedCostId(scope, filter.currency, groupKey),
-	}));
+	// A model's costs re-rated to nothing (its price deleted, say) are no record.
+	const derived = [...groups]
+		.filter(([, record]) => record.source !== "model_prices" || !record.amount.isZero())
+		.map(([groupKey, record]) => ({
+			...record,
+			id: record.id ?? derivedCostId(scope, filter.currency, groupKey),
+		}));
 	const records: CostRecord[] = [
 		...derived,
 		...manual.map((row) => ({
@@ -160,6 +220,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 			customer_id: row.customerId,
 			rate_plan_id: null,
 			cost_type: row.costType,
+			model: null,
 			amount: Decimal.from(row.amount),
 			currency: row.currency,
 			period: row.period,
@@ -170,6 +231,7 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 	return records
 		.filter((r) => filter.agentId === undefined || r.agent_id === filter.agentId)
 		.filter((r) => filter.customerId === undefined || r.customer_id === filter.customerId)
+		.filter((r) => filter.model === undefined || r.model === filter.model)
 		.sort(
 			(a, b) =>
 				b.period.localeCompare(a.period) ||
@@ -182,4 +244,51 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 function derivedCostId(scope: Scope, currency: string, groupKey: string): string {
 	const digest = sha256Hex(`${scope.environment}|${currency}|${groupKey}`);
 	return `cost_${digest.slice(0, 26)}`;
+}
+
+/**
+ * The LLM calls of a billing period that no model price covers, per (provider, model), added up over the
+ * accumulators; a model whose calls were all moved elsewhere (count 0) is left out.
+ */
+export async function findUnpriced(db: Db, scope: Scope, period: string) {
+	const rows = await db
+		.select()
+		.from(usageUnpriced)
+		.where(inScope(scope, usageUnpriced, eq(usageUnpriced.period, period)));
+	const totals = new Map<
+		string,
+		{ provider: string; model: string; events: number; tokens: [Decimal, Decimal, Decimal, Decimal] }
+	>();
+	for (const row of rows) {
+		const key = JSON.stringify([row.provider, row.model]);
+		let total = totals.get(key);
+		if (total === undefined) {
+			total = {
+				provider: row.provider,
+				model: row.model,
+				events: 0,
+				tokens: [Decimal.ZERO, Decimal.ZERO, Decimal.ZERO, Decimal.ZERO],
+			};
+			totals.set(key, total);
+		}
+		total.events += row.events;
+		total.tokens = [
+			total.tokens[0].add(Decimal.from(row.inputTokens)),
+			total.tokens[1].add(Decimal.from(row.outputTokens)),
+			total.tokens[2].add(Decimal.from(row.cachedInputTokens)),
+			total.tokens[3].add(Decimal.from(row.reasoningTokens)),
+		];
+	}
+	return [...totals.values()]
+		.filter((total) => total.events > 0)
+		.sort((a, b) => a.provider.localeCompare(b.provider) || a.model.localeCompare(b.model))
+		.map(({ provider, model, events, tokens }) => ({
+			provider: provider === "" ? null : provider,
+			model,
+			events,
+			input_tokens: tokens[0].toNumber(),
+			output_tokens: tokens[1].toNumber(),
+			cached_input_tokens: tokens[2].toNumber(),
+			reasoning_tokens: tokens[3].toNumber(),
+		}));
 }

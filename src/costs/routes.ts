@@ -8,10 +8,11 @@ import { instantRange, periodsOverlapping } from "../lib/date-range";
 import { Decimal } from "../lib/decimal";
 import { validationError } from "../lib/errors";
 import { decimalPlaces, isCurrencyCode, minorUnits } from "../lib/money";
+import { periodOf } from "../lib/time";
 import { DateParam } from "../schemas/dates";
 import { moneyInput } from "../schemas/numbers";
 import { pageQuery } from "../schemas/pages";
-import { costRecordJson, createManualCost, findCostRecords } from "./costs";
+import { costRecordJson, createManualCost, findCostRecords, findUnpriced } from "./costs";
 
 const Currency = z
 	.string()
@@ -28,10 +29,14 @@ const CostRecord = z
 		agent_id: z.string().nullable(),
 		customer_id: z.string().nullable(),
 		cost_type: z.string(),
+		model: z.string().nullable().openapi({
+			description: "The model of LLM calls costed from the model prices (source model_prices); else null.",
+			example: "gpt-4o",
+		}),
 		amount: z.number(),
 		currency: z.string(),
 		period: z.string(),
-		source: z.enum(["events", "manual"]),
+		source: z.enum(["events", "manual", "model_prices"]),
 	})
 	.openapi("CostRecord");
 
@@ -59,6 +64,7 @@ const CreateCost = z
 const CostQuery = z.strictObject({
 	agent_id: z.string().optional(),
 	customer_id: z.string().optional(),
+	model: z.string().optional().openapi({ description: "Only records of LLM calls of this model." }),
 	start_date: DateParam.optional(),
 	end_date: DateParam.optional(),
 	currency: Currency.default("USD"),
@@ -128,6 +134,7 @@ costRoutes.openapi(
 			? await findCostRecords(database(c.env.DB), c.get("scope"), {
 					agentId: query.agent_id,
 					customerId: query.customer_id,
+					model: query.model,
 					currency: query.currency,
 					periods,
 				})
@@ -143,5 +150,50 @@ costRoutes.openapi(
 			},
 			200,
 		);
+	},
+);
+
+const UnpricedModel = z
+	.object({
+		provider: z.string().nullable().openapi({ description: "null when the events named no provider." }),
+		model: z.string().openapi({ example: "my-fine-tune" }),
+		events: z.number().int(),
+		input_tokens: z.number(),
+		output_tokens: z.number(),
+		cached_input_tokens: z.number(),
+		reasoning_tokens: z.number(),
+	})
+	.openapi("UnpricedModel");
+
+costRoutes.openapi(
+	createRoute({
+		access: READ,
+		method: "get",
+		path: "/costs/unpriced",
+		operationId: "listUnpricedModels",
+		tags: ["Costs"],
+		summary: "LLM calls of a billing period that no model price covers, by provider and model",
+		request: {
+			query: z.strictObject({
+				billing_period: Period.optional().openapi({ description: "Default: the current billing period." }),
+			}),
+		},
+		responses: {
+			200: {
+				description: "Every (provider, model) with events of the period that have no price, and only those",
+				...json(
+					z.object({
+						billing_period: z.string().openapi({ example: "2026-11" }),
+						models: z.array(UnpricedModel),
+					}),
+				),
+			},
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const period = c.req.valid("query").billing_period ?? periodOf(new Date().toISOString());
+		const models = await findUnpriced(database(c.env.DB), c.get("scope"), period);
+		return c.json({ billing_period: period, models }, 200);
 	},
 );

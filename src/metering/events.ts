@@ -10,7 +10,7 @@ import { newId } from "../lib/ids";
 import { repeatedJson } from "../lib/json";
 import { isCurrencyCode } from "../lib/money";
 import { isBoundedNumber, isMoneyAmount, MAX_MONEY_DECIMALS } from "../lib/numbers";
-import { llmMetadataIssues } from "../model-prices/event-cost";
+import { llmMetadataIssues } from "../model-costs/event-cost";
 import { boundedNumber } from "../schemas/numbers";
 
 export const EVENT_TYPE = /^[A-Za-z0-9._:-]{1,100}$/;

@@ -12,7 +12,7 @@ import { INSTANCE_KEY } from "../agents/instances";
 import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import { isCurrencyCode } from "../lib/money";
 import { isBoundedNumber, isMoneyAmount } from "../lib/numbers";
-import { hasValidLlmMetadata } from "../model-prices/event-cost";
+import { hasValidLlmMetadata } from "../model-costs/event-cost";
 import {
 	type ActionInput,
 	EVENT_TYPE,

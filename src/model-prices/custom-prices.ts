@@ -12,8 +12,9 @@ import { DomainError, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { DEFAULT_CURRENCY } from "../lib/money";
 import { nowIso } from "../lib/time";
-import { PriceBook } from "./cost";
-import { catalogPrices, type ModelPrice, type PriceOrigin, withDefaultRates } from "./prices";
+import { PriceBook } from "../model-costs/cost";
+import { customPrices } from "../model-costs/price-book";
+import { catalogPrices, type ModelPrice, type PriceOrigin, withDefaultRates } from "../model-costs/prices";
 
 export const MAX_EFFECTIVE_FROM_BACK_MS = 35 * 24 * 60 * 60 * 1000;
 
@@ -27,25 +28,6 @@ export interface CustomPriceInput {
 	reasoning_per_million?: number;
 	per_request?: number;
 	effective_from?: string;
-}
-
-type ModelPriceRow = typeof modelPrices.$inferSelect;
-
-function fromRow(row: ModelPriceRow): ModelPrice {
-	return {
-		id: row.id,
-		provider: row.provider,
-		model: row.model,
-		currency: row.currency,
-		input_per_million: Decimal.from(row.inputPerMillion),
-		output_per_million: Decimal.from(row.outputPerMillion),
-		cached_input_per_million: Decimal.from(row.cachedInputPerMillion),
-		reasoning_per_million: Decimal.from(row.reasoningPerMillion),
-		per_request: Decimal.from(row.perRequest),
-		effective_from: row.effectiveFrom,
-		origin: "custom",
-		created_at: row.createdAt,
-	};
 }
 
 const optional = (value: number | undefined) => (value === undefined ? undefined : Decimal.from(value));
@@ -109,12 +91,12 @@ export async function deleteCustomPrice({
 	db: Db;
 	scope: Scope;
 	id: string;
-}): Promise<void> {
+}): Promise<{ effectiveFrom: string }> {
 	const deleted = await db
 		.delete(modelPrices)
 		.where(inScope(scope, modelPrices, eq(modelPrices.id, id)))
-		.returning({ id: modelPrices.id });
-	if (deleted.length > 0) return;
+		.returning({ id: modelPrices.id, effectiveFrom: modelPrices.effectiveFrom });
+	if (deleted[0] !== undefined) return { effectiveFrom: deleted[0].effectiveFrom };
 	if (catalogPrices().some((price) => price.id === id)) {
 		throw new DomainError(
 			"conflict",
@@ -122,30 +104,6 @@ export async function deleteCustomPrice({
 		);
 	}
 	throw notFound("model price", id);
-}
-
-/** The environment's custom prices, optionally of one model only. */
-export async function customPrices(
-	db: Db,
-	scope: Scope,
-	filter: { model?: string } = {},
-): Promise<ModelPrice[]> {
-	const rows = await db
-		.select()
-		.from(modelPrices)
-		.where(
-			inScope(
-				scope,
-				modelPrices,
-				filter.model === undefined ? undefined : eq(modelPrices.model, filter.model),
-			),
-		);
-	return rows.map(fromRow);
-}
-
-/** Every price that can apply in this environment: the catalog and its custom prices. */
-export async function priceBookFor(db: Db, scope: Scope): Promise<PriceBook> {
-	return new PriceBook([...catalogPrices(), ...(await customPrices(db, scope))]);
 }
 
 export interface ModelPriceFilter {

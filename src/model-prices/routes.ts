@@ -6,10 +6,11 @@ import { json } from "../http/openapi";
 import { ADMIN, READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { isCurrencyCode } from "../lib/money";
+import { modelPriceJson } from "../model-costs/prices";
 import { moneyInput } from "../schemas/numbers";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { createCustomPrice, deleteCustomPrice, listModelPrices } from "./custom-prices";
-import { modelPriceJson } from "./prices";
+import { repriceAccumulators } from "./reprice";
 
 const Provider = z
 	.string()
@@ -123,6 +124,7 @@ modelPriceRoutes.openapi(
 			...scopeOf(c),
 			input: c.req.valid("json"),
 		});
+		c.executionCtx.waitUntil(repriceAccumulators(c.env, c.get("scope").environment, price.effective_from));
 		return c.json(modelPriceJson(price), 201);
 	},
 );
@@ -166,10 +168,11 @@ modelPriceRoutes.openapi(
 		},
 	}),
 	async (c) => {
-		await deleteCustomPrice({
+		const { effectiveFrom } = await deleteCustomPrice({
 			...scopeOf(c),
 			id: c.req.valid("param").model_price_id,
 		});
+		c.executionCtx.waitUntil(repriceAccumulators(c.env, c.get("scope").environment, effectiveFrom));
 		return c.body(null, 204);
 	},
 );

@@ -115,7 +115,7 @@ export function contributionOf(source: MeteredSource, event: MeteringEvent): Dec
 
 /**
  * What a matching action brings to a `cost` source: its cost (an explicit metadata cost, or its model's price:
- * model-prices/event-cost.ts) when that cost is in the plan's currency; null when it has none or another currency.
+ * model-costs/event-cost.ts) when that cost is in the plan's currency; null when it has none or another currency.
  */
 export function costContribution(
 	source: MeteredSource,

@@ -18,6 +18,7 @@ describe("manual cost records (§11)", () => {
 			agent_id: agent.id,
 			customer_id: account.id,
 			cost_type: "gpu_hours",
+			model: null,
 			amount: 12.34,
 			currency: "USD",
 			period: "2026-10",

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Decimal } from "../../src/lib/decimal";
 import { MAX_ABS_NUMBER, MAX_MONEY_DECIMALS } from "../../src/lib/numbers";
-import { CATALOG_ROWS } from "../../src/model-prices/catalog-data";
-import { catalogPriceId, catalogPrices } from "../../src/model-prices/prices";
+import { CATALOG_ROWS } from "../../src/model-costs/catalog-data";
+import { catalogPriceId, catalogPrices } from "../../src/model-costs/prices";
 
 const ID = /^[a-z0-9][a-z0-9._-]*$/;
 const ISO_DAY = /^\d{4}-\d{2}-\d{2}$/;

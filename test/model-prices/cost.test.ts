@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Decimal } from "../../src/lib/decimal";
-import { costOf, PriceBook, priceInEffect } from "../../src/model-prices/cost";
-import { catalogPrices, type ModelPrice } from "../../src/model-prices/prices";
+import { costOf, PriceBook, priceInEffect } from "../../src/model-costs/cost";
+import { catalogPrices, type ModelPrice } from "../../src/model-costs/prices";
 
 // ---- arbitraries -------------------------------------------------------------------------------------------
 

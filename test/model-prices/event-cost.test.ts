@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { Decimal } from "../../src/lib/decimal";
-import { PriceBook } from "../../src/model-prices/cost";
-import { eventCost, llmUsageOf } from "../../src/model-prices/event-cost";
-import { catalogPrices } from "../../src/model-prices/prices";
+import { PriceBook } from "../../src/model-costs/cost";
+import { eventCost, llmUsageOf } from "../../src/model-costs/event-cost";
+import { catalogPrices } from "../../src/model-costs/prices";
 
 const book = new PriceBook(catalogPrices());
 const at = "2026-11-25T10:00:00.000Z";

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { catalogPrices } from "../../src/model-prices/prices";
+import { catalogPrices } from "../../src/model-costs/prices";
 import { createKey, del, expectError, get, post } from "../helpers";
 
 const DAY = 24 * 60 * 60 * 1000;

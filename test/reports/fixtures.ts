@@ -100,10 +100,11 @@ export interface CostRecord {
 	agent_id: string | null;
 	customer_id: string | null;
 	cost_type: string;
+	model: string | null;
 	amount: number;
 	currency: string;
 	period: string;
-	source: "events" | "manual";
+	source: "events" | "manual" | "model_prices";
 }
 
 export interface CostList {

@@ -1,6 +1,6 @@
 import { index, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
-/** Custom model prices of an environment (migration 0009); the catalog lives in src/model-prices/catalog-data.ts. */
+/** Custom model prices of an environment (migration 0008); the catalog lives in src/model-costs/catalog-data.ts. */
 export const modelPrices = sqliteTable(
 	"model_prices",
 	{

@@ -84,6 +84,48 @@ export const usageCosts = sqliteTable(
 	],
 );
 
+// Migration 0010: costs of LLM calls priced from the model prices, per accumulator, month, instance, model and
+// currency (cost type "llm_tokens", source "model_prices").
+export const usageModelCosts = sqliteTable(
+	"usage_model_costs",
+	{
+		accumulator: text("accumulator").notNull(),
+		environment: text("environment").notNull(),
+		subscriptionId: text("subscription_id"),
+		agentKey: text("agent_key").notNull(),
+		period: text("period").notNull(),
+		model: text("model").notNull(),
+		currency: text("currency").notNull(),
+		amount: text("amount").notNull(),
+		id: text("id"),
+	},
+	(t) => [
+		primaryKey({ columns: [t.accumulator, t.period, t.agentKey, t.model, t.currency] }),
+		index("usage_model_costs_env_period").on(t.environment, t.period),
+	],
+);
+
+// Migration 0010: LLM calls no price covered, per accumulator, month, provider ("" for none) and model.
+export const usageUnpriced = sqliteTable(
+	"usage_unpriced",
+	{
+		accumulator: text("accumulator").notNull(),
+		environment: text("environment").notNull(),
+		period: text("period").notNull(),
+		provider: text("provider").notNull(),
+		model: text("model").notNull(),
+		events: integer("events").notNull(),
+		inputTokens: text("input_tokens").notNull(),
+		outputTokens: text("output_tokens").notNull(),
+		cachedInputTokens: text("cached_input_tokens").notNull(),
+		reasoningTokens: text("reasoning_tokens").notNull(),
+	},
+	(t) => [
+		primaryKey({ columns: [t.accumulator, t.period, t.provider, t.model] }),
+		index("usage_unpriced_env_period").on(t.environment, t.period),
+	],
+);
+
 export const costRecords = sqliteTable(
 	"cost_records",
 	{

@@ -23,7 +23,9 @@ import { faultsOf } from "./faults";
 import type { EventRow } from "./flush";
 import { observersOf } from "./head";
 import type { AccumulatorParts } from "./parts";
+import type { ModelPriceCache } from "./prices";
 import { meteringEventOf } from "./raw-events";
+import { refreshPrices } from "./rerate";
 import type { MeteringEvent } from "./types";
 
 export const ADOPTION_SCHEMA = `
@@ -68,6 +70,9 @@ export async function setAsideFor(
 	after: string | null,
 	limit: number,
 ): Promise<AdoptedEvent[]> {
+	// What is set aside takes away the costs it was counted with: the prices this environment holds now.
+	const identity = parts.store.identity();
+	if (identity !== null) await refreshPrices(parts, identity);
 	const page = await flushes.serialized(async () =>
 		parts.store.setAside(adoption, after, Math.min(limit, ADOPTION_PAGE_SIZE), Date.now()),
 	);
@@ -84,6 +89,7 @@ export async function absorbPage(
 	page: AdoptedEvent[],
 ): Promise<number> {
 	const identity = parseAccumulatorName(absorber.name);
+	await refreshPrices(parts, identity);
 	await parts.plans.learn(
 		identity,
 		timestampsOf(page.map(({ row }) => ({ timestamp: row[TIMESTAMP] }) as MeteringEvent)),
@@ -108,10 +114,11 @@ export function setAside(
 	after: string | null,
 	limit: number,
 	now: number,
+	prices?: ModelPriceCache,
 ): AdoptedEvent[] {
 	const done = sql.exec("SELECT 1 FROM set_aside_for WHERE subscription_id = ?", subscriptionId).toArray();
 	if (done.length === 0) {
-		const deltas = new AggregateDeltas("daily", -1);
+		const deltas = new AggregateDeltas("daily", -1, prices);
 		const taken: [string, string, string, number][] = [];
 		const groups = sql
 			.exec<{ seq: number; json: string; archived: number }>(

@@ -4,7 +4,11 @@
  *   (count; sum of outcome values, "0" for actions); any other field is a numeric metadata key of actions (count of
  *   events carrying it, exact sum of its values), so a plan charge can sum any of them;
  * - costs, from metadata.cost of actions, per month, instance, cost type (default: the action_type) and currency
- *   (default USD).
+ *   (default USD);
+ * - model_costs, the cost of LLM calls priced from the model prices (model-costs/event-cost.ts), per month,
+ *   instance, model and the price's currency (their cost type is "llm_tokens");
+ * - unpriced, the LLM calls no price covers, per month, provider ("" when the event names none) and model: how
+ *   many, and their token sums, so nothing is silently left uncosted.
  * Sums are exact decimal strings. `version` counts changes of a row, so a flush can tell whether it changed
  * while D1 was being written.
  *
@@ -13,10 +17,26 @@
  */
 import { Decimal } from "../../lib/decimal";
 import { dayOf, periodOf } from "../../lib/time";
+import { type EventCost, TOKEN_FIELDS } from "../../model-costs/event-cost";
 import type { UsageAggregate } from "../../pricing/quantities";
+import type { ModelPriceCache } from "./prices";
 import type { MeteringEvent } from "./types";
 
 const DEFAULT_COST_CURRENCY = "USD";
+
+export const MODEL_COSTS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS model_costs (
+	period TEXT NOT NULL, agent_key TEXT NOT NULL, model TEXT NOT NULL, currency TEXT NOT NULL,
+	amount TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (period, agent_key, model, currency));
+CREATE INDEX IF NOT EXISTS model_costs_unflushed ON model_costs (period) WHERE version > flushed_version;
+CREATE TABLE IF NOT EXISTS unpriced (
+	period TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, events INTEGER NOT NULL,
+	input_tokens TEXT NOT NULL, output_tokens TEXT NOT NULL, cached_input_tokens TEXT NOT NULL,
+	reasoning_tokens TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (period, provider, model));
+CREATE INDEX IF NOT EXISTS unpriced_unflushed ON unpriced (period) WHERE version > flushed_version;
+`;
 
 /** Where a day's aggregates are kept: the billable ones, or those of events outside the subscription (docs/billing.md#subscription-lifecycle). */
 export type DailyTable = "daily" | "daily_unbilled";
@@ -41,6 +61,30 @@ export type CostRow = {
 	amount: string;
 	version: number;
 };
+
+export type ModelCostRow = {
+	period: string;
+	agent_key: string;
+	model: string;
+	currency: string;
+	amount: string;
+	version: number;
+};
+
+export type UnpricedRow = {
+	period: string;
+	/** "" when the events name no provider. */
+	provider: string;
+	model: string;
+	events: number;
+	input_tokens: string;
+	output_tokens: string;
+	cached_input_tokens: string;
+	reasoning_tokens: string;
+	version: number;
+};
+
+type UnpricedDelta = { events: number; tokens: [Decimal, Decimal, Decimal, Decimal] };
 
 // `whole` gathers safe integers as a plain number while their sum stays exact (the common case of counters,
 // where Decimal arithmetic per event costs more than the rest of counting it); `sum` gathers all other values.
@@ -125,14 +169,20 @@ export function storedBefore(
  * see adoption.ts).
  */
 export class AggregateDeltas {
+	/** `prices` costs the LLM calls without an explicit metadata cost (recorded like those, billable or not). */
 	constructor(
 		private readonly table: DailyTable = "daily",
 		private readonly sign: 1 | -1 = 1,
+		private readonly prices?: ModelPriceCache,
 	) {}
 
 	// By day, agent key, kind and type, then by field.
 	private readonly daily = new Map<string, Group>();
 	private readonly costs = new Map<string, Decimal>();
+	// By JSON [period, agent key, model, currency].
+	private readonly modelCosts = new Map<string, Decimal>();
+	// By JSON [period, provider or "", model].
+	private readonly unpriced = new Map<string, UnpricedDelta>();
 	// The events of a batch mostly share day, instance, kind and type: the last one's group is at hand.
 	private last: Group | undefined;
 
@@ -152,7 +202,10 @@ export class AggregateDeltas {
 			if (typeof value === "number") addValue(fields, day, event, field, value);
 		}
 		const { cost, cost_type: costType, cost_currency: currency } = event.metadata;
-		if (typeof cost !== "number") return;
+		if (typeof cost !== "number") {
+			if (this.prices !== undefined && typeof event.metadata.model === "string") this.countModelCost(event);
+			return;
+		}
 		const key = JSON.stringify([
 			periodOf(event.timestamp),
 			event.agentKey,
@@ -160,6 +213,35 @@ export class AggregateDeltas {
 			typeof currency === "string" ? currency : DEFAULT_COST_CURRENCY,
 		]);
 		this.costs.set(key, (this.costs.get(key) ?? Decimal.ZERO).add(exactly(cost)));
+	}
+
+	/** An LLM call without an explicit cost: at its model's price, or tallied as unpriced. */
+	private countModelCost(event: MeteringEvent): void {
+		const cost = (this.prices as ModelPriceCache).costOf(event);
+		if (cost !== null) this.addModelCost(event, cost);
+	}
+
+	/** Adds (or, with sign -1, takes away) an LLM call's cost from the model prices; explicit costs are ignored. */
+	addModelCost(event: MeteringEvent, cost: EventCost): void {
+		const period = periodOf(event.timestamp);
+		if (cost.kind === "priced") {
+			const key = JSON.stringify([period, event.agentKey, cost.model, cost.currency]);
+			this.modelCosts.set(key, (this.modelCosts.get(key) ?? Decimal.ZERO).add(cost.amount));
+		} else if (cost.kind === "unpriced") {
+			const { provider, model, tokens } = cost.usage;
+			const key = JSON.stringify([period, provider ?? "", model]);
+			let delta = this.unpriced.get(key);
+			if (delta === undefined) {
+				delta = { events: 0, tokens: [Decimal.ZERO, Decimal.ZERO, Decimal.ZERO, Decimal.ZERO] };
+				this.unpriced.set(key, delta);
+			}
+			delta.events++;
+			for (const [i, field] of TOKEN_FIELDS.entries()) {
+				const value = tokens[field];
+				if (value !== undefined && value !== 0)
+					delta.tokens[i] = (delta.tokens[i] as Decimal).add(exactly(value));
+			}
+		}
 	}
 
 	private groupOf(day: string, event: MeteringEvent): Group {
@@ -256,6 +338,74 @@ export class AggregateDeltas {
 				FROM json_each(?) AS r WHERE true
 				ON CONFLICT (period, agent_key, cost_type, currency)
 				DO UPDATE SET amount = excluded.amount, version = version + 1`,
+				JSON.stringify(rows),
+			);
+		}
+		if (this.modelCosts.size > 0) {
+			const keys = [...this.modelCosts.keys()];
+			const current = new Map(
+				sql
+					.exec<{ i: number; amount: string }>(
+						`SELECT k.key AS i, c.amount FROM json_each(?) AS k
+						JOIN model_costs AS c ON c.period = k.value ->> 0 AND c.agent_key = k.value ->> 1
+							AND c.model = k.value ->> 2 AND c.currency = k.value ->> 3`,
+						`[${keys.join(",")}]`,
+					)
+					.toArray()
+					.map((row) => [keys[row.i] as string, row.amount]),
+			);
+			const rows = [...this.modelCosts].map(([key, delta]) => {
+				const before = current.get(key);
+				const amount = (before === undefined ? Decimal.ZERO : Decimal.from(before)).add(signed(delta));
+				return [...(JSON.parse(key) as string[]), amount.toString()];
+			});
+			sql.exec(
+				`INSERT INTO model_costs (period, agent_key, model, currency, amount, version)
+				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, 1
+				FROM json_each(?) AS r WHERE true
+				ON CONFLICT (period, agent_key, model, currency)
+				DO UPDATE SET amount = excluded.amount, version = version + 1`,
+				JSON.stringify(rows),
+			);
+		}
+		if (this.unpriced.size > 0) {
+			const keys = [...this.unpriced.keys()];
+			const current = new Map(
+				sql
+					.exec<UnpricedRow & { i: number }>(
+						`SELECT k.key AS i, u.* FROM json_each(?) AS k
+						JOIN unpriced AS u ON u.period = k.value ->> 0 AND u.provider = k.value ->> 1 AND u.model = k.value ->> 2`,
+						`[${keys.join(",")}]`,
+					)
+					.toArray()
+					.map((row) => [keys[row.i] as string, row]),
+			);
+			const rows = [...this.unpriced].map(([key, delta]) => {
+				const before = current.get(key);
+				const sum = (i: number) => {
+					const field = TOKEN_FIELDS[i] as (typeof TOKEN_FIELDS)[number];
+					const was = before === undefined ? Decimal.ZERO : Decimal.from(before[field]);
+					return was.add(signed(delta.tokens[i] as Decimal)).toString();
+				};
+				return [
+					...(JSON.parse(key) as string[]),
+					(before?.events ?? 0) + this.sign * delta.events,
+					sum(0),
+					sum(1),
+					sum(2),
+					sum(3),
+				];
+			});
+			sql.exec(
+				`INSERT INTO unpriced (period, provider, model, events, input_tokens, output_tokens, cached_input_tokens,
+					reasoning_tokens, version)
+				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5,
+					r.value ->> 6, r.value ->> 7, 1
+				FROM json_each(?) AS r WHERE true
+				ON CONFLICT (period, provider, model)
+				DO UPDATE SET events = excluded.events, input_tokens = excluded.input_tokens,
+					output_tokens = excluded.output_tokens, cached_input_tokens = excluded.cached_input_tokens,
+					reasoning_tokens = excluded.reasoning_tokens, version = version + 1`,
 				JSON.stringify(rows),
 			);
 		}

@@ -12,6 +12,7 @@ import { chunkStatements, hasUnflushed, markFlushed, readUnflushed } from "./flu
 import { reportToHead } from "./head";
 import type { AccumulatorParts } from "./parts";
 import { hasUnarchived, purgeRawEvents } from "./raw-events";
+import { refreshPrices } from "./rerate";
 import type { FlushReport } from "./types";
 
 export class FlushSchedule {
@@ -49,6 +50,9 @@ export class FlushSchedule {
 	 */
 	flush(parts: AccumulatorParts): Promise<FlushReport> {
 		return this.serialized(async () => {
+			// Prices changed since the last count re-rate what is kept here before D1 gets it (rerate.ts).
+			const identity = parts.store.identity();
+			if (identity !== null) await refreshPrices(parts, identity);
 			const report = await flushChunks(parts);
 			const archived = await archive(parts);
 			report.events = archived.events;
@@ -114,7 +118,7 @@ async function flushChunks({ env, state, store, settings }: AccumulatorParts): P
 			faultsOf(state).flush?.afterBatch?.(report.chunks);
 			markFlushed(store.storage, chunk);
 			report.aggregates += chunk.daily.length + chunk.unbilledDaily.length;
-			report.costs += chunk.costs.length;
+			report.costs += chunk.costs.length + chunk.modelCosts.length;
 			report.outbox += chunk.outbox.length;
 		}
 	} finally {

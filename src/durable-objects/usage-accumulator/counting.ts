@@ -29,7 +29,9 @@ import { observersOf } from "./head";
 import type { Holdings } from "./holdings";
 import type { CountObserver } from "./metrics";
 import type { AccumulatorParts } from "./parts";
+import type { ModelPriceCache } from "./prices";
 import { insertRawEvents, type RecentGroups } from "./raw-events";
+import { notePricesCounted, refreshPrices } from "./rerate";
 import type {
 	EventResult,
 	MeteringEvent,
@@ -56,6 +58,8 @@ export interface CountingStorage {
 	readonly dailySums: StoredValues;
 	readonly unbilledSums: StoredValues;
 	readonly recentGroups: RecentGroups;
+	/** The model prices LLM calls are costed with (prices.ts). */
+	readonly prices: ModelPriceCache;
 }
 
 // Rounds of handover per record call: more means the instance moves again and again while its events arrive.
@@ -66,6 +70,8 @@ const PROCESSED = "processed" as const;
 export async function recordCall(parts: AccumulatorParts, call: RecordCall): Promise<RecordResponse> {
 	const request: RecordRequest = { ...call, events: decodeEvents(call.events) };
 	const identity = parseAccumulatorName(call.name);
+	// The environment's model prices, read at most every few seconds (prices.ts), cost the LLM calls.
+	await refreshPrices(parts, identity);
 	// The plans of the events' periods, once per period: their filtered, max and unique_count sources are
 	// counted with the events.
 	await parts.plans.learn(identity, timestampsOf(request.events));
@@ -99,6 +105,7 @@ export async function recordCall(parts: AccumulatorParts, call: RecordCall): Pro
 		handovers = retried.handovers;
 		awaiting = retried.awaiting.map((i) => awaiting[i] as number);
 	}
+	notePricesCounted(parts);
 	if (response.results.includes(PROCESSED)) await parts.flushSoon();
 	return response;
 }
@@ -178,8 +185,8 @@ export function aggregateCounting(
 	billableFrom: string | null,
 	observer?: CountObserver,
 ) {
-	const billable = new AggregateDeltas();
-	const unbilled = new AggregateDeltas("daily_unbilled");
+	const billable = new AggregateDeltas("daily", 1, storage.prices);
+	const unbilled = new AggregateDeltas("daily_unbilled", 1, storage.prices);
 	return {
 		count: (event: MeteringEvent) => {
 			if (billableFrom !== null && event.timestamp < billableFrom) unbilled.count(event);

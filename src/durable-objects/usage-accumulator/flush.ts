@@ -14,7 +14,7 @@ import { statement } from "../../db/batch";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { type OutboxRow, outboxInsertMany } from "../../webhooks/outbox";
-import type { CostRow, DailyRow } from "./aggregates";
+import type { CostRow, DailyRow, ModelCostRow, UnpricedRow } from "./aggregates";
 import {
 	markTriggersFlushed,
 	readUnflushedTriggers,
@@ -37,6 +37,9 @@ export interface UnflushedChunk {
 	/** Day aggregates of a subscription's events from before its start (docs/billing.md#subscription-lifecycle): they reach D1 unbilled. */
 	unbilledDaily: DailyRow[];
 	costs: CostRow[];
+	/** Costs of LLM calls from the model prices, and the calls no price covered (aggregates.ts). */
+	modelCosts: ModelCostRow[];
+	unpriced: UnpricedRow[];
 	/** Per-period quantities of filtered, max and unique_count sources (metrics.ts). */
 	metrics: MetricRow[];
 	/** Alerts triggered here (alerts.ts). */
@@ -176,6 +179,44 @@ export function chunkStatements(
 			),
 		);
 	}
+	if (chunk.modelCosts.length > 0) {
+		statements.push(
+			statement(
+				d1,
+				`INSERT INTO usage_model_costs (accumulator, environment, subscription_id, agent_key, period, model, currency, amount, id)
+				SELECT ?1, ?2, ?3, c.value ->> '$.agent_key', c.value ->> '$.period', c.value ->> '$.model',
+					c.value ->> '$.currency', c.value ->> '$.amount', c.value ->> '$.id'
+				FROM json_each(?4) AS c WHERE true
+				ON CONFLICT (accumulator, period, agent_key, model, currency)
+				DO UPDATE SET amount = excluded.amount, subscription_id = excluded.subscription_id,
+					id = coalesce(usage_model_costs.id, excluded.id)`,
+				target.name,
+				target.environment,
+				subscriptionId,
+				JSON.stringify(chunk.modelCosts.map((row) => ({ ...row, id: newId("cost") }))),
+			),
+		);
+	}
+	if (chunk.unpriced.length > 0) {
+		statements.push(
+			statement(
+				d1,
+				`INSERT INTO usage_unpriced (accumulator, environment, period, provider, model, events, input_tokens,
+					output_tokens, cached_input_tokens, reasoning_tokens)
+				SELECT ?1, ?2, u.value ->> '$.period', u.value ->> '$.provider', u.value ->> '$.model',
+					u.value ->> '$.events', u.value ->> '$.input_tokens', u.value ->> '$.output_tokens',
+					u.value ->> '$.cached_input_tokens', u.value ->> '$.reasoning_tokens'
+				FROM json_each(?3) AS u WHERE true
+				ON CONFLICT (accumulator, period, provider, model)
+				DO UPDATE SET events = excluded.events, input_tokens = excluded.input_tokens,
+					output_tokens = excluded.output_tokens, cached_input_tokens = excluded.cached_input_tokens,
+					reasoning_tokens = excluded.reasoning_tokens`,
+				target.name,
+				target.environment,
+				JSON.stringify(chunk.unpriced),
+			),
+		);
+	}
 	statements.push(...metricStatements(d1, target, chunk.metrics));
 	statements.push(...triggerStatements(d1, target, chunk.triggers));
 	statements.push(...outboxInsertMany(d1, target.environment, chunk.outbox, nowIso()));
@@ -198,6 +239,12 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 			.toArray(),
 		costs: sql
 			.exec<CostRow>("SELECT * FROM costs WHERE version > flushed_version LIMIT ?", limits.rows)
+			.toArray(),
+		modelCosts: sql
+			.exec<ModelCostRow>("SELECT * FROM model_costs WHERE version > flushed_version LIMIT ?", limits.rows)
+			.toArray(),
+		unpriced: sql
+			.exec<UnpricedRow>("SELECT * FROM unpriced WHERE version > flushed_version LIMIT ?", limits.rows)
 			.toArray(),
 		metrics: readUnflushedMetrics(sql, limits.rows),
 		triggers: readUnflushedTriggers(sql, limits.rows),
@@ -237,6 +284,25 @@ export function markFlushed(storage: DurableObjectStorage, chunk: UnflushedChunk
 				JSON.stringify(chunk.costs.map((r) => [r.period, r.agent_key, r.cost_type, r.currency, r.version])),
 			);
 		}
+		if (chunk.modelCosts.length > 0) {
+			sql.exec(
+				`UPDATE model_costs SET flushed_version = f.value ->> 4
+				FROM json_each(?) AS f
+				WHERE model_costs.period = f.value ->> 0 AND model_costs.agent_key = f.value ->> 1
+					AND model_costs.model = f.value ->> 2 AND model_costs.currency = f.value ->> 3
+					AND model_costs.flushed_version < f.value ->> 4`,
+				JSON.stringify(chunk.modelCosts.map((r) => [r.period, r.agent_key, r.model, r.currency, r.version])),
+			);
+		}
+		if (chunk.unpriced.length > 0) {
+			sql.exec(
+				`UPDATE unpriced SET flushed_version = f.value ->> 3
+				FROM json_each(?) AS f
+				WHERE unpriced.period = f.value ->> 0 AND unpriced.provider = f.value ->> 1
+					AND unpriced.model = f.value ->> 2 AND unpriced.flushed_version < f.value ->> 3`,
+				JSON.stringify(chunk.unpriced.map((r) => [r.period, r.provider, r.model, r.version])),
+			);
+		}
 		markMetricsFlushed(sql, chunk.metrics);
 		markTriggersFlushed(sql, chunk.triggers);
 	});
@@ -248,7 +314,9 @@ export function hasUnflushed(sql: SqlStorage): boolean {
 			`SELECT EXISTS (SELECT 1 FROM outbox)
 			OR EXISTS (SELECT 1 FROM daily WHERE version > flushed_version)
 			OR EXISTS (SELECT 1 FROM daily_unbilled WHERE version > flushed_version)
-			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version) OR ${UNFLUSHED_METRICS_SQL}
+			OR EXISTS (SELECT 1 FROM costs WHERE version > flushed_version)
+			OR EXISTS (SELECT 1 FROM model_costs WHERE version > flushed_version)
+			OR EXISTS (SELECT 1 FROM unpriced WHERE version > flushed_version) OR ${UNFLUSHED_METRICS_SQL}
 			OR ${UNFLUSHED_TRIGGERS_SQL} AS dirty`,
 		)
 		.one();

@@ -26,7 +26,7 @@ export function observersOf(
 	accountId: string | null,
 	now: number,
 ): CountObserver {
-	const metrics = new MetricDeltas(parts.plans.sourcesOf, parts.store.metricQuantities);
+	const metrics = new MetricDeltas(parts.plans.sourcesOf, parts.store.metricQuantities, parts.store.prices);
 	if (!isHead(identity)) return metrics;
 	const alerts = parts.alerts.observer(alertContext(parts, identity, accountId), now);
 	return {

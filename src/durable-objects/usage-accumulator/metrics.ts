@@ -1,6 +1,6 @@
 /**
  * Per-period quantities of the sources a plan needs beyond the daily aggregates — filtered charges, `max`,
- * `unique_count` (pricing/sources.ts) — counted with the events, in the same transaction, so they are exact across
+ * `unique_count`, `cost` (pricing/sources.ts) — counted with the events, in the same transaction, so they are exact across
  * flushes, crashes and late events:
  * - metrics: per billing period, instance and source key, the instance's quantity (count and sum: added; max:
  *   the largest value; unique_count: the distinct values this instance sent first) with version counters like
@@ -12,14 +12,17 @@
 import { statement } from "../../db/batch";
 import { Decimal } from "../../lib/decimal";
 import { periodOf } from "../../lib/time";
+import type { EventCost } from "../../model-costs/event-cost";
 import {
 	contributionOf,
+	costContribution,
 	type MeteredSource,
 	type MetricQuantity,
 	matchesFilter,
 } from "../../pricing/sources";
 import { SEPARATOR, type StoredValues, storedBefore } from "./aggregates";
 import type { FlushTarget } from "./flush";
+import type { ModelPriceCache } from "./prices";
 import type { MeteringEvent } from "./types";
 
 export const METRICS_SCHEMA = `
@@ -68,11 +71,13 @@ export class MetricDeltas implements CountObserver {
 
 	/**
 	 * `known` holds the quantities of metric rows this object wrote before (StoredValues, by period, agent key and
-	 * source): rows found there need no read.
+	 * source): rows found there need no read. `prices` costs the actions of `cost` sources (an explicit metadata
+	 * cost, else their model's price); without it they add nothing.
 	 */
 	constructor(
 		private readonly sourcesOf: (period: string) => readonly MeteredSource[],
 		private readonly known?: StoredValues,
+		private readonly prices?: ModelPriceCache,
 	) {}
 
 	get isEmpty(): boolean {
@@ -90,8 +95,26 @@ export class MetricDeltas implements CountObserver {
 				if (typeof text === "string") this.values.push([period, source.key, text, event.agentKey]);
 				continue;
 			}
+			if (source.aggregate === "cost") {
+				const cost = this.prices?.costOf(event) ?? null;
+				const amount = cost === null || cost.kind === "unpriced" ? null : costContribution(source, cost);
+				if (amount !== null) this.add(source, period, event.agentKey, amount);
+				continue;
+			}
 			const value = source.aggregate === "count" ? 1 : numberOf(source, event);
 			if (value !== null) this.add(source, period, event.agentKey, value);
+		}
+	}
+
+	/** What an action's new cost changes in the `cost` sources it matches: the new cost less the old. */
+	countCostChange(event: MeteringEvent, before: EventCost | null, after: EventCost | null): void {
+		const period = periodOf(event.timestamp);
+		for (const source of this.sourcesOf(period)) {
+			if (source.aggregate !== "cost" || !matchesFilter(source, event)) continue;
+			const amount = (cost: EventCost | null) =>
+				(cost === null || cost.kind === "unpriced" ? null : costContribution(source, cost)) ?? Decimal.ZERO;
+			const change = amount(after).sub(amount(before));
+			if (!change.isZero()) this.add(source, period, event.agentKey, change);
 		}
 	}
 
@@ -213,11 +236,12 @@ export function rebuildPeriod(
 	sources: readonly MeteredSource[],
 	events: readonly MeteringEvent[],
 	known: StoredValues,
+	prices?: ModelPriceCache,
 ): void {
 	known.clear();
 	sql.exec("UPDATE metrics SET quantity = '0', version = version + 1 WHERE period = ?", period);
 	sql.exec("DELETE FROM metric_values WHERE period = ?", period);
-	const deltas = new MetricDeltas((p) => (p === period ? sources : []));
+	const deltas = new MetricDeltas((p) => (p === period ? sources : []), undefined, prices);
 	for (const event of events) deltas.count(event);
 	deltas.applyTo(sql);
 }

@@ -194,6 +194,12 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return this.flushes.flush(this.parts);
 	}
 
+	/** The environment's custom model prices changed: read them now, re-rate and flush (rerate.ts). */
+	async repriceNow(): Promise<void> {
+		this.store.prices.expire();
+		if (!this.store.isEmpty) await this.flushes.flush(this.parts);
+	}
+
 	override alarm(): Promise<void> {
 		return this.flushes.alarm(this.parts);
 	}

@@ -14,6 +14,7 @@ import { type MeteredSource, meteredSources } from "../../pricing/sources";
 import type { StoredValues } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
 import { METRICS_SCHEMA, rebuildPeriod } from "./metrics";
+import type { ModelPriceCache } from "./prices";
 import { readRawEvents } from "./raw-events";
 
 /** What the accumulator keeps of a plan: enough to rate the period and to know its sources. */
@@ -29,6 +30,8 @@ export interface PeriodPlan {
 export interface PlanStore {
 	readonly sql: SqlStorage;
 	readonly metricQuantities: StoredValues;
+	/** The model prices `cost` sources are counted with (prices.ts). */
+	readonly prices?: ModelPriceCache;
 	transaction<T>(work: () => T): T;
 }
 
@@ -86,7 +89,7 @@ export class PlanBook {
 			return;
 		}
 		if (this.periods.has(period)) return; // learnt by a concurrent call while D1 answered
-		const sources = meteredSources(plan.charges);
+		const sources = meteredSources(plan.charges, plan.currency);
 		// A rebuild rewrites stored metrics: a rollback makes the store forget the quantities it knew.
 		this.store.transaction(() => {
 			sql.exec(
@@ -96,14 +99,21 @@ export class PlanBook {
 			);
 			if (sources.length > 0 && countedBefore(sql, period)) {
 				const { start, end } = periodBounds(period);
-				rebuildPeriod(sql, period, sources, readRawEvents(sql, start, end), this.store.metricQuantities);
+				rebuildPeriod(
+					sql,
+					period,
+					sources,
+					readRawEvents(sql, start, end),
+					this.store.metricQuantities,
+					this.store.prices,
+				);
 			}
 		});
 		this.periods.set(period, { plan, sources });
 	}
 
 	private remember(period: string, plan: PeriodPlan): void {
-		this.periods.set(period, { plan, sources: meteredSources(plan.charges) });
+		this.periods.set(period, { plan, sources: meteredSources(plan.charges, plan.currency) });
 	}
 
 	private ensureTables(): void {

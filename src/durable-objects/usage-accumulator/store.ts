@@ -5,8 +5,8 @@
  * - raw_events: every event counted, in small groups, kept until archived and for 36 days (raw-events.ts).
  * - dedupe_keys: per agent key, idempotency key → the original event, for 36 days (dedupe.ts).
  * - holdings: which instances it holds, at which membership generation (holdings.ts, handover.ts).
- * - daily, costs: the running aggregates, with version counters (see flush.ts); daily_unbilled: the day
- *   aggregates of events that reached a subscription with a timestamp before its start (docs/billing.md#subscription-lifecycle).
+ * - daily, costs, model_costs, unpriced: the running aggregates, with version counters (see flush.ts);
+ *   daily_unbilled: the day aggregates of events that reached a subscription with a timestamp before its start.
  * - set_aside, absorbed: unbilled usage adopted by a subscription (adoption.ts).
  * - outbox: outcome.completed webhook events waiting for the flush.
  *
@@ -24,7 +24,7 @@ import {
 	setAside,
 	unabsorbed,
 } from "./adoption";
-import { readUsage, StoredValues } from "./aggregates";
+import { MODEL_COSTS_SCHEMA, readUsage, StoredValues } from "./aggregates";
 import { ALERTS_SCHEMA } from "./alerts";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import { aggregateCounting, type CountingStorage, countEvents, type StoreRecordResult } from "./counting";
@@ -40,6 +40,7 @@ import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./flush";
 import type { Handover } from "./handover";
 import { HOLDINGS_SCHEMA, Holdings } from "./holdings";
 import { type CountObserver, METRICS_SCHEMA } from "./metrics";
+import { ModelPriceCache } from "./prices";
 import {
 	insertRawEvents,
 	meteringEventOf,
@@ -69,7 +70,7 @@ CREATE TABLE IF NOT EXISTS costs (
 	PRIMARY KEY (period, agent_key, cost_type, currency));
 CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flushed_version;
 CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
-${METRICS_SCHEMA}${ALERTS_SCHEMA}${ADOPTION_SCHEMA}`;
+${MODEL_COSTS_SCHEMA}${METRICS_SCHEMA}${ALERTS_SCHEMA}${ADOPTION_SCHEMA}`;
 
 export type StoredIdentity = AccumulatorIdentity & {
 	name: string;
@@ -100,6 +101,8 @@ export class AccumulatorStore implements CountingStorage {
 	readonly holdings: Holdings;
 	/** The raw event groups stored here and not archived yet, for the archive (raw-events.ts). */
 	readonly recentGroups = new RecentGroups();
+	/** The model prices events are costed with (prices.ts): refreshed by the object before it counts. */
+	readonly prices = new ModelPriceCache();
 	// Memory kept by others over these tables (the object's alerts), forgotten with the store's own on rollback.
 	private readonly alsoForget: { forget(): void }[] = [];
 
@@ -293,7 +296,7 @@ export class AccumulatorStore implements CountingStorage {
 			// caches knew of them is stale.
 			this.dailySums.clear();
 			this.recentGroups.clear();
-			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now);
+			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now, this.prices);
 		});
 	}
 

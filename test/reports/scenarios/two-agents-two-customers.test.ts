@@ -219,6 +219,7 @@ function row(
 		agent_id: agentId,
 		customer_id: customerId,
 		cost_type: costType,
+		model: null,
 		amount,
 		currency: "USD",
 		period: "2025-03",

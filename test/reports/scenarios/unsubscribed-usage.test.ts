@@ -71,6 +71,7 @@ describe("scenario: usage of instances without a subscription", () => {
 			agent_id: agentId,
 			customer_id: customerId,
 			cost_type: costType,
+			model: null,
 			amount,
 			currency: "USD",
 			period: "2025-03",

@@ -1,5 +1,5 @@
 -- Custom model prices (negotiated rates, models the catalog lacks, dated changes), one environment each. The
--- catalog ships in the code (src/model-prices/catalog-data.ts) and is not stored. Money is exact decimal text.
+-- catalog ships in the code (src/model-costs/catalog-data.ts) and is not stored. Money is exact decimal text.
 CREATE TABLE `model_prices` (
 	`id` text PRIMARY KEY NOT NULL,
 	`environment` text NOT NULL,
