@@ -159,44 +159,26 @@ export function chunkStatements(
 	if (chunk.unbilledDaily.length > 0) {
 		statements.push(daily(unbilledAccumulatorName(target.name), null, chunk.unbilledDaily));
 	}
-	if (chunk.costs.length > 0) {
-		statements.push(
-			statement(
-				d1,
-				// The id (migration 0004) is taken by the row's first flush and kept by every later one, retries
-				// included, so a cost record's id is sortable by creation time and never changes.
-				`INSERT INTO usage_costs (accumulator, environment, subscription_id, agent_key, period, cost_type, currency, amount, id)
-				SELECT ?1, ?2, ?3, c.value ->> '$.agent_key', c.value ->> '$.period', c.value ->> '$.cost_type',
-					c.value ->> '$.currency', c.value ->> '$.amount', c.value ->> '$.id'
-				FROM json_each(?4) AS c WHERE true
-				ON CONFLICT (accumulator, period, agent_key, cost_type, currency)
-				DO UPDATE SET amount = excluded.amount, subscription_id = excluded.subscription_id,
-					id = coalesce(usage_costs.id, excluded.id)`,
-				target.name,
-				target.environment,
-				subscriptionId,
-				JSON.stringify(chunk.costs.map((row) => ({ ...row, id: newId("cost") }))),
-			),
+	// A cost table's rows: explicit metadata.cost by cost type (usage_costs), model prices by model
+	// (usage_model_costs). The id (migration 0004) is taken by the row's first flush and kept by every later one,
+	// retries included, so a cost record's id is sortable by creation time and never changes.
+	const costs = (table: "usage_costs" | "usage_model_costs", key: "cost_type" | "model", rows: object[]) =>
+		statement(
+			d1,
+			`INSERT INTO ${table} (accumulator, environment, subscription_id, agent_key, period, ${key}, currency, amount, id)
+			SELECT ?1, ?2, ?3, c.value ->> '$.agent_key', c.value ->> '$.period', c.value ->> '$.${key}',
+				c.value ->> '$.currency', c.value ->> '$.amount', c.value ->> '$.id'
+			FROM json_each(?4) AS c WHERE true
+			ON CONFLICT (accumulator, period, agent_key, ${key}, currency)
+			DO UPDATE SET amount = excluded.amount, subscription_id = excluded.subscription_id,
+				id = coalesce(${table}.id, excluded.id)`,
+			target.name,
+			target.environment,
+			subscriptionId,
+			JSON.stringify(rows.map((row) => ({ ...row, id: newId("cost") }))),
 		);
-	}
-	if (chunk.modelCosts.length > 0) {
-		statements.push(
-			statement(
-				d1,
-				`INSERT INTO usage_model_costs (accumulator, environment, subscription_id, agent_key, period, model, currency, amount, id)
-				SELECT ?1, ?2, ?3, c.value ->> '$.agent_key', c.value ->> '$.period', c.value ->> '$.model',
-					c.value ->> '$.currency', c.value ->> '$.amount', c.value ->> '$.id'
-				FROM json_each(?4) AS c WHERE true
-				ON CONFLICT (accumulator, period, agent_key, model, currency)
-				DO UPDATE SET amount = excluded.amount, subscription_id = excluded.subscription_id,
-					id = coalesce(usage_model_costs.id, excluded.id)`,
-				target.name,
-				target.environment,
-				subscriptionId,
-				JSON.stringify(chunk.modelCosts.map((row) => ({ ...row, id: newId("cost") }))),
-			),
-		);
-	}
+	if (chunk.costs.length > 0) statements.push(costs("usage_costs", "cost_type", chunk.costs));
+	if (chunk.modelCosts.length > 0) statements.push(costs("usage_model_costs", "model", chunk.modelCosts));
 	if (chunk.unpriced.length > 0) {
 		statements.push(
 			statement(
