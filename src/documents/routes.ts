@@ -6,8 +6,7 @@ import { apiRouter } from "../http/router";
 import { getInvoice } from "../invoicing/invoices";
 import { interFonts } from "./fonts";
 import { renderInvoicePdf } from "./invoice-pdf";
-
-export const DEFAULT_BILLING_COMPANY_NAME = "Agent Metering & Billing";
+import { sellerName } from "./seller";
 
 export const documentRoutes = apiRouter();
 
@@ -38,7 +37,7 @@ documentRoutes.openapi(
 			id: c.req.valid("param").invoice_id,
 		});
 		const bytes = await renderInvoicePdf(invoice, {
-			seller: c.env.BILLING_COMPANY_NAME?.trim() || DEFAULT_BILLING_COMPANY_NAME,
+			seller: sellerName(c.env),
 			fonts: interFonts,
 		});
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {

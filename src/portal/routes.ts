@@ -9,8 +9,7 @@ import { Alert } from "../alerts/routes";
 import { CreditGrant } from "../credits/routes";
 import { interFonts } from "../documents/fonts";
 import { renderInvoicePdf } from "../documents/invoice-pdf";
-import { DEFAULT_BILLING_COMPANY_NAME } from "../documents/routes";
-import type { Env } from "../env";
+import { sellerName } from "../documents/seller";
 import { scopeOf } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { json } from "../http/openapi";
@@ -41,10 +40,6 @@ function portalErrors(...extra: (400 | 404)[]) {
 	return Object.fromEntries(
 		statuses.map((s) => [s, { description: errorText[s] ?? "Error", ...json(ErrorBody) }]),
 	) as Record<number, { description: string; content: { "application/json": { schema: typeof ErrorBody } } }>;
-}
-
-export function sellerName(env: Env): string {
-	return env.BILLING_COMPANY_NAME?.trim() || DEFAULT_BILLING_COMPANY_NAME;
 }
 
 const PortalSubscription = z
