@@ -193,6 +193,11 @@ describe("POST /v1/reservations", () => {
 		await sendAction(lone);
 		expectError(await reserve({ agent_key: lone, amount: 1 }), 409, "conflict");
 
+		// A live instance is unknown to a key of the test environment.
+		const { agentKey: live } = await budgeted();
+		expectError(await reserve({ agent_key: live, amount: 1 }, await sdkKey("test")), 404, "not_found");
+		expect((await entitlement(live)).budget).toMatchObject({ held: 0 });
+
 		// One that left its subscription.
 		const { subscription, agentKey } = await budgeted();
 		const cancel = await post(`/v1/subscriptions/${subscription.id}/cancel`);
