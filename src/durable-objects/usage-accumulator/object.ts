@@ -10,10 +10,10 @@
  * decide which of the two is newer, so a router with a stale cache is refused and refreshes from D1.
  *
  * This file routes calls to the rooms that do the work: counting.ts, holdings.ts and handover.ts, adoption.ts,
- * head.ts (alerts and shard reports), reservations.ts, raw-events.ts and archive.ts, aggregates.ts and metrics.ts, alarm.ts. The
- * rest of the Worker calls it through client.ts (the interface in interface.ts). Its public methods are its RPC
- * methods: their names and arguments stay as they are, since a Worker of the previous version may call an object
- * of this one during a rollout (and the reverse).
+ * head.ts (alerts and shard reports), reservations.ts (budget holds), raw-events.ts and archive.ts, aggregates.ts
+ * and metrics.ts, alarm.ts. The rest of the Worker calls it through client.ts (the interface in interface.ts). Its
+ * public methods are its RPC methods: their names and arguments stay as they are, since a Worker of the previous
+ * version may call an object of this one during a rollout (and the reverse).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
