@@ -56,7 +56,8 @@ export async function createReservation({
 		const names = answer.exceeded.map((d) => d.alert_id).join(", ");
 		throw new DomainError(
 			"budget_exceeded",
-			`Reserving ${input.amount} would exceed the budget of alert ${names}: spent so far plus active holds plus this amount is over its threshold.`,
+			`Reserving ${input.amount} would exceed the budget of alert ${names}: ` +
+				"spent so far plus active holds plus this amount is over its threshold.",
 			{ details: answer.exceeded },
 		);
 	}

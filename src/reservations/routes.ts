@@ -40,7 +40,8 @@ export const Reservation = z
 		currency: z.string().openapi({ example: "USD", description: "The currency of the subscription's plan." }),
 		status: z.enum(["held", "settled", "released", "expired"]).openapi({
 			description:
-				"held until an event with metadata.reservation_id = this id is counted (settled), it is released, or expires_at passes (expired).",
+				"held until an event with metadata.reservation_id = this id is counted (settled), it is released " +
+				"(released), or expires_at passes (expired).",
 		}),
 		description: z.string().nullable(),
 		expires_at: z.string(),
