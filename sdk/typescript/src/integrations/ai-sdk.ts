@@ -14,10 +14,11 @@
  */
 import type { LanguageModelMiddleware } from "ai";
 import type { Reservation } from "../reservations.js";
-import { releaseQuietly } from "./guard.js";
+import { type BudgetGuard, releaseQuietly } from "./guard.js";
 import { type IntegrationOptions, recordLlmCall } from "./record.js";
 import { splitTokens, type TokenSplit } from "./usage.js";
 
+export type { BudgetGuard } from "./guard.js";
 export type { ModelPrice, PriceTable } from "./pricing.js";
 export type { IntegrationOptions } from "./record.js";
 
@@ -46,12 +47,6 @@ function tokensOf(usage: UsageLike | undefined): TokenSplit {
 		cacheRead: part(usage?.inputTokens, "cacheRead") ?? usage?.cachedInputTokens,
 		reasoning: part(usage?.outputTokens, "reasoning") ?? usage?.reasoningTokens,
 	});
-}
-
-export interface BudgetGuard {
-	/** The call's estimated cost (a number, or computed from the call's parameters). */
-	estimate: number | ((params: unknown) => number);
-	ttlSeconds?: number;
 }
 
 export interface AiSdkMeteringOptions extends IntegrationOptions {

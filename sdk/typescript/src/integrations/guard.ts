@@ -12,6 +12,13 @@
 import type { MeteringClient } from "../client.js";
 import type { Reservation } from "../reservations.js";
 
+/** The `budget` option of the AI SDK and LangChain integrations: each model call reserves its estimate first. */
+export interface BudgetGuard {
+	/** The call's estimated cost (a number, or computed from the call's parameters). */
+	estimate: number | ((params: unknown) => number);
+	ttlSeconds?: number;
+}
+
 export interface GuardOptions {
 	client: MeteringClient;
 	agentKey: string | (() => string);

@@ -13,8 +13,7 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
-import type { BudgetGuard } from "./ai-sdk.js";
-import { releaseQuietly } from "./guard.js";
+import { type BudgetGuard, releaseQuietly } from "./guard.js";
 import { agentKeyOf, type IntegrationOptions, recordLlmCall, recordToolCall } from "./record.js";
 import { addTokens, splitTokens, type TokenSplit } from "./usage.js";
 
