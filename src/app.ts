@@ -33,6 +33,7 @@ import { portalRoutes } from "./portal/routes";
 import { portalSessionRoutes } from "./portal/session-routes";
 import { pricingRoutes } from "./pricing/routes";
 import { reportRoutes } from "./reports/routes";
+import { reservationRoutes } from "./reservations/routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
 import { dispatchAfterOutboxWrites } from "./webhooks/dispatch";
 import { registerWebhookPayloads } from "./webhooks/openapi";
@@ -114,6 +115,7 @@ export function createApp() {
 	app.route("/v1", eventRoutes);
 	app.route("/v1", webhookRoutes);
 	app.route("/v1", alertRoutes);
+	app.route("/v1", reservationRoutes);
 	app.route("/v1", portalSessionRoutes);
 
 	// The customer portal's API has its own gate: only portal tokens, never API keys (docs/portal.md).

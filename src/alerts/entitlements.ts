@@ -1,10 +1,12 @@
 /**
  * GET /v1/entitlements (docs/pricing.md#alerts-and-budgets): may this agent instance go on? An agent asks before expensive work, so the answer
  * costs no D1 read on the hot path: the instance's accumulator comes from the isolate's route cache (the same one
- * ingest uses), and the accumulator answers from memory which of its block alerts triggered this period.
+ * ingest uses), and the accumulator answers from memory which of its block alerts triggered this period, and
+ * how much of the tightest budget is left once spent and held (reservations).
  */
 import type { Scope } from "../db/scope";
 import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import type { BudgetView } from "../durable-objects/usage-accumulator/reservations";
 import { routesFor } from "../durable-objects/usage-accumulator/router";
 import type { Env } from "../env";
 
@@ -13,6 +15,8 @@ export interface Entitlement {
 	subscription_id: string | null;
 	allowed: boolean;
 	blocked_by: string[];
+	/** The tightest block alert on the total amount, with what is spent and held (docs/reservations.md). */
+	budget: BudgetView | null;
 }
 
 export async function entitlementOf({
@@ -26,15 +30,16 @@ export async function entitlementOf({
 }): Promise<Entitlement> {
 	const route = (await routesFor(env.DB, scope, [agentKey])).get(agentKey);
 	if (!route || route.subscriptionId === null) {
-		return { agent_key: agentKey, subscription_id: null, allowed: true, blocked_by: [] };
+		return { agent_key: agentKey, subscription_id: null, allowed: true, blocked_by: [], budget: null };
 	}
 	// A sharded subscription's alerts live in its head (shard 0), whichever shard counts this instance.
 	const head = headAccumulator(scope.environment, route.subscriptionId, route.shards);
-	const blockedBy = await usageAccumulator(env, head).blockedBy();
+	const { blockedBy, budget } = await usageAccumulator(env, head).entitlement();
 	return {
 		agent_key: agentKey,
 		subscription_id: route.subscriptionId,
-		allowed: blockedBy.length === 0,
+		allowed: blockedBy.length === 0 && (budget === null || budget.available > 0),
 		blocked_by: blockedBy,
+		budget,
 	};
 }

@@ -70,6 +70,19 @@ const Entitlement = z
 		subscription_id: z.string().nullable(),
 		allowed: z.boolean(),
 		blocked_by: z.array(z.string()).openapi({ description: "The triggered block alerts." }),
+		budget: z
+			.object({
+				alert_id: z.string(),
+				threshold: z.number(),
+				spent: z.number().openapi({ description: "The period's total amount so far, base fee included." }),
+				held: z.number().openapi({ description: "Active reservations (POST /v1/reservations)." }),
+				available: z.number().openapi({ description: "threshold − spent − held; allowed is false at ≤ 0." }),
+			})
+			.nullable()
+			.openapi({
+				description:
+					"The tightest block alert on the total amount (least available), or null when the subscription has none.",
+			}),
 	})
 	.openapi("Entitlement");
 
@@ -168,7 +181,8 @@ alertRoutes.openapi(
 		tags: ["Alerts"],
 		summary: "May this agent instance go on?",
 		description:
-			"allowed is false while a block alert of the instance's subscription is triggered in the current period. " +
+			"allowed is false while a block alert of the instance's subscription is triggered in the current period, " +
+			"or while the tightest budget has nothing available once spent and held. " +
 			"For agents to ask before expensive work (SDK keys allowed); events are never refused for it.",
 		request: { query: EntitlementQuery },
 		responses: { 200: { description: "The entitlement", ...json(Entitlement) }, ...errorResponses(400) },

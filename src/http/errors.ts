@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { DomainError, ErrorDetail } from "../lib/errors";
+import type { BudgetDetail, DomainError, ErrorDetail } from "../lib/errors";
 
 export const ERROR_CODES = [
 	"invalid_json",
@@ -10,6 +10,7 @@ export const ERROR_CODES = [
 	"not_found",
 	"method_not_allowed",
 	"conflict",
+	"budget_exceeded",
 	"idempotency_key_reused",
 	"idempotency_key_in_use",
 	"payload_too_large",
@@ -34,6 +35,7 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
 		case "method_not_allowed":
 			return 405;
 		case "conflict":
+		case "budget_exceeded":
 		case "idempotency_key_reused":
 		case "idempotency_key_in_use":
 			return 409;
@@ -54,13 +56,13 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
  */
 export class ApiError extends Error {
 	readonly code: ErrorCode;
-	readonly details?: ErrorDetail[];
+	readonly details?: ErrorDetail[] | BudgetDetail[];
 	readonly headers?: Record<string, string>;
 
 	constructor(
 		code: ErrorCode,
 		message: string,
-		options?: { details?: ErrorDetail[]; headers?: Record<string, string> },
+		options?: { details?: ErrorDetail[] | BudgetDetail[]; headers?: Record<string, string> },
 	) {
 		super(message);
 		this.name = "ApiError";
@@ -85,7 +87,20 @@ export const ErrorBody = z
 			code: z.enum(ERROR_CODES).openapi({ example: "validation_error" }),
 			message: z.string().openapi({ example: "Invalid request body: name — Required." }),
 			details: z
-				.array(z.object({ path: z.string(), message: z.string() }))
+				.array(
+					z.union([
+						z.object({ path: z.string(), message: z.string() }),
+						z
+							.object({
+								alert_id: z.string(),
+								threshold: z.number(),
+								spent: z.number(),
+								held: z.number(),
+								requested: z.number(),
+							})
+							.openapi({ description: "budget_exceeded: a budget the reservation did not fit." }),
+					]),
+				)
 				.optional()
 				.openapi({ example: [{ path: "name", message: "Required." }] }),
 			request_id: z.string().openapi({ example: "req_01jd0000000000000000000000" }),

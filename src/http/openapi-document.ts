@@ -51,6 +51,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Webhooks: "Signed notifications of what happened, their delivery log and tests.",
 	Alerts:
 		"Thresholds on usage or spend that notify, or block further events, and the entitlements they leave.",
+	Reservations:
+		"Budget holds: an agent reserves what a step may cost before running it; the event settles the hold.",
 	Credits: "Prepaid credit grants of an account, their ledger and balance.",
 	Events: "The raw metering events: explore and export them.",
 	Health: "Whether the service is up; no key needed.",

@@ -7,6 +7,7 @@ export const DOMAIN_ERROR_CODES = [
 	"forbidden",
 	"not_found",
 	"conflict",
+	"budget_exceeded",
 	"internal_error",
 ] as const;
 
@@ -17,11 +18,24 @@ export interface ErrorDetail {
 	message: string;
 }
 
+/** What a budget_exceeded error names: a budget a reservation did not fit (docs/reservations.md). */
+export interface BudgetDetail {
+	alert_id: string;
+	threshold: number;
+	spent: number;
+	held: number;
+	requested: number;
+}
+
 export class DomainError extends Error {
 	readonly code: DomainErrorCode;
-	readonly details?: ErrorDetail[];
+	readonly details?: ErrorDetail[] | BudgetDetail[];
 
-	constructor(code: DomainErrorCode, message: string, options?: { details?: ErrorDetail[] }) {
+	constructor(
+		code: DomainErrorCode,
+		message: string,
+		options?: { details?: ErrorDetail[] | BudgetDetail[] },
+	) {
 		super(message);
 		this.name = "DomainError";
 		this.code = code;

@@ -22,8 +22,26 @@ function queryValue(value: unknown): string {
 		: JSON.stringify(value);
 }
 
-function restRequest(tool: ToolRoute, args: Record<string, unknown>, caller: Caller): Request {
-	const url = new URL(tool.path, caller.origin);
+const PATH_PARAMETER = /\{([a-z_]+)\}/g;
+
+/** The tool's path with its parameters (e.g. `{reservation_id}`) filled from the arguments, and what is left. */
+function fillPath(
+	tool: ToolRoute,
+	args: Record<string, unknown>,
+): { path: string; rest: Record<string, unknown> } | { missing: string } {
+	const rest = { ...args };
+	let missing: string | null = null;
+	const path = tool.path.replace(PATH_PARAMETER, (_, name: string) => {
+		const value = rest[name];
+		delete rest[name];
+		if (typeof value !== "string" || value === "") missing ??= name;
+		return encodeURIComponent(String(value));
+	});
+	return missing === null ? { path, rest } : { missing };
+}
+
+function restRequest(tool: ToolRoute, path: string, args: Record<string, unknown>, caller: Caller): Request {
+	const url = new URL(path, caller.origin);
 	const headers: Record<string, string> = {
 		Authorization: caller.authorization,
 		"X-Request-Id": caller.requestId,
@@ -44,7 +62,10 @@ export async function callTool(
 	args: Record<string, unknown>,
 	caller: Caller,
 ): Promise<CallToolResult> {
-	const response = await caller.fetch(alreadyCounted(restRequest(tool, args, caller)));
+	const filled = fillPath(tool, args);
+	// A path parameter is a string REST reads from the URL; without one there is no request to send.
+	if ("missing" in filled) return missingParameter(filled.missing, caller.requestId);
+	const response = await caller.fetch(alreadyCounted(restRequest(tool, filled.path, filled.rest, caller)));
 	const text = await response.text();
 	const result: CallToolResult = { content: [{ type: "text", text }] };
 	try {
@@ -57,4 +78,18 @@ export async function callTool(
 	}
 	if (!response.ok) result.isError = true;
 	return result;
+}
+
+/** The 400 body REST answers for a missing or malformed parameter, as a tool error. */
+function missingParameter(name: string, requestId: string): CallToolResult {
+	const message = "Required: a non-empty string.";
+	const body = {
+		error: {
+			code: "validation_error",
+			message: `Invalid path: ${name} — ${message}`,
+			details: [{ path: name, message }],
+			request_id: requestId,
+		},
+	};
+	return { content: [{ type: "text", text: JSON.stringify(body) }], structuredContent: body, isError: true };
 }

@@ -15,9 +15,10 @@ import { type Caller, callTool } from "./call";
 import { findTool, inputSchemaOf, mayUseTool, toolRoutes } from "./tools";
 
 const INSTRUCTIONS =
-	"Metering and billing for AI agents. Before an expensive step, call check_entitlement; after it, record what " +
-	"was done with record_action (and what was achieved with record_outcome). Each tool runs the REST operation " +
-	"of the same name with your key, and answers its JSON.";
+	"Metering and billing for AI agents. Before an expensive step, call check_entitlement, or reserve_budget to " +
+	"hold its estimated cost; after it, record what was done with record_action (metadata.reservation_id settles " +
+	"the hold; release_reservation gives it back when the step fails) and what was achieved with record_outcome. " +
+	"Each tool runs the REST operation of the same name with your key, and answers its JSON.";
 
 // The server validates JSON Schemas only for elicitation, which this server never asks for; without this, the
 // SDK would build an Ajv instance (and compile formats) for every request.

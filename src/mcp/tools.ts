@@ -11,12 +11,16 @@ import { ListInvoicesQuery } from "../invoicing/schemas";
 import { ActionInput, OutcomeInput } from "../metering/events";
 import { UsageQuery } from "../metering/usage-routes";
 import { SimulatePricing } from "../pricing/routes";
+import { CreateReservation, ReservationParams } from "../reservations/routes";
 
 export interface ToolRoute {
 	name: string;
 	title: string;
 	description: string;
-	/** GET arguments travel as the query string, POST arguments as the JSON body. */
+	/**
+	 * GET arguments travel as the query string, POST arguments as the JSON body; an argument named in the path
+	 * (`{reservation_id}`) fills it.
+	 */
 	method: "GET" | "POST";
 	path: string;
 	input: z.ZodType;
@@ -35,6 +39,27 @@ export const toolRoutes: readonly ToolRoute[] = [
 		path: "/v1/entitlements",
 		readOnly: true,
 		input: EntitlementQuery,
+	},
+	{
+		name: "reserve_budget",
+		title: "Reserve budget",
+		description:
+			"Hold the estimated cost of a step before running it: granted only when it fits every blocking budget of " +
+			"the instance's subscription (budget_exceeded otherwise). Send the step's event with " +
+			"metadata.reservation_id = the id to settle it, or release it if the step fails; it expires after ttl_seconds.",
+		method: "POST",
+		path: "/v1/reservations",
+		readOnly: false,
+		input: CreateReservation,
+	},
+	{
+		name: "release_reservation",
+		title: "Release a reservation",
+		description: "Give back a held reservation at once (when the step it was for failed or was skipped).",
+		method: "POST",
+		path: "/v1/reservations/{reservation_id}/release",
+		readOnly: false,
+		input: ReservationParams.strict(),
 	},
 	{
 		name: "record_action",

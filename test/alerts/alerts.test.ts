@@ -259,6 +259,7 @@ describe("GET /v1/entitlements", () => {
 			subscription_id: subscription.id,
 			allowed: true,
 			blocked_by: [],
+			budget: null,
 		});
 
 		await sendCalls(agentKey, 4);
@@ -270,6 +271,7 @@ describe("GET /v1/entitlements", () => {
 			subscription_id: subscription.id,
 			allowed: false,
 			blocked_by: [budget.id],
+			budget: null,
 		});
 		// Events are never refused for it.
 		await sendCalls(agentKey, 1);
@@ -288,6 +290,7 @@ describe("GET /v1/entitlements", () => {
 			subscription_id: null,
 			allowed: true,
 			blocked_by: [],
+			budget: null,
 		});
 		expectError(await get("/v1/entitlements"), 400, "validation_error");
 		expectError(await get("/v1/entitlements?agent_key=a%20b"), 400, "validation_error");

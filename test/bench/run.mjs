@@ -1,7 +1,8 @@
 // `npm run bench [-- --quick] [-- --only ingest,batch]`: starts the Worker locally with fresh state, measures,
 // prints one table. `--only` runs some scenarios: ceiling (the bare route by both load generators, and the
 // one-hop route), ingest (which measures the ceiling too), batch, priced, hot, latency, gate, invoicing (which
-// also measures bytes per event and the reports), documents (the cost of an invoice PDF).
+// also measures bytes per event and the reports), documents (the cost of an invoice PDF), reservations (a budget
+// reservation's latency against an entitlement check's).
 // Throughput figures are ratios against bare routes measured in the same run, loaded by wrk (wrk.mjs):
 // absolute numbers on a shared 2-core machine behind wrangler's proxy mean little.
 import { setTimeout as sleep } from "node:timers/promises";
@@ -30,6 +31,7 @@ const SCENARIOS = [
 	"gate",
 	"invoicing",
 	"documents",
+	"reservations",
 ];
 const onlyAt = process.argv.findIndex((arg) => arg === "--only" || arg.startsWith("--only="));
 const only =
@@ -336,6 +338,48 @@ try {
 			`${fmt(gateShare * 100, 1)}% (gate ${fmt(gateOnly.mean - bare.mean)} ms of ${fmt(read.mean)} ms; healthz ${fmt(bare.mean)} ms)`,
 			"≤ 30%",
 			gateShare <= 0.3,
+		);
+	}
+	if (runs("reservations")) {
+		// A budget reservation against the entitlement check an agent would make instead, in the same rounds: both
+		// over the 64 instances of the ingest rows, each subscription with a block budget on its total amount (so
+		// the entitlement computes its budget too). A reservation is one call to the subscription's head, which
+		// rates the period and sums its holds before holding; the check reads the same and holds nothing.
+		await inParallel(ingest.subscriptionIds, 16, (subscriptionId) =>
+			admin("POST", "/v1/alerts", { subscription_id: subscriptionId, threshold: 1e9, block: true }),
+		);
+		const sdkAuth = { Authorization: `Bearer ${ingest.sdkKey}` };
+		let next = 0;
+		const entitlementPaths = ingest.instanceKeys.map((key) => `/v1/entitlements?agent_key=${key}`);
+		const rotatingPath = [
+			{ setupRequest: (request) => ({ ...request, path: entitlementPaths[next++ % 64] }) },
+		];
+		const reservations = ingest.instanceKeys.map((key) =>
+			JSON.stringify({ agent_key: key, amount: 0.01, ttl_seconds: 10 }),
+		);
+		const sdk = apiClient(base, ingest.sdkKey);
+		await inParallel(ingest.instanceKeys, 8, (key) =>
+			sdk("POST", "/v1/reservations", { agent_key: key, amount: 0.01, ttl_seconds: 10 }),
+		);
+		const [check, reserve] = await interleaved(
+			[
+				{ url: `${base}${entitlementPaths[0]}`, headers: sdkAuth, requests: rotatingPath, connections: 16 },
+				{
+					url: `${base}/v1/reservations`,
+					method: "POST",
+					headers: { ...sdkAuth, "Content-Type": "application/json" },
+					bodies: reservations,
+					connections: 16,
+				},
+			],
+			{ rounds: size.rounds, seconds: size.seconds },
+		);
+		const ratio = reserve.mean / check.mean;
+		row(
+			"POST /v1/reservations latency ÷ GET /v1/entitlements latency (16 connections, same rounds, 64 budgets)",
+			`${fmt(ratio)} (${fmt(reserve.mean)} ms ÷ ${fmt(check.mean)} ms; ${fmt(reserve.rps, 0)} vs ${fmt(check.rps, 0)} req/s)`,
+			"≤ 1.5",
+			ratio <= 1.5,
 		);
 	}
 	if (runs("invoicing")) {

@@ -35,9 +35,11 @@ describe("permission matrix (§3)", () => {
 				expect(access, route).toEqual({ sdk: true, api: "read-only" });
 				continue;
 			}
-			// §18: agents ask for their entitlements with SDK keys.
+			// §18: agents ask for their entitlements with SDK keys; they reserve, release and read holds too.
 			const isEvent =
-				/^\/v1\/(actions|outcomes)/.test(path) || path === "/v1/usage" || path === "/v1/entitlements";
+				/^\/v1\/(actions|outcomes|reservations)/.test(path) ||
+				path === "/v1/usage" ||
+				path === "/v1/entitlements";
 			expect(access.sdk, route).toBe(isEvent);
 			// §15: the export of a whole day's events is for admin keys.
 			// Custom model prices are written by admin keys only.

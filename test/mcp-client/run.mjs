@@ -72,10 +72,19 @@ after(async () => {
 describe("the official MCP client", () => {
 	it("connects (initialize, initialized) and lists the tools each key may call", async () => {
 		const expected = {
-			sdk: ["check_entitlement", "record_action", "record_outcome", "get_usage"],
+			sdk: [
+				"check_entitlement",
+				"reserve_budget",
+				"release_reservation",
+				"record_action",
+				"record_outcome",
+				"get_usage",
+			],
 			readOnly: ["check_entitlement", "get_usage", "simulate_price", "list_invoices"],
 			readWrite: [
 				"check_entitlement",
+				"reserve_budget",
+				"release_reservation",
 				"record_action",
 				"record_outcome",
 				"get_usage",
@@ -95,7 +104,7 @@ describe("the official MCP client", () => {
 			for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
 		}
 		const adminTools = await (await connect(state.adminKey)).listTools();
-		assert.equal(adminTools.tools.length, 6);
+		assert.equal(adminTools.tools.length, 8);
 	});
 
 	it("answers every tool as REST answers the same request", async () => {
@@ -132,6 +141,47 @@ describe("the official MCP client", () => {
 
 		const usage = answerOf(await sdk.callTool({ name: "get_usage", arguments: { agent_key: agentKey } }));
 		assert.deepEqual(usage, (await rest("GET", `/v1/usage?agent_key=${agentKey}`)).body);
+
+		// A budget of 10.00 on the total amount (this plan has no base fee): hold, settle by the event, release.
+		const subscriptionId = entitlement.subscription_id;
+		await created(
+			await admin("POST", "/v1/alerts", { subscription_id: subscriptionId, threshold: 10, block: true }),
+		);
+		const reserved = answerOf(
+			await sdk.callTool({ name: "reserve_budget", arguments: { agent_key: agentKey, amount: 4 } }),
+		);
+		assert.equal(reserved.status, "held");
+		assert.deepEqual((await rest("GET", `/v1/reservations/${reserved.id}`)).body, reserved);
+		const over = await sdk.callTool({
+			name: "reserve_budget",
+			arguments: { agent_key: agentKey, amount: 6 },
+		});
+		assert.equal(over.isError, true);
+		assert.equal(answerOf(over).error.code, "budget_exceeded");
+		assert.equal(answerOf(over).error.details[0].held, 4);
+		const settling = {
+			agent_key: agentKey,
+			action_type: "llm_call",
+			metadata: { reservation_id: reserved.id },
+		};
+		answerOf(await sdk.callTool({ name: "record_action", arguments: settling }));
+		assert.equal((await rest("GET", `/v1/reservations/${reserved.id}`)).body.status, "settled");
+		const second = answerOf(
+			await sdk.callTool({
+				name: "reserve_budget",
+				arguments: { agent_key: agentKey, amount: 5, ttl_seconds: 30 },
+			}),
+		);
+		const released = answerOf(
+			await sdk.callTool({ name: "release_reservation", arguments: { reservation_id: second.id } }),
+		);
+		assert.deepEqual(released, { ...second, status: "released" });
+		const twice = await sdk.callTool({
+			name: "release_reservation",
+			arguments: { reservation_id: second.id },
+		});
+		assert.equal(twice.isError, true);
+		assert.equal(answerOf(twice).error.code, "conflict");
 
 		const readOnly = await connect(keys.readOnly);
 		const readRest = restClient(worker.base, keys.readOnly);

@@ -118,10 +118,19 @@ describe("the MCP handshake", () => {
 
 describe("tools/list", () => {
 	const expected: Record<KeyKind, string[]> = {
-		sdk: ["check_entitlement", "record_action", "record_outcome", "get_usage"],
+		sdk: [
+			"check_entitlement",
+			"reserve_budget",
+			"release_reservation",
+			"record_action",
+			"record_outcome",
+			"get_usage",
+		],
 		"read-only": ["check_entitlement", "get_usage", "simulate_price", "list_invoices"],
 		"read-write": [
 			"check_entitlement",
+			"reserve_budget",
+			"release_reservation",
 			"record_action",
 			"record_outcome",
 			"get_usage",
@@ -130,6 +139,8 @@ describe("tools/list", () => {
 		],
 		admin: [
 			"check_entitlement",
+			"reserve_budget",
+			"release_reservation",
 			"record_action",
 			"record_outcome",
 			"get_usage",
@@ -168,6 +179,20 @@ describe("tools/list", () => {
 			type: "string",
 			enum: ["open", "paid", "void"],
 		});
+		expect(tools.reserve_budget?.inputSchema).toMatchObject({
+			required: ["agent_key", "amount"],
+			additionalProperties: false,
+			properties: {
+				amount: { type: "number", exclusiveMinimum: 0 },
+				ttl_seconds: { type: "integer", minimum: 10, maximum: 3600 },
+			},
+		});
+		expect(tools.release_reservation?.inputSchema).toMatchObject({
+			properties: { reservation_id: { type: "string" } },
+			required: ["reservation_id"],
+			additionalProperties: false,
+		});
+		expect(tools.release_reservation?.annotations.readOnlyHint).toBe(false);
 		for (const tool of Object.values(tools)) expect(tool.inputSchema.$schema).toBeUndefined();
 		expect(tools.record_action?.annotations.readOnlyHint).toBe(false);
 		expect(tools.check_entitlement?.annotations.readOnlyHint).toBe(true);
@@ -250,6 +275,69 @@ describe("tools/call answers what REST answers", () => {
 	});
 });
 
+describe("reserve_budget and release_reservation", () => {
+	const budgetPlan = { base_fee: 10, charges: plan.charges };
+
+	it("hold and release what REST would, with REST's errors as isError results", async () => {
+		const { subscription, instances } = await customer(budgetPlan);
+		const agentKey = instances[0] as string;
+		const alert = await post("/v1/alerts", { subscription_id: subscription.id, threshold: 11, block: true });
+		expect(alert.status).toBe(201);
+		const sdk = await sdkKey();
+
+		const reserved = await callTool(sdk, "reserve_budget", {
+			agent_key: agentKey,
+			amount: 0.75,
+			ttl_seconds: 60,
+		});
+		expect(reserved.isError).toBeUndefined();
+		expect(reserved.json).toMatchObject({ agent_key: agentKey, amount: 0.75, status: "held" });
+		const id = reserved.json.id as string;
+		expect((await get(`/v1/reservations/${id}`, { key: sdk })).body).toEqual(reserved.json);
+
+		// Over budget: the REST 409 body, details included.
+		const requestId = `req_over_${nextId}`;
+		const over = await callTool(sdk, "reserve_budget", { agent_key: agentKey, amount: 0.5 }, requestId);
+		expect(over.isError).toBe(true);
+		expect(over.json.error).toMatchObject({
+			code: "budget_exceeded",
+			request_id: requestId,
+			details: [{ alert_id: alert.body.id, threshold: 11, spent: 10, held: 0.75, requested: 0.5 }],
+		});
+
+		const released = await callTool(sdk, "release_reservation", { reservation_id: id });
+		expect(released.isError).toBeUndefined();
+		expect(released.json).toEqual({ ...reserved.json, status: "released" });
+		const again = await callTool(sdk, "release_reservation", { reservation_id: id }, "req_again");
+		expect(again.isError).toBe(true);
+		expect(again.json.error).toMatchObject({ code: "conflict", request_id: "req_again" });
+		const rest = await post(`/v1/reservations/${id}/release`, undefined, {
+			key: sdk,
+			headers: { "X-Request-Id": "req_again" },
+		});
+		expect(again.json).toEqual(rest.body);
+
+		const unknown = await callTool(sdk, "release_reservation", { reservation_id: "rsv_nope" });
+		expect(unknown.json.error).toMatchObject({ code: "not_found" });
+		const missing = await callTool(sdk, "release_reservation", {}, "req_no_id");
+		expect(missing.isError).toBe(true);
+		expect(missing.json.error).toMatchObject({
+			code: "validation_error",
+			request_id: "req_no_id",
+			details: [{ path: "reservation_id" }],
+		});
+		const extra = await callTool(sdk, "release_reservation", { reservation_id: id, reason: "x" });
+		expect(extra.json.error).toMatchObject({ code: "validation_error" });
+		const bad = await callTool(sdk, "reserve_budget", { agent_key: agentKey, amount: 0 });
+		expect(bad.json.error).toMatchObject({ code: "validation_error", details: [{ path: "amount" }] });
+		const readOnly = await callTool(await createKey("read-only"), "reserve_budget", {
+			agent_key: agentKey,
+			amount: 0.1,
+		});
+		expect(readOnly.json.error).toMatchObject({ code: "forbidden" });
+	});
+});
+
 describe("errors", () => {
 	it("answers invalid arguments with the REST 400 body as an isError result, storing nothing", async () => {
 		const sdk = await sdkKey();
@@ -297,11 +385,11 @@ describe("errors", () => {
 	});
 
 	it("answers an unknown tool with a JSON-RPC invalid-params error", async () => {
-		const response = await mcp(ADMIN_KEY, request("tools/call", { name: "reserve_budget", arguments: {} }));
+		const response = await mcp(ADMIN_KEY, request("tools/call", { name: "book_flight", arguments: {} }));
 		expect(response.status).toBe(200);
 		expect(response.body.error).toMatchObject({
 			code: -32602,
-			message: expect.stringContaining("reserve_budget"),
+			message: expect.stringContaining("book_flight"),
 		});
 		expect(response.body.result).toBeUndefined();
 	});

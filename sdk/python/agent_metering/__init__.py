@@ -5,6 +5,15 @@ Standard library only; Python ≥ 3.9.
 
 from ._transport import parse_retry_after
 from .client import Client, DeliveryFailure, DeliveryReport
+from .reservations import BudgetExceededError, MeteringApiError, reserved
 
-__all__ = ["Client", "DeliveryFailure", "DeliveryReport", "parse_retry_after"]
+__all__ = [
+    "BudgetExceededError",
+    "Client",
+    "DeliveryFailure",
+    "DeliveryReport",
+    "MeteringApiError",
+    "parse_retry_after",
+    "reserved",
+]
 __version__ = "0.1.0"

@@ -26,6 +26,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Deque, Dict, List, Optional, Union
 
 from ._transport import Attempt, send_batch
+from .reservations import request_reservation, reservation_body, reservation_path
 
 logger = logging.getLogger("agent_metering")
 
@@ -190,6 +191,29 @@ class Client:
         event["outcome_type"] = type
         event["value"] = value
         self._enqueue("outcome", event)
+
+    def reserve(
+        self,
+        agent_key: str,
+        amount: Union[int, float],
+        *,
+        ttl_seconds: Optional[int] = None,
+        description: Optional[str] = None,
+    ) -> Dict[str, Any]:
+        """Holds ``amount`` of the instance's budget before a step (sent at once, not buffered); returns the
+        reservation. Raises BudgetExceededError when it does not fit. Send the step's event with
+        ``metadata={"reservation_id": ...}`` to settle it, or ``release()`` it; it expires after ttl_seconds."""
+        body = reservation_body(agent_key, amount, ttl_seconds, description)
+        return request_reservation(self.base_url, self.api_key, "POST", "/v1/reservations", body, self.request_timeout)
+
+    def release(self, reservation_id: str) -> Dict[str, Any]:
+        """Gives a held reservation back at once (MeteringApiError 409 conflict when it is no longer held)."""
+        path = reservation_path(reservation_id, "/release")
+        return request_reservation(self.base_url, self.api_key, "POST", path, None, self.request_timeout)
+
+    def get_reservation(self, reservation_id: str) -> Dict[str, Any]:
+        path = reservation_path(reservation_id)
+        return request_reservation(self.base_url, self.api_key, "GET", path, None, self.request_timeout)
 
     def flush(self, timeout: Optional[float] = None) -> bool:
         """Sends everything recorded so far; returns once each event is recorded or reported to on_error

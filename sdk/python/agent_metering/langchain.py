@@ -5,6 +5,10 @@ model, its provider and its four token counts (llm_usage.py), and every tool run
     metering = MeteringCallbackHandler(client, agent_key="support-bot-1")
     model.invoke(messages, config={"callbacks": [metering]})   # or graph.invoke(state, config={"callbacks": [...]})
 
+With ``budget_estimate`` each model call is guarded: its estimated cost is reserved when it starts (a call that
+does not fit fails with BudgetExceededError before the model is asked), its llm_call carries
+``reservation_id`` (which settles the hold), and a call that fails releases it.
+
 LangChain itself is optional: without it installed the handler still works with any caller of its methods.
 """
 
@@ -13,6 +17,7 @@ from typing import Any, Callable, Dict, Optional, Union
 from uuid import UUID
 
 from .llm_usage import _get, add_tokens, llm_call_metadata, record_safely, split_tokens, tokens_of_usage
+from .reservations import Estimate, estimate_of, release_quietly
 
 try:  # pragma: no cover - depends on what the application installed
     from langchain_core.callbacks import BaseCallbackHandler as _Base
@@ -49,14 +54,22 @@ class MeteringCallbackHandler(_Base):
         *,
         metadata: Optional[Dict[str, Any]] = None,
         record_tools: bool = True,
+        budget_estimate: Optional[Estimate] = None,
+        budget_ttl_seconds: Optional[int] = None,
     ) -> None:
         super().__init__()
         self.client = client
         self.agent_key = agent_key
         self.metadata = dict(metadata or {})
         self.record_tools = record_tools
+        self.budget_estimate = budget_estimate
+        self.budget_ttl_seconds = budget_ttl_seconds
+        if budget_estimate is not None:
+            # A refused reservation must stop the call: LangChain raises a handler's error only when told to.
+            self.raise_error = True
         self._models: Dict[UUID, Dict[str, Optional[str]]] = {}
         self._tools: Dict[UUID, Dict[str, Any]] = {}
+        self._reservations: Dict[UUID, str] = {}
 
     def _agent_key(self) -> str:
         return self.agent_key() if callable(self.agent_key) else self.agent_key
@@ -72,13 +85,22 @@ class MeteringCallbackHandler(_Base):
 
     # ---- LLM calls -----------------------------------------------------------------------------------------
 
+    def _reserve(self, run_id: UUID, kwargs: Dict[str, Any]) -> None:
+        if self.budget_estimate is None:
+            return
+        amount = estimate_of(self.budget_estimate, kwargs.get("invocation_params") or {})
+        reservation = self.client.reserve(self._agent_key(), amount, ttl_seconds=self.budget_ttl_seconds)
+        self._reservations[run_id] = reservation["id"]
+
     def on_llm_start(self, serialized: Any, prompts: Any, *, run_id: UUID, metadata=None, **kwargs: Any) -> None:
         self._remember_model(run_id, metadata, kwargs)
+        self._reserve(run_id, kwargs)
 
     def on_chat_model_start(
         self, serialized: Any, messages: Any, *, run_id: UUID, metadata=None, **kwargs: Any
     ) -> None:
         self._remember_model(run_id, metadata, kwargs)
+        self._reserve(run_id, kwargs)
 
     def on_llm_end(self, response: Any, *, run_id: UUID, **kwargs: Any) -> None:
         start = self._models.pop(run_id, {})
@@ -104,15 +126,22 @@ class MeteringCallbackHandler(_Base):
             # Older integrations report the whole call's usage in llm_output.
             counts = tokens_of_usage(llm_output.get("token_usage") or llm_output.get("usage"))
         model = model or _text(llm_output.get("model_name")) or start.get("model")
+        extra = dict(self.metadata)
+        reservation_id = self._reservations.pop(run_id, None)
+        if reservation_id is not None:
+            extra["reservation_id"] = reservation_id
         record_safely(
             self.client.action,
             self._agent_key(),
             "llm_call",
-            llm_call_metadata(model, start.get("provider"), counts, self.metadata),
+            llm_call_metadata(model, start.get("provider"), counts, extra),
         )
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._models.pop(run_id, None)
+        reservation_id = self._reservations.pop(run_id, None)
+        if reservation_id is not None:
+            release_quietly(self.client, reservation_id)
 
     # ---- tools ---------------------------------------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import threading
 import time
 import unittest
 
-from agent_metering import Client
+from agent_metering import BudgetExceededError, Client, MeteringApiError, reserved
 from agent_metering import client as client_module
 from agent_metering._transport import Attempt
 
@@ -138,6 +138,31 @@ class AgainstWranglerDev(unittest.TestCase):
         self.assertEqual([(f.reason, [e["idempotency_key"] for e in f.events]) for f in failures], [("invalid", ["bad"])])
         self.assertIn("cost", failures[0].message)
         self.assertEqual(self.worker.usage(agent_key)["action:llm_call"]["count"], 2)
+
+    def test_a_budget_is_reserved_refused_settled_by_the_event_and_released(self):
+        agent_key = unique("py-budget")
+        plan = self.worker.admin("POST", "/v1/pricing/rate-plans", {"name": "Calls", "base_fee": 10, "charges": [
+            {"metric": "calls", "source": {"kind": "action", "type": "llm_call", "aggregate": "count"},
+             "model": "per_unit", "unit_price": 0.01}]})
+        account = self.worker.admin("POST", "/v1/accounts", {"name": "Budget", "email": "b@example.test"})
+        subscription = self.worker.admin("POST", "/v1/subscriptions", {
+            "account_id": account["id"], "rate_plan_id": plan["id"], "agent_instance_ids": [agent_key]})
+        self.worker.admin("POST", "/v1/alerts", {"subscription_id": subscription["id"], "threshold": 11, "block": True})
+        client, failures = recording_client(self.worker, self.sdk_key)
+        with reserved(client, agent_key, 0.6, ttl_seconds=60) as reservation:
+            with self.assertRaises(BudgetExceededError) as over:
+                client.reserve(agent_key, 0.5)
+            self.assertEqual(over.exception.details[0]["held"], 0.6)
+            client.action(agent_key, "llm_call", metadata={"reservation_id": reservation["id"]})
+        client.flush(60)
+        self.assertEqual(client.get_reservation(reservation["id"])["status"], "settled")
+        spare = client.reserve(agent_key, 0.5)
+        self.assertEqual(client.release(spare["id"])["status"], "released")
+        with self.assertRaises(MeteringApiError) as twice:
+            client.release(spare["id"])
+        self.assertEqual(twice.exception.code, "conflict")
+        client.close(60)
+        self.assertEqual(failures, [])
 
 
 class InA429Storm(unittest.TestCase):

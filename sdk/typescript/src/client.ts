@@ -10,6 +10,14 @@
  * - The buffer is bounded: beyond `maxBufferedEvents`, `action()`/`outcome()` wait for room. Nothing is dropped;
  *   whatever cannot be recorded is handed to `onError` with the reason.
  */
+import {
+	createReservation,
+	getReservation,
+	type Reservation,
+	type ReservationTransport,
+	type ReserveInput,
+	releaseReservation,
+} from "./reservations.js";
 import { sendBatch } from "./transport.js";
 import type {
 	ActionInput,
@@ -103,6 +111,29 @@ export class MeteringClient {
 			throw new TypeError("outcome: value must be a finite number");
 		}
 		return this.enqueue(this.prepare("outcome", input));
+	}
+
+	/**
+	 * Holds `amount` of the instance's budget before a step (sent at once, not buffered). Rejects with
+	 * BudgetExceededError when it does not fit. Send the step's event with `metadata.reservation_id` to settle it,
+	 * or `release()` it when the step fails; it expires after `ttlSeconds` anyway.
+	 */
+	reserve(input: ReserveInput): Promise<Reservation> {
+		return createReservation(this.reservationTransport, input);
+	}
+
+	/** Gives a held reservation back at once (MeteringApiError 409 conflict when it is no longer held). */
+	release(reservationId: string): Promise<Reservation> {
+		return releaseReservation(this.reservationTransport, reservationId);
+	}
+
+	getReservation(reservationId: string): Promise<Reservation> {
+		return getReservation(this.reservationTransport, reservationId);
+	}
+
+	private get reservationTransport(): ReservationTransport {
+		const { apiKey, baseUrl, requestTimeoutMs } = this.options;
+		return { fetch: this.fetchFn, apiKey, baseUrl, timeoutMs: requestTimeoutMs };
 	}
 
 	/** Sends everything recorded so far and resolves when each event is recorded or reported to `onError`. */

@@ -124,6 +124,11 @@ export class AlertBook {
 			.map((rule) => rule.id);
 	}
 
+	/** The block alerts on the period's total amount: the budgets a reservation must fit (reservations.ts). */
+	budgets(): AlertRule[] {
+		return this.rulesNow().filter((rule) => rule.block && rule.metric === null);
+	}
+
 	/** An observer for a record call: it notes whether the current period was touched, then evaluates. */
 	observer(context: AlertContext, now: number): CountObserver {
 		const period = periodOf(new Date(now).toISOString());
@@ -188,7 +193,7 @@ function periodValues(
 	sql: SqlStorage,
 	plan: PeriodPlan,
 	period: string,
-	armed: AlertRule[],
+	armed: readonly Pick<AlertRule, "metric">[],
 	sharded: boolean,
 ) {
 	const needsTotal = armed.some((rule) => rule.metric === null);
@@ -203,6 +208,11 @@ function periodValues(
 	if (!needsTotal) return { quantities, total: Decimal.ZERO };
 	const spent = rateUsage(plan, quantities).charges.filter((line) => line.metric !== MINIMUM_METRIC);
 	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)) };
+}
+
+/** The period's total amount so far, as a spend alert compares it with its threshold. */
+export function periodTotal(sql: SqlStorage, plan: PeriodPlan, period: string, sharded: boolean): Decimal {
+	return periodValues(sql, plan, period, [{ metric: null }], sharded).total;
 }
 
 // ---- the flush's part ----------------------------------------------------------------------------------------

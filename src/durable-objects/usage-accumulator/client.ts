@@ -15,6 +15,13 @@ import type { AdoptedEvent } from "./adoption";
 import type { AlertRule } from "./alerts";
 import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
 import type { RawEventQuery } from "./raw-events";
+import type {
+	BudgetView,
+	ReleaseAnswer,
+	ReservationView,
+	ReserveAnswer,
+	ReserveRequest,
+} from "./reservations";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 import { encodeEvents } from "./wire";
 
@@ -160,6 +167,22 @@ class AccumulatorClient implements UsageAccumulatorClient {
 
 	blockedBy(): Promise<string[]> {
 		return this.stub.blockedBy() as Promise<string[]>;
+	}
+
+	entitlement(): Promise<{ blockedBy: string[]; budget: BudgetView | null }> {
+		return this.stub.entitlement(this.name) as Promise<{ blockedBy: string[]; budget: BudgetView | null }>;
+	}
+
+	reserve(accountId: string | null, request: ReserveRequest): Promise<ReserveAnswer> {
+		return this.stub.reserve(this.name, accountId, request) as Promise<ReserveAnswer>;
+	}
+
+	reservation(id: string): Promise<ReservationView | null> {
+		return this.stub.reservation(this.name, id) as Promise<ReservationView | null>;
+	}
+
+	releaseReservation(id: string): Promise<ReleaseAnswer> {
+		return this.stub.releaseReservation(this.name, id) as Promise<ReleaseAnswer>;
 	}
 
 	setAsideFor(

@@ -9,6 +9,7 @@ import { type AccumulatorIdentity, accumulatorName, accumulatorStub, parseAccumu
 import { hasUnflushed } from "./flush";
 import { type CountObserver, MetricDeltas } from "./metrics";
 import type { AccumulatorParts } from "./parts";
+import { forgetSettlements, pendingSettlements, settle, settlementObserver } from "./reservations";
 import { type ShardReport, shardReportOf, storeShardReport } from "./shards";
 
 /** A subscription's accumulator that holds its alerts: its only one, or shard 0. */
@@ -27,16 +28,18 @@ export function observersOf(
 	now: number,
 ): CountObserver {
 	const metrics = new MetricDeltas(parts.plans.sourcesOf, parts.store.metricQuantities, parts.store.prices);
-	if (!isHead(identity)) return metrics;
-	const alerts = parts.alerts.observer(alertContext(parts, identity, accountId), now);
+	if (identity.kind !== "sub") return metrics;
+	// Events naming a reservation settle it (reservations.ts): in the head at once, from a shard via its report.
+	const settlements = settlementObserver(identity, now);
+	const observers: CountObserver[] = isHead(identity)
+		? [metrics, settlements, parts.alerts.observer(alertContext(parts, identity, accountId), now)]
+		: [metrics, settlements];
 	return {
 		count: (event) => {
-			metrics.count(event);
-			alerts.count(event);
+			for (const observer of observers) observer.count(event);
 		},
 		applyTo: (sql) => {
-			metrics.applyTo(sql);
-			alerts.applyTo(sql);
+			for (const observer of observers) observer.applyTo(sql);
 		},
 	};
 }
@@ -90,6 +93,8 @@ export async function receiveShardReport(
 	const { store } = parts;
 	store.remember(name, accountId);
 	store.transaction(() => {
+		// The shard's events and the holds they settle reach the budgets together.
+		settle(store.sql, report.settled ?? [], Date.now());
 		storeShardReport(store.sql, report);
 		if (report.period !== periodOf(now)) return;
 		parts.alerts.evaluate(store.sql, alertContext(parts, identity, accountId), report.period);
@@ -104,6 +109,8 @@ export async function reportToHead(parts: AccumulatorParts): Promise<void> {
 	if (identity === null || identity.shard === null || identity.shard === 0) return;
 	const now = Date.now();
 	const report = shardReportOf(parts.store.sql, identity.shard, periodOf(new Date(now).toISOString()), now);
+	const settled = pendingSettlements(parts.store.sql);
 	const head = accumulatorName(identity.environment, { subscriptionId: identity.id, shard: 0 });
-	await accumulatorStub(parts.env, head).reportShard(head, identity.accountId, report);
+	await accumulatorStub(parts.env, head).reportShard(head, identity.accountId, { ...report, settled });
+	forgetSettlements(parts.store.sql, settled);
 }

@@ -10,6 +10,13 @@ import type { AdoptedEvent } from "./adoption";
 import type { AlertRule } from "./alerts";
 import type { EventView } from "./archive";
 import type { RawEventQuery } from "./raw-events";
+import type {
+	BudgetView,
+	ReleaseAnswer,
+	ReservationView,
+	ReserveAnswer,
+	ReserveRequest,
+} from "./reservations";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 
 /** A page of the raw events an accumulator keeps, and the instant after which it keeps all it counted. */
@@ -40,6 +47,14 @@ export interface UsageAccumulatorClient {
 	removeAlert(id: string): Promise<void>;
 	/** The block alerts triggered this period; none means the agent may go on. */
 	blockedBy(): Promise<string[]>;
+	/** In a subscription's head: blockedBy and the tightest budget with what is spent and held. */
+	entitlement(): Promise<{ blockedBy: string[]; budget: BudgetView | null }>;
+
+	/** In a subscription's head: holds the amount when it fits every budget, else says which it exceeds. */
+	reserve(accountId: string | null, request: ReserveRequest): Promise<ReserveAnswer>;
+	/** In a subscription's head: a reservation as it stands, or null. */
+	reservation(id: string): Promise<ReservationView | null>;
+	releaseReservation(id: string): Promise<ReleaseAnswer>;
 
 	/** Adoption step 1, on an instance's accumulator: a page of its events set aside for the subscription. */
 	setAsideFor(

@@ -10,10 +10,10 @@
  * decide which of the two is newer, so a router with a stale cache is refused and refreshes from D1.
  *
  * This file routes calls to the rooms that do the work: counting.ts, holdings.ts and handover.ts, adoption.ts,
- * head.ts (alerts and shard reports), raw-events.ts and archive.ts, aggregates.ts and metrics.ts, alarm.ts. The
- * rest of the Worker calls it through client.ts (the interface in interface.ts). Its public methods are its RPC
- * methods: their names and arguments stay as they are, since a Worker of the previous version may call an object
- * of this one during a rollout (and the reverse).
+ * head.ts (alerts and shard reports), reservations.ts (budget holds), raw-events.ts and archive.ts, aggregates.ts
+ * and metrics.ts, alarm.ts. The rest of the Worker calls it through client.ts (the interface in interface.ts). Its
+ * public methods are its RPC methods: their names and arguments stay as they are, since a Worker of the previous
+ * version may call an object of this one during a rollout (and the reverse).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
@@ -34,6 +34,17 @@ import { readMetrics } from "./metrics";
 import { type AccumulatorParts, type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts";
 import { PlanBook } from "./plans";
 import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./raw-events";
+import {
+	type BudgetView,
+	type ReleaseAnswer,
+	type ReservationView,
+	type ReserveAnswer,
+	type ReserveRequest,
+	readReservation,
+	releaseReservation,
+	reserve,
+	tightestBudget,
+} from "./reservations";
 import type { ShardReport } from "./shards";
 import { AccumulatorStore } from "./store";
 import type { FlushReport, HoldingChange, RecordCall, RecordResponse, UsageQuery } from "./types";
@@ -183,9 +194,28 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return this.alerts.blockedBy(periodOf(new Date().toISOString()));
 	}
 
+	/** In a subscription's head: the block alerts triggered this period and the tightest budget. */
+	async entitlement(name: string): Promise<{ blockedBy: string[]; budget: BudgetView | null }> {
+		return { blockedBy: this.blockedBy(), budget: await tightestBudget(this.parts, name) };
+	}
+
 	/** From another shard of the subscription, after its flush: its period so far. */
 	reportShard(name: string, accountId: string | null, report: ShardReport): Promise<void> {
 		return receiveShardReport(this.parts, name, accountId, report);
+	}
+
+	// Budget reservations, in a subscription's head (reservations.ts).
+
+	reserve(name: string, accountId: string | null, request: ReserveRequest): Promise<ReserveAnswer> {
+		return reserve(this.parts, name, accountId, request);
+	}
+
+	reservation(name: string, id: string): ReservationView | null {
+		return readReservation(this.parts, name, id);
+	}
+
+	releaseReservation(name: string, id: string): ReleaseAnswer {
+		return releaseReservation(this.parts, name, id);
 	}
 
 	// D1 and the archive (alarm.ts).

@@ -73,6 +73,30 @@ export async function routesFor(
 	return routes;
 }
 
+/**
+ * The route of a registered instance, without registering an unknown one: null then. What must refuse an
+ * unknown key (a reservation) asks this; a cached route means the key was registered.
+ */
+export async function existingRoute(d1: D1Database, scope: Scope, agentKey: string): Promise<Route | null> {
+	const cached = cache.get(cacheKey(scope.environment, agentKey));
+	if (cached && cached.expires > Date.now()) return cached.route;
+	const row = await d1
+		.prepare(
+			`SELECT i.key AS agent_key, m.id AS membership_id, m.subscription_id, m.removed_at, s.account_id, s.started_at, s.shards
+			FROM agent_instances AS i
+			LEFT JOIN subscription_instances AS m ON m.id =
+				(SELECT max(id) FROM subscription_instances WHERE environment = ?1 AND agent_key = i.key)
+			LEFT JOIN subscriptions AS s ON s.id = m.subscription_id
+			WHERE i.environment = ?1 AND i.key = ?2`,
+		)
+		.bind(scope.environment, agentKey)
+		.first<LatestMembership>();
+	if (!row) return null;
+	const route = routeOf(scope.environment, row);
+	rememberRoute(scope.environment, agentKey, route);
+	return route;
+}
+
 interface LatestMembership {
 	agent_key: string;
 	membership_id: number | null;

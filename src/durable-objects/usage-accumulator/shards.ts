@@ -28,6 +28,8 @@ export interface ShardReport {
 	usage: UsageAggregate[];
 	/** Per instance, as the metrics table holds them: they combine across shards as across instances. */
 	metrics: MetricQuantity[];
+	/** The reservations its events settled since its last report (reservations.ts); absent from older shards. */
+	settled?: string[];
 }
 
 /** What a shard sends its head: the period so far. */

@@ -7,11 +7,18 @@
  *   const model = wrapLanguageModel({ model: openai("gpt-4o-mini"), middleware: meteringMiddleware({ client, agentKey, prices }) });
  *
  * A stream is recorded when it finishes (its `finish` part carries the usage).
+ *
+ * With `budget`, each call is guarded (guard.ts): its estimated cost is reserved first — a call that does not fit
+ * is not made, the reservation's BudgetExceededError is thrown instead — its llm_call carries
+ * `metadata.reservation_id`, which settles the hold, and a call that fails releases it.
  */
 import type { LanguageModelMiddleware } from "ai";
+import type { Reservation } from "../reservations.js";
+import { type BudgetGuard, releaseQuietly } from "./guard.js";
 import { type IntegrationOptions, recordLlmCall } from "./record.js";
 import { splitTokens, type TokenSplit } from "./usage.js";
 
+export type { BudgetGuard } from "./guard.js";
 export type { ModelPrice, PriceTable } from "./pricing.js";
 export type { IntegrationOptions } from "./record.js";
 
@@ -42,27 +49,59 @@ function tokensOf(usage: UsageLike | undefined): TokenSplit {
 	});
 }
 
-export function meteringMiddleware(options: IntegrationOptions): LanguageModelMiddleware {
+export interface AiSdkMeteringOptions extends IntegrationOptions {
+	/** Reserve each call's estimated cost before making it (docs/reservations.md of the service). */
+	budget?: BudgetGuard;
+}
+
+/** Reserves the call's estimate when a budget guard is set; the options its llm_call is recorded with. */
+async function guard(options: AiSdkMeteringOptions, params: unknown) {
+	if (options.budget === undefined) return { reservation: undefined, recordWith: options };
+	const { estimate, ttlSeconds } = options.budget;
+	const reservation: Reservation = await options.client.reserve({
+		agentKey: typeof options.agentKey === "function" ? options.agentKey() : options.agentKey,
+		amount: typeof estimate === "function" ? estimate(params) : estimate,
+		ttlSeconds,
+	});
+	const recordWith = { ...options, metadata: { ...options.metadata, reservation_id: reservation.id } };
+	return { reservation, recordWith };
+}
+
+export function meteringMiddleware(options: AiSdkMeteringOptions): LanguageModelMiddleware {
 	return {
 		specificationVersion: "v4",
-		async wrapGenerate({ doGenerate, model }) {
-			const result = await doGenerate();
+		async wrapGenerate({ doGenerate, model, params }) {
+			const { reservation, recordWith } = await guard(options, params);
+			let result: Awaited<ReturnType<typeof doGenerate>>;
+			try {
+				result = await doGenerate();
+			} catch (error) {
+				if (reservation) await releaseQuietly(options.client, reservation.id);
+				throw error;
+			}
 			const usage = result.usage as UsageLike | undefined;
-			await recordLlmCall(options, {
+			await recordLlmCall(recordWith, {
 				model: result.response?.modelId ?? model.modelId,
 				provider: model.provider,
 				...tokensOf(usage),
 			});
 			return result;
 		},
-		async wrapStream({ doStream, model }) {
-			const result = await doStream();
+		async wrapStream({ doStream, model, params }) {
+			const { reservation, recordWith } = await guard(options, params);
+			let result: Awaited<ReturnType<typeof doStream>>;
+			try {
+				result = await doStream();
+			} catch (error) {
+				if (reservation) await releaseQuietly(options.client, reservation.id);
+				throw error;
+			}
 			let modelId: string | undefined;
 			let recorded = false;
 			const record = (usage: UsageLike | undefined) => {
 				if (recorded) return Promise.resolve();
 				recorded = true;
-				return recordLlmCall(options, {
+				return recordLlmCall(recordWith, {
 					model: modelId ?? model.modelId,
 					provider: model.provider,
 					...tokensOf(usage),

@@ -5,11 +5,16 @@
  *
  *   const metering = new MeteringCallbackHandler({ client, agentKey, prices });
  *   await model.invoke(messages, { callbacks: [metering] });     // or graph.invoke(input, { callbacks: [metering] })
+ *
+ * With `budget`, each model call is guarded (guard.ts): its estimated cost is reserved when it starts — a call
+ * that does not fit fails with the reservation's BudgetExceededError before the model is asked — its llm_call
+ * carries `metadata.reservation_id` (which settles the hold), and a call that fails releases it.
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { LLMResult } from "@langchain/core/outputs";
-import { type IntegrationOptions, recordLlmCall, recordToolCall } from "./record.js";
+import { type BudgetGuard, releaseQuietly } from "./guard.js";
+import { agentKeyOf, type IntegrationOptions, recordLlmCall, recordToolCall } from "./record.js";
 import { addTokens, splitTokens, type TokenSplit } from "./usage.js";
 
 export type { ModelPrice, PriceTable } from "./pricing.js";
@@ -18,6 +23,8 @@ export type { IntegrationOptions } from "./record.js";
 export interface LangChainMeteringOptions extends IntegrationOptions {
 	/** Record tool runs as `tool_call` actions. Default true. */
 	recordTools?: boolean;
+	/** Reserve each model call's estimated cost before it runs (docs/reservations.md of the service). */
+	budget?: BudgetGuard;
 }
 
 interface MessageLike {
@@ -45,14 +52,29 @@ export class MeteringCallbackHandler extends BaseCallbackHandler {
 	private readonly options: LangChainMeteringOptions;
 	private readonly models = new Map<string, { model?: string; provider?: string }>();
 	private readonly tools = new Map<string, { name: string; started: number }>();
+	private readonly reservations = new Map<string, string>();
 
 	constructor(options: LangChainMeteringOptions) {
-		// Awaited, so that an event is buffered before the call returns (a flush right after sees it).
-		super({ _awaitHandler: true });
+		// Awaited, so that an event is buffered before the call returns (a flush right after sees it). With a budget,
+		// a refused reservation must stop the call: the handler's errors are raised.
+		super({ _awaitHandler: true, raiseError: options.budget !== undefined });
 		this.options = options;
 	}
 
-	override handleLLMStart(
+	/** With a budget: holds the call's estimate before it runs; throws BudgetExceededError when it does not fit. */
+	private async reserveFor(runId: string, extraParams?: Record<string, unknown>) {
+		const budget = this.options.budget;
+		if (budget === undefined) return;
+		const { estimate, ttlSeconds } = budget;
+		const reservation = await this.options.client.reserve({
+			agentKey: agentKeyOf(this.options),
+			amount: typeof estimate === "function" ? estimate(extraParams?.invocation_params) : estimate,
+			ttlSeconds,
+		});
+		this.reservations.set(runId, reservation.id);
+	}
+
+	override async handleLLMStart(
 		_llm: Serialized,
 		_prompts: string[],
 		runId: string,
@@ -65,9 +87,10 @@ export class MeteringCallbackHandler extends BaseCallbackHandler {
 			model: modelAtStart(extraParams, metadata),
 			provider: str(metadata?.ls_provider),
 		});
+		return this.reserveFor(runId, extraParams);
 	}
 
-	override handleChatModelStart(
+	override async handleChatModelStart(
 		_llm: Serialized,
 		_messages: unknown[][],
 		runId: string,
@@ -80,6 +103,7 @@ export class MeteringCallbackHandler extends BaseCallbackHandler {
 			model: modelAtStart(extraParams, metadata),
 			provider: str(metadata?.ls_provider),
 		});
+		return this.reserveFor(runId, extraParams);
 	}
 
 	override async handleLLMEnd(output: LLMResult, runId: string) {
@@ -109,15 +133,24 @@ export class MeteringCallbackHandler extends BaseCallbackHandler {
 				| undefined;
 			tokens = splitTokens({ input: usage?.promptTokens, output: usage?.completionTokens });
 		}
-		await recordLlmCall(this.options, {
+		const reservationId = this.reservations.get(runId);
+		this.reservations.delete(runId);
+		const recordWith =
+			reservationId === undefined
+				? this.options
+				: { ...this.options, metadata: { ...this.options.metadata, reservation_id: reservationId } };
+		await recordLlmCall(recordWith, {
 			model: model ?? start?.model,
 			provider: start?.provider,
 			...tokens,
 		});
 	}
 
-	override handleLLMError(_error: Error, runId: string) {
+	override async handleLLMError(_error: Error, runId: string) {
 		this.models.delete(runId);
+		const reservationId = this.reservations.get(runId);
+		this.reservations.delete(runId);
+		if (reservationId !== undefined) await releaseQuietly(this.options.client, reservationId);
 	}
 
 	override handleToolStart(

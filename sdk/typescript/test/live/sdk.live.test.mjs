@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { MeteringClient } from "../../dist/index.js";
+import { BudgetExceededError, MeteringApiError, MeteringClient, withReservation } from "../../dist/index.js";
 import { startWorker } from "./worker.mjs";
 
 const unique = (name) => `${name}-${randomBytes(4).toString("hex")}`;
@@ -133,6 +133,51 @@ describe("TypeScript SDK against wrangler dev", { concurrency: false }, () => {
 		);
 		assert.match(failures[0].message, /cost/);
 		assert.equal((await worker.usage(agentKey))["action:llm_call"]?.count, 2);
+	});
+
+	it("reserves a budget, is refused over it, settles by the event and releases on error", async () => {
+		const agentKey = unique("ts-budget");
+		const calls = { metric: "calls", source: { kind: "action", type: "llm_call", aggregate: "count" } };
+		const plan = await worker.admin("POST", "/v1/pricing/rate-plans", {
+			name: "Calls",
+			base_fee: 10,
+			charges: [{ ...calls, model: "per_unit", unit_price: 0.01 }],
+		});
+		const account = await worker.admin("POST", "/v1/accounts", { name: "Budget", email: "b@example.test" });
+		const subscription = await worker.admin("POST", "/v1/subscriptions", {
+			account_id: account.id,
+			rate_plan_id: plan.id,
+			agent_instance_ids: [agentKey],
+		});
+		await worker.admin("POST", "/v1/alerts", {
+			subscription_id: subscription.id,
+			threshold: 11,
+			block: true,
+		});
+		const { client, failures } = recordingClient(worker, sdkKey);
+		let id;
+		await withReservation({ client, agentKey, estimate: 0.6, ttlSeconds: 60 }, async (reservation) => {
+			id = reservation.id;
+			const over = await client.reserve({ agentKey, amount: 0.5 }).catch((error) => error);
+			assert.ok(over instanceof BudgetExceededError);
+			assert.equal(over.details[0].held, 0.6);
+			await client.action({ agentKey, type: "llm_call", metadata: { reservation_id: reservation.id } });
+		});
+		await client.flush();
+		assert.equal((await client.getReservation(id)).status, "settled");
+		await assert.rejects(
+			withReservation({ client, agentKey, estimate: 0.5 }, async (reservation) => {
+				id = reservation.id;
+				throw new Error("model down");
+			}),
+			/model down/,
+		);
+		assert.equal((await client.getReservation(id)).status, "released");
+		const twice = await client.release(id).catch((error) => error);
+		assert.ok(twice instanceof MeteringApiError);
+		assert.equal(twice.code, "conflict");
+		await client.shutdown();
+		assert.deepEqual(failures, []);
 	});
 });
 
