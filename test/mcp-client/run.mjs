@@ -73,7 +73,7 @@ describe("the official MCP client", () => {
 	it("connects (initialize, initialized) and lists the tools each key may call", async () => {
 		const expected = {
 			sdk: ["check_entitlement", "record_action", "record_outcome", "get_usage"],
-			readOnly: ["check_entitlement", "get_usage", "simulate_price", "list_invoices"],
+			readOnly: ["check_entitlement", "get_usage", "simulate_price", "list_invoices", "get_margins"],
 			readWrite: [
 				"check_entitlement",
 				"record_action",
@@ -81,6 +81,7 @@ describe("the official MCP client", () => {
 				"get_usage",
 				"simulate_price",
 				"list_invoices",
+				"get_margins",
 			],
 		};
 		for (const [kind, names] of Object.entries(expected)) {
