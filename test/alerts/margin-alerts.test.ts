@@ -200,6 +200,20 @@ describe("margin alert evaluation on ingest", () => {
 		]);
 	});
 
+	it("rates revenue as GET /v1/usage does: a prorated base fee from the subscription's start", async () => {
+		const { subscription, instances } = await customer({ ...plan, base_fee: 30, prorate: true });
+		const [agentKey] = instances as [string];
+		const alert = await marginAlert({ subscription_id: subscription.id, threshold: 100 });
+		await send(agentKey, 1, { cost: 1000 });
+		await subscriptionAccumulator(subscription.id).flush();
+		const usage = await get(`/v1/usage?subscription_id=${subscription.id}`);
+		expect(usage.status).toBe(200);
+		const [event] = await triggeredEvents(alert.id);
+		expect(event).toMatchObject({ type: "margin", revenue: usage.body.total, costs: 1000 });
+		// Started this month: unless it is the first instant of the month, less than the whole fee.
+		expect(event.revenue).toBeLessThanOrEqual(30.01);
+	});
+
 	it("counts revenue 0 with costs as below any threshold", async () => {
 		const { subscription, instances } = await customer({
 			charges: [{ ...plan.charges[0], included_quantity: 100 }],

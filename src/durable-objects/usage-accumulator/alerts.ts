@@ -7,7 +7,7 @@
  * finds every alert armed again.
  *
  * A margin alert (docs/margins.md#margin-alerts) watches the subscription's live margin instead: revenue so far as
- * GET /v1/usage rates it (minimum top-up included) against the costs this accumulator computed for the period's
+ * GET /v1/usage rates it (minimum top-up included, base fee prorated where the plan says so) against the costs this accumulator computed for the period's
  * events — metadata.cost and LLM calls priced from the model prices, in the plan's currency, plus what the other
  * shards reported — and triggers once the costs exceed its min_costs and the margin percent is below its
  * threshold (revenue 0 with costs counts as below any threshold).
@@ -16,6 +16,8 @@
  * margin_alert_rules); what is triggered this period is kept in memory once read, so a call with no armed alert
  * costs nothing.
  */
+import { periodWindow } from "../../billing-period/period";
+import { baseFeeProration, rateWithProration } from "../../billing-period/proration";
 import { statement } from "../../db/batch";
 import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
@@ -295,7 +297,13 @@ function periodValues(
 	let margin: LiveMargin | null = null;
 	if (needsMargin) {
 		const costs = periodCosts(sql, period, plan.currency, sharded);
-		const revenue = rated.total;
+		// GET /v1/usage prorates the base fee of a plan that says so, from the subscription's start.
+		const window = periodWindow(period);
+		const proration = baseFeeProration(plan.prorate ?? false, window, {
+			startedAt: plan.started_at ?? window.start,
+			endsAt: null,
+		});
+		const revenue = proration === null ? rated.total : rateWithProration(plan, quantities, proration).total;
 		const percent = revenue.isZero()
 			? Decimal.ZERO
 			: revenue.sub(costs).mul(HUNDRED).divRoundHalfUp(revenue, 2);
