@@ -7,10 +7,10 @@
  * finds every alert armed again.
  *
  * A margin alert (docs/margins.md#margin-alerts) watches the subscription's live margin instead: revenue so far as
- * GET /v1/usage rates it (minimum top-up included, base fee prorated where the plan says so) against the costs this accumulator computed for the period's
- * events — metadata.cost and LLM calls priced from the model prices, in the plan's currency, plus what the other
- * shards reported — and triggers once the costs exceed its min_costs and the margin percent is below its
- * threshold (revenue 0 with costs counts as below any threshold).
+ * GET /v1/usage rates it (minimum top-up included, base fee prorated where the plan says so) against the costs
+ * this accumulator computed for the period's events — metadata.cost and LLM calls priced from the model prices,
+ * in the plan's currency, plus what the other shards reported — and triggers once the costs exceed its min_costs
+ * and the margin percent is below its threshold (revenue 0 with costs counts as below any threshold).
  *
  * The rules are told by the API (setAlert/removeAlert) and kept in alert_rules (margin ones in
  * margin_alert_rules); what is triggered this period is kept in memory once read, so a call with no armed alert
