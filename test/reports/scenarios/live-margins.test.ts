@@ -159,6 +159,13 @@ describe("GET /v1/reports/margins", () => {
 		await sendActions(actions(llm.instances[0] as string, "llm_call", 1, GPT4O_CALL));
 		const after = await margins("billing_period=2025-03");
 		expect(after).toMatchObject({ revenue: 15.63, costs: 1.73193 });
+
+		// An invoice issued while the month is open counts once: issued lines plus what is not billed yet.
+		await generate("2025-03", flat.account.id);
+		expect(await margins("billing_period=2025-03")).toEqual(after);
+		expect(
+			(await margins("billing_period=2025-03&group_by=customer")).breakdown.map((row) => row.revenue),
+		).toEqual([10, 5.63]);
 	});
 
 	it("answers a closed period as the P&L, and the open one as the summed upcoming invoices minus costs", async () => {
