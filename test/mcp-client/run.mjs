@@ -96,7 +96,7 @@ describe("the official MCP client", () => {
 			for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
 		}
 		const adminTools = await (await connect(state.adminKey)).listTools();
-		assert.equal(adminTools.tools.length, 6);
+		assert.equal(adminTools.tools.length, 7);
 	});
 
 	it("answers every tool as REST answers the same request", async () => {
@@ -144,6 +144,19 @@ describe("the official MCP client", () => {
 			await readOnly.callTool({ name: "list_invoices", arguments: { account_id: account.id } }),
 		);
 		assert.deepEqual(invoices, (await readRest("GET", `/v1/invoices?account_id=${account.id}`)).body);
+
+		const period = new Date().toISOString().slice(0, 7);
+		const margins = answerOf(
+			await readOnly.callTool({
+				name: "get_margins",
+				arguments: { billing_period: period, group_by: "customer" },
+			}),
+		);
+		assert.equal(margins.status, "open");
+		assert.deepEqual(
+			margins,
+			(await readRest("GET", `/v1/reports/margins?billing_period=${period}&group_by=customer`)).body,
+		);
 	});
 
 	it("answers invalid arguments with the REST 400 body, and an unknown tool with a JSON-RPC error", async () => {
