@@ -12,6 +12,7 @@ import { customerPage, customersPage } from "./pages/customers";
 import { eventsPage } from "./pages/events";
 import { invoicePage } from "./pages/invoice";
 import { invoicesPage } from "./pages/invoices";
+import { liveMarginsPage } from "./pages/live-margins";
 import { marginsPage } from "./pages/margins";
 import { overviewPage } from "./pages/overview";
 import { paymentsPage } from "./pages/payments";
@@ -41,6 +42,7 @@ const routes: Route[] = [
 	{ pattern: /^\/agents$/, title: "Agents", nav: "agents", page: agentsPage },
 	{ pattern: new RegExp(`^/agents/${ID}$`), title: "Agent", nav: "agents", page: agentPage },
 	{ pattern: /^\/margins$/, title: "Margins", nav: "margins", page: marginsPage },
+	{ pattern: /^\/margins\/live$/, title: "Live margins", nav: "live-margins", page: liveMarginsPage },
 	{ pattern: /^\/events$/, title: "Events", nav: "events", page: eventsPage },
 	{ pattern: /^\/usage\/unbilled$/, title: "Unbilled usage", nav: "unbilled", page: unbilledPage },
 	{ pattern: /^\/payments$/, title: "Payments", nav: "payments", page: paymentsPage },
@@ -58,6 +60,7 @@ const routes: Route[] = [
 const NAV: [string, string, string][] = [
 	["overview", "#/overview", "Overview"],
 	["margins", "#/margins", "Margins"],
+	["live-margins", "#/margins/live", "Live margins"],
 	["customers", "#/customers", "Customers"],
 	["invoices", "#/invoices", "Invoices"],
 	["payments", "#/payments", "Payments"],

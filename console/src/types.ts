@@ -28,6 +28,7 @@ export type CostList = Answer<"/v1/costs">;
 export type Pnl = Schemas["PnlReport"];
 export type PnlReport = Schemas["PnlReport"];
 export type MarginRow = Schemas["PnlBreakdownRow"];
+export type MarginsReport = Schemas["MarginsReport"];
 export type RevenueReport = Schemas["RevenueReport"];
 export type UsageLine = Schemas["UsageLine"];
 export type Usage = Schemas["Usage"];

@@ -18,9 +18,13 @@ import type { Charge } from "../pricing/plan";
 import { getRatePlanRow } from "../pricing/plans";
 import { getSubscription } from "../subscriptions/views";
 
+export type AlertType = "usage" | "margin";
+
 export interface CreateAlertInput {
 	subscription_id: string;
+	type?: AlertType;
 	metric?: string | null;
+	min_costs?: number;
 	threshold: number;
 	name?: string | null;
 	block?: boolean;
@@ -30,8 +34,11 @@ export interface AlertView {
 	id: string;
 	subscription_id: string;
 	account_id: string;
+	type: AlertType;
 	metric: string | null;
 	threshold: number;
+	/** Margin alerts only. */
+	min_costs?: number;
 	name: string | null;
 	block: boolean;
 	status: "armed" | "triggered";
@@ -47,8 +54,10 @@ function alertView(row: AlertRow, trigger: { triggeredAt: string } | null, perio
 		id: row.id,
 		subscription_id: row.subscriptionId,
 		account_id: row.accountId,
+		type: row.type,
 		metric: row.metric,
 		threshold: Decimal.from(row.threshold).toNumber(),
+		...(row.type === "margin" ? { min_costs: Decimal.from(row.minCosts ?? "0").toNumber() } : {}),
 		name: row.name,
 		block: row.block,
 		status: trigger ? "triggered" : "armed",
@@ -71,8 +80,9 @@ export async function createAlert({
 	input: CreateAlertInput;
 }): Promise<AlertView> {
 	const subscription = await getSubscription({ db, scope, id: input.subscription_id });
+	const type = input.type ?? "usage";
 	const metric = input.metric ?? null;
-	if (metric !== null) {
+	if (metric !== null && type === "usage") {
 		const plan = await getRatePlanRow({ db, scope, id: subscription.rate_plan_id });
 		const metrics = (plan.charges as Charge[]).map((charge) => charge.metric);
 		if (!metrics.includes(metric)) {
@@ -92,6 +102,8 @@ export async function createAlert({
 		threshold: Decimal.from(input.threshold).toString(),
 		name: input.name ?? null,
 		block: input.block ?? false,
+		type,
+		minCosts: type === "margin" ? Decimal.from(input.min_costs ?? 0).toString() : null,
 		createdAt: nowIso(),
 	};
 	await db.insert(alerts).values(row);
@@ -100,9 +112,11 @@ export async function createAlert({
 	try {
 		await usageAccumulator(env, name).setAlert(subscription.account_id, {
 			id: row.id,
+			type,
 			metric,
 			threshold: row.threshold,
 			block: row.block,
+			...(row.minCosts === null ? {} : { minCosts: row.minCosts }),
 		});
 	} catch (error) {
 		await db.delete(alerts).where(eq(alerts.id, row.id));

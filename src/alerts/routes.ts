@@ -10,28 +10,72 @@ import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createAlert, deleteAlert, getAlert, listAlerts } from "./alerts";
 import { entitlementOf } from "./entitlements";
 
+const MARGIN_THRESHOLD = { min: -10_000, max: 100 };
+
 const CreateAlert = z
 	.strictObject({
 		subscription_id: z.string().min(1),
+		type: z
+			.enum(["usage", "margin"])
+			.optional()
+			.openapi({
+				description:
+					"usage (the default): a metric's quantity or the amount so far reaching the threshold; margin: the " +
+					"subscription's live margin percent falling below the threshold.",
+			}),
 		metric: z
 			.string()
 			.regex(/^[a-z0-9_]{1,64}$/, "must be a metric of the subscription's plan")
 			.nullable()
 			.optional()
 			.openapi({
-				description: "A metric of the subscription's plan; absent or null: the period's total amount.",
+				description:
+					"Usage alerts: a metric of the subscription's plan; absent or null: the period's total amount. " +
+					"Not allowed for margin alerts.",
 			}),
 		threshold: z
 			.number()
-			.positive()
+			.min(-1e15)
 			.max(1e15)
 			.refine((n) => decimalPlaces(n) <= 12, "must have at most 12 decimal places")
-			.openapi({ description: "The metric's quantity, or the amount in the plan's currency.", example: 800 }),
+			.openapi({
+				description:
+					"Usage alerts: the metric's quantity, or the amount in the plan's currency (> 0). Margin alerts: a " +
+					"margin percent from -10000 to 100.",
+				example: 800,
+			}),
+		min_costs: z
+			.number()
+			.min(0)
+			.max(1e15)
+			.refine((n) => decimalPlaces(n) <= 12, "must have at most 12 decimal places")
+			.optional()
+			.openapi({
+				description:
+					"Margin alerts only: the period's costs must exceed this amount (default 0) before the margin is judged.",
+			}),
 		name: z.string().min(1).max(200).nullable().optional(),
 		block: z
 			.boolean()
 			.optional()
-			.openapi({ description: "Once triggered, entitlements answer allowed: false until the period ends." }),
+			.openapi({
+				description:
+					"Usage alerts: once triggered, entitlements answer allowed: false until the period ends. Not allowed " +
+					"for margin alerts.",
+			}),
+	})
+	.superRefine((input, ctx) => {
+		const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+		if (input.type === "margin") {
+			if (input.metric !== undefined) issue("metric", "is not allowed for margin alerts");
+			if (input.block !== undefined) issue("block", "is not allowed for margin alerts");
+			if (input.threshold < MARGIN_THRESHOLD.min || input.threshold > MARGIN_THRESHOLD.max) {
+				issue("threshold", "must be a margin percent from -10000 to 100 for margin alerts");
+			}
+			return;
+		}
+		if (input.threshold <= 0) issue("threshold", "must be greater than 0");
+		if (input.min_costs !== undefined) issue("min_costs", "is allowed only for margin alerts");
 	})
 	.openapi("CreateAlert", {
 		example: { subscription_id: "sub_01jd0000000000000000000000", threshold: 800, name: "80% of budget" },
@@ -42,8 +86,14 @@ export const Alert = z
 		id: z.string().openapi({ example: "alr_01jd0000000000000000000000" }),
 		subscription_id: z.string(),
 		account_id: z.string(),
+		type: z.enum(["usage", "margin"]),
 		metric: z.string().nullable(),
-		threshold: z.number(),
+		threshold: z
+			.number()
+			.openapi({ description: "A quantity or amount (usage), a margin percent (margin)." }),
+		min_costs: z.number().optional().openapi({
+			description: "Margin alerts: the costs the period must exceed before the margin is judged.",
+		}),
 		name: z.string().nullable(),
 		block: z.boolean(),
 		status: z.enum(["armed", "triggered"]).openapi({ description: "In the current billing period." }),
@@ -95,10 +145,12 @@ alertRoutes.openapi(
 		path: "/alerts",
 		operationId: "createAlert",
 		tags: ["Alerts"],
-		summary: "Create an alert or a budget on a subscription",
+		summary: "Create an alert, a budget or a margin alert on a subscription",
 		description:
 			"Evaluated on ingest: the event that takes the current period's value (the metric's quantity, or the total " +
-			"amount) to or over the threshold triggers it and emits one alert.triggered; it re-arms each period.",
+			"amount) to or over the threshold triggers it and emits one alert.triggered; it re-arms each period. A " +
+			"margin alert triggers when the period's costs exceed min_costs and its live margin percent (revenue so " +
+			"far as GET /v1/usage rates it, minus costs) is below the threshold; revenue 0 with costs counts as below.",
 		request: { body: { required: true, ...json(CreateAlert) } },
 		responses: { 201: { description: "The alert", ...json(Alert) }, ...errorResponses(...bodyErrors, 404) },
 	}),

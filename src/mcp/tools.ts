@@ -11,6 +11,7 @@ import { ListInvoicesQuery } from "../invoicing/schemas";
 import { ActionInput, OutcomeInput } from "../metering/events";
 import { UsageQuery } from "../metering/usage-routes";
 import { SimulatePricing } from "../pricing/routes";
+import { MarginsQuery } from "../reports/routes";
 import { CreateReservation, ReservationParams } from "../reservations/routes";
 
 export interface ToolRoute {
@@ -112,6 +113,17 @@ export const toolRoutes: readonly ToolRoute[] = [
 		path: "/v1/invoices",
 		readOnly: true,
 		input: ListInvoicesQuery,
+	},
+	{
+		name: "get_margins",
+		title: "Get margins",
+		description:
+			"Revenue, costs and margin of a billing period (YYYY-MM): live for the current month (what its invoices " +
+			"would be now, costs so far), as invoiced for a past one; group_by agent, customer, model or product.",
+		method: "GET",
+		path: "/v1/reports/margins",
+		readOnly: true,
+		input: MarginsQuery,
 	},
 ];
 

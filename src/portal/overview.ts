@@ -93,7 +93,8 @@ export async function portalOverview({
 		account: { id: account.id, name: account.name, email: account.email, currency: account.currency },
 		billing_period: period,
 		subscriptions,
-		alerts: alerts.flat(),
+		// Margin alerts are the seller's own business (what its costs leave of the price), not the customer's.
+		alerts: alerts.flat().filter((alert) => alert.type === "usage"),
 		credits: {
 			currency: balance.currency,
 			available: balance.available,

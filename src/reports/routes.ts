@@ -1,4 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
+import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
 import { findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
 import { errorResponses } from "../http/errors";
@@ -10,6 +11,7 @@ import { Decimal } from "../lib/decimal";
 import { validationError } from "../lib/errors";
 import { isCurrencyCode } from "../lib/money";
 import { DateParam } from "../schemas/dates";
+import { marginsOfPeriod } from "./margins";
 import { pnlBreakdown, pnlFigures, pnlJson, pnlSeries } from "./pnl";
 import { revenueBreakdown, revenueLines } from "./revenue";
 
@@ -174,3 +176,65 @@ function monthsBetween(periods: { first: string; last: string }): number {
 	const months = (period: string) => Number(period.slice(0, 4)) * 12 + Number(period.slice(5, 7));
 	return months(periods.last) - months(periods.first) + 1;
 }
+
+export const MarginsQuery = z.strictObject({
+	billing_period: z
+		.string()
+		.regex(BILLING_PERIOD_PATTERN, "Must be a billing period written YYYY-MM, e.g. 2026-11.")
+		.openapi({ example: "2026-11", description: "The month: the current one (open, live) or a past one." }),
+	group_by: z.enum(["agent", "customer", "model", "product"]).optional(),
+	currency: Currency,
+});
+
+const MarginsReport = z
+	.object({
+		billing_period: z.string().openapi({ example: "2026-11" }),
+		status: z.enum(["open", "closed"]).openapi({
+			description:
+				"open: the current month, revenue as its invoices would be if it closed now and costs recorded so far; " +
+				"closed: a past month, as the P&L reports it.",
+		}),
+		currency: z.string(),
+		...PnlFigures,
+		breakdown: z
+			.array(
+				z
+					.object({
+						id: z.string().nullable().openapi({ description: "null: the unattributed row." }),
+						name: z.string(),
+						...PnlFigures,
+					})
+					.openapi("MarginsBreakdownRow"),
+			)
+			.openapi({ description: "With group_by: one row per entity, summing exactly to the totals; else []." }),
+	})
+	.openapi("MarginsReport");
+
+reportRoutes.openapi(
+	createRoute({
+		access: READ,
+		method: "get",
+		path: "/reports/margins",
+		operationId: "getMarginsReport",
+		tags: ["Reports"],
+		summary: "Revenue, costs and margin of one billing period, live while it is open",
+		description:
+			"For the current month, revenue is what its invoices would be if it closed now (the invoices already " +
+			"issued plus every subscription's upcoming invoice) and costs are those recorded so far; for a past " +
+			"month, revenue and costs as GET /v1/reports/pnl reports them. group_by=model: costs by the model of " +
+			"their LLM calls, revenue through charges whose filter names exactly one model.",
+		request: { query: MarginsQuery },
+		responses: { 200: { description: "Margins", ...json(MarginsReport) }, ...errorResponses(400) },
+	}),
+	async (c) => {
+		const query = c.req.valid("query");
+		const report = await marginsOfPeriod({
+			env: c.env,
+			scope: c.get("scope"),
+			billingPeriod: query.billing_period,
+			groupBy: query.group_by,
+			currency: query.currency,
+		});
+		return c.json({ ...pnlJson(report), breakdown: report.breakdown.map(pnlJson) }, 200);
+	},
+);

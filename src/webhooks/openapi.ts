@@ -82,14 +82,34 @@ const AlertTriggered = z
 		alert_id: id("alr"),
 		account_id: id("acct"),
 		subscription_id: id("sub"),
+		type: z.enum(["usage", "margin"]).openapi({
+			description:
+				"usage: a quantity or amount reached the threshold; margin: the live margin fell below it.",
+		}),
 		metric: z.string().nullable().openapi({
-			description: "The metric watched; null when the alert watches the amount so far.",
+			description:
+				"The metric watched; null when the alert watches the amount so far (and for margin alerts).",
 			example: "llm_calls",
 		}),
 		threshold: z.number().openapi({ example: 1000 }),
-		value: z.number().openapi({ example: 1002 }),
+		value: z
+			.number()
+			.openapi({ example: 1002, description: "The value that crossed (margin: margin_percent)." }),
 		billing_period: Period,
-		block: z.boolean().openapi({ description: "Whether further events of the metric are refused." }),
+		block: z.boolean().openapi({ description: "Whether entitlements now answer allowed: false." }),
+		revenue: z.number().optional().openapi({
+			description: "Margin alerts: the period's revenue so far, as GET /v1/usage rates it.",
+			example: 120.5,
+		}),
+		costs: z.number().optional().openapi({
+			description: "Margin alerts: the period's costs so far, in the plan's currency.",
+			example: 98.75,
+		}),
+		margin_percent: z.number().optional().openapi({
+			description:
+				"Margin alerts: (revenue − costs) / revenue × 100, half-up to 2 decimals; 0 without revenue.",
+			example: 18.05,
+		}),
 	})
 	.openapi("AlertTriggeredData");
 
@@ -102,7 +122,10 @@ const payloads: Record<DocumentedKind, { data: z.ZodType; summary: string }> = {
 	"subscription.created": { data: SubscriptionData, summary: "A subscription was created" },
 	"subscription.updated": { data: SubscriptionData, summary: "A subscription was changed" },
 	"subscription.cancelled": { data: SubscriptionCancelled, summary: "A subscription was cancelled" },
-	"alert.triggered": { data: AlertTriggered, summary: "Usage crossed an alert's threshold" },
+	"alert.triggered": {
+		data: AlertTriggered,
+		summary: "Usage crossed an alert's threshold, or the live margin fell below a margin alert's",
+	},
 };
 
 const signatureHeaders = z.object({

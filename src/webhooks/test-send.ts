@@ -60,6 +60,7 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 				alert_id: newId("alr"),
 				account_id: subscription.account_id,
 				subscription_id: subscription.subscription_id,
+				type: "usage",
 				metric: null,
 				threshold: 800,
 				value: 812.4,

@@ -1,8 +1,8 @@
 // `npm run bench [-- --quick] [-- --only ingest,batch]`: starts the Worker locally with fresh state, measures,
 // prints one table. `--only` runs some scenarios: ceiling (the bare route by both load generators, and the
-// one-hop route), ingest (which measures the ceiling too), batch, priced, hot, latency, gate, invoicing (which
-// also measures bytes per event and the reports), documents (the cost of an invoice PDF), reservations (a budget
-// reservation's latency against an entitlement check's).
+// one-hop route), ingest (which measures the ceiling too), batch, priced, costed (LLM calls costed from the model
+// prices), hot, latency, gate, invoicing (which also measures bytes per event and the reports), documents (the
+// cost of an invoice PDF), reservations (a budget reservation's latency against an entitlement check's).
 // Throughput figures are ratios against bare routes measured in the same run, loaded by wrk (wrk.mjs):
 // absolute numbers on a shared 2-core machine behind wrangler's proxy mean little.
 import { setTimeout as sleep } from "node:timers/promises";
@@ -10,11 +10,13 @@ import { apiClient, inParallel, timed } from "./api.mjs";
 import { serviceCpu } from "./cpu.mjs";
 import { interleaved, paced } from "./load.mjs";
 import {
+	COSTED_CALL,
 	FILTERED_PLAN,
 	inParallelAlerts,
 	provisionEnvironment,
 	provisionHotSubscription,
 	sendUsage,
+	UNCOSTED_CALL,
 } from "./scenarios.mjs";
 import { storeBytes } from "./storage.mjs";
 import { startWorker } from "./worker.mjs";
@@ -26,6 +28,7 @@ const SCENARIOS = [
 	"ingest",
 	"batch",
 	"priced",
+	"costed",
 	"hot",
 	"latency",
 	"gate",
@@ -128,10 +131,65 @@ async function hotSubscriptionRows(base, adminKey, shards) {
 	);
 }
 
+/**
+ * LLM calls costed at ingest from the model prices (model + token counts in metadata): single events against the
+ * same events without a model, in alternating rounds over the same 64 subscriptions, then 1,000-event batches of
+ * costed calls. What costing adds is a price lookup and exact arithmetic per event and a model_costs row per call.
+ */
+async function costedRows(base, adminKey) {
+	const costed = await provisionEnvironment(base, adminKey, "live", INGEST_INSTANCES);
+	const headers = { Authorization: `Bearer ${costed.sdkKey}`, "Content-Type": "application/json" };
+	const bodies = (metadata) =>
+		costed.instanceKeys.map((agentKey) =>
+			JSON.stringify({ agent_key: agentKey, action_type: "llm_call", metadata }),
+		);
+	const withModel = bodies(COSTED_CALL);
+	const withoutModel = bodies(UNCOSTED_CALL);
+	await inParallel(withModel, 8, (body) =>
+		apiClient(base, costed.sdkKey)("POST", "/v1/actions", JSON.parse(body)),
+	);
+	const url = `${base}/v1/actions`;
+	const [plain, priced] = await interleaved(
+		[
+			{ url, method: "POST", headers, bodies: withoutModel, generator },
+			{ url, method: "POST", headers, bodies: withModel, generator },
+		],
+		{ rounds: size.rounds, seconds: size.ceilingSeconds },
+	);
+	const ratio = priced.rps / plain.rps;
+	row(
+		"ingest, LLM calls costed from model prices ÷ the same calls without a model (single events, same rounds)",
+		`${fmt(ratio, 3)} (${fmt(priced.rps, 0)} vs ${fmt(plain.rps, 0)} req/s)`,
+		"≥ 0.95",
+		Number.isFinite(ratio) ? ratio >= 0.95 : undefined,
+	);
+	const batchKeys = costed.instanceKeys.slice(0, 10);
+	await sleep(3_000);
+	let events = 0;
+	let seconds = 0;
+	for (let round = 0; round < size.rounds; round++) {
+		const run = await timed(() =>
+			sendUsage(base, costed.sdkKey, batchKeys, size.roundBatches * 1000, 4, undefined, COSTED_CALL),
+		);
+		events += run.value;
+		seconds += run.seconds;
+		console.error(`  … round ${round + 1}, costed calls: ${fmt(run.value / run.seconds, 0)} events/s`);
+		await sleep(size.roundPauseMs);
+	}
+	row(
+		`batch ingest of LLM calls costed from model prices (1,000-event batches, ${size.rounds} rounds of ${size.roundBatches})`,
+		`${fmt(events / seconds, 0)} events/s`,
+		"≥ 50,000 events/s",
+		events / seconds >= 50_000,
+	);
+}
+
 // The throughput ratios' load generator: wrk where it can be had (installed here when missing), else autocannon,
 // which the table then says.
 const wrk =
-	runs("ceiling") || runs("hot") || runs("latency") ? ensureWrk() : { ok: false, reason: "not needed" };
+	runs("ceiling") || runs("hot") || runs("latency") || runs("costed")
+		? ensureWrk()
+		: { ok: false, reason: "not needed" };
 if (!wrk.ok && wrk.reason !== "not needed") console.error(`  ! ${wrk.reason}: the ratios use autocannon`);
 const generator = wrk.ok ? wrkLoad : undefined;
 const generatorName = wrk.ok ? "wrk, 2 threads" : "autocannon (wrk missing)";
@@ -293,6 +351,7 @@ try {
 			);
 		}
 	}
+	if (runs("costed")) await costedRows(base, worker.adminKey);
 	if (runs("hot")) {
 		for (const shards of [1, HOT_SHARDS]) await hotSubscriptionRows(base, worker.adminKey, shards);
 	}

@@ -89,7 +89,15 @@ export async function provisionEnvironment(base, adminKey, environment, subscrip
  * of a few neighbouring instances, as an agent's SDK sends its own buffer, rather than one event of each of a
  * thousand instances.
  */
-export async function sendUsage(base, sdkKey, instanceKeys, total, concurrency = 4, onProgress) {
+export async function sendUsage(
+	base,
+	sdkKey,
+	instanceKeys,
+	total,
+	concurrency = 4,
+	onProgress,
+	metadata = { tokens: 1200, model: "small" },
+) {
 	const sdk = apiClient(base, sdkKey);
 	const batches = Math.ceil(total / 1000);
 	const perBatch = Math.max(1, Math.ceil(instanceKeys.length / batches));
@@ -99,7 +107,7 @@ export async function sendUsage(base, sdkKey, instanceKeys, total, concurrency =
 		const events = Array.from({ length: size }, (_, i) => ({
 			agent_key: instanceKeys[(b * perBatch + (i % perBatch)) % instanceKeys.length],
 			action_type: "llm_call",
-			metadata: { tokens: 1200, model: "small" },
+			metadata,
 		}));
 		await sdk("POST", "/v1/actions/batch", { events });
 		sent += size;
@@ -107,6 +115,16 @@ export async function sendUsage(base, sdkKey, instanceKeys, total, concurrency =
 	});
 	return sent;
 }
+
+// An LLM call the catalog prices (openai/gpt-4o), costed by the accumulator at ingest; and the same call with no
+// model, which nothing prices: the costed scenario's two sides.
+export const COSTED_CALL = {
+	model: "gpt-4o",
+	input_tokens: 1200,
+	output_tokens: 300,
+	cached_input_tokens: 200,
+};
+export const UNCOSTED_CALL = { input_tokens: 1200, output_tokens: 300, cached_input_tokens: 200 };
 
 /** Two alerts per subscription of a provisioned environment, thresholds far above what the bench sends. */
 export async function inParallelAlerts({ api, subscriptionIds }) {

@@ -191,6 +191,47 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 		await row.waitFor({ state: "detached" });
 	});
 
+	step("live margins of the open month equal the API; a margin alert is added and fires", async () => {
+		await open("#/margins/live");
+		await page.waitForSelector("[data-live-margins=model] .metric[data-field=margin_percent]");
+		const report = await api("GET", `/reports/margins?billing_period=${period}&group_by=model`);
+		assert.equal(report.status, "open");
+		for (const field of ["revenue", "costs", "margin", "margin_percent"]) {
+			assert.equal(
+				Number(await page.getAttribute(`.metric[data-field=${field}]`, "data-value")),
+				report[field],
+			);
+		}
+		assert.equal(await page.locator("[data-live-margins] tbody tr").count(), report.breakdown.length);
+		await page.selectOption("select[name=group_by]", "customer");
+		await page.waitForSelector("[data-live-margins=customer] .metric[data-field=revenue]");
+
+		await open(`#/subscriptions/${data.acmeSub.id}`);
+		const form = "form[aria-label='Add an alert']";
+		await page.fill(`${form} input[name=name]`, "Thin margin");
+		await page.selectOption(`${form} select[name=type]`, "margin");
+		assert.equal(await page.isVisible(`${form} input[name=block]`), false);
+		await page.fill(`${form} input[name=threshold]`, "100");
+		await page.click("button:has-text('Add alert')");
+		const row = page.locator("tr", { hasText: "Thin margin" });
+		await row.waitFor();
+		assert.match(await row.textContent(), /margin/);
+		const alerts = await api("GET", `/alerts?subscription_id=${data.acmeSub.id}`);
+		assert.equal(alerts.alerts.find((alert) => alert.name === "Thin margin")?.type, "margin");
+		await api("POST", "/actions", {
+			agent_key: "lead-qualifier-eu-1",
+			action_type: "llm_call",
+			metadata: { cost: 0.01 },
+		});
+		await until("the margin alert triggers", async () => {
+			await open(`#/subscriptions/${data.acmeSub.id}`);
+			return (await row.locator(".badge:has-text('triggered')").count()) === 1;
+		});
+		await row.locator("button:has-text('Delete')").click();
+		await page.click("dialog.confirm button:has-text('Delete alert')");
+		await row.waitFor({ state: "detached" });
+	});
+
 	step("an invoice's PDF opens and downloads; its payment is listed", async () => {
 		const { invoices } = await api("POST", "/invoices/generate", {
 			billing_period: period,
@@ -259,6 +300,7 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 		async () => {
 			const pages = [
 				["margins", "#/margins"],
+				["live-margins", "#/margins/live"],
 				["events", `#/events?subscription_id=${data.acmeSub.id}`],
 				["subscription", `#/subscriptions/${data.acmeSub.id}`],
 				["customer-credit", `#/customers/${data.acme.id}`],

@@ -80,7 +80,7 @@ describe("the official MCP client", () => {
 				"record_outcome",
 				"get_usage",
 			],
-			readOnly: ["check_entitlement", "get_usage", "simulate_price", "list_invoices"],
+			readOnly: ["check_entitlement", "get_usage", "simulate_price", "list_invoices", "get_margins"],
 			readWrite: [
 				"check_entitlement",
 				"reserve_budget",
@@ -90,6 +90,7 @@ describe("the official MCP client", () => {
 				"get_usage",
 				"simulate_price",
 				"list_invoices",
+				"get_margins",
 			],
 		};
 		for (const [kind, names] of Object.entries(expected)) {
@@ -104,7 +105,7 @@ describe("the official MCP client", () => {
 			for (const tool of tools) assert.equal(tool.inputSchema.type, "object");
 		}
 		const adminTools = await (await connect(state.adminKey)).listTools();
-		assert.equal(adminTools.tools.length, 8);
+		assert.equal(adminTools.tools.length, 9);
 	});
 
 	it("answers every tool as REST answers the same request", async () => {
@@ -193,6 +194,19 @@ describe("the official MCP client", () => {
 			await readOnly.callTool({ name: "list_invoices", arguments: { account_id: account.id } }),
 		);
 		assert.deepEqual(invoices, (await readRest("GET", `/v1/invoices?account_id=${account.id}`)).body);
+
+		const period = new Date().toISOString().slice(0, 7);
+		const margins = answerOf(
+			await readOnly.callTool({
+				name: "get_margins",
+				arguments: { billing_period: period, group_by: "customer" },
+			}),
+		);
+		assert.equal(margins.status, "open");
+		assert.deepEqual(
+			margins,
+			(await readRest("GET", `/v1/reports/margins?billing_period=${period}&group_by=customer`)).body,
+		);
 	});
 
 	it("answers invalid arguments with the REST 400 body, and an unknown tool with a JSON-RPC error", async () => {

@@ -12,7 +12,7 @@ import {
 	type KeyKind,
 	post,
 } from "../helpers";
-import { customer, instanceKey, sdkKey } from "../invoicing/fixtures";
+import { currentPeriod, customer, instanceKey, sdkKey } from "../invoicing/fixtures";
 import { dbFingerprint } from "../support/db-state";
 
 // POST /mcp: the Streamable HTTP transport of the Model Context Protocol, stateless, answering JSON.
@@ -126,7 +126,7 @@ describe("tools/list", () => {
 			"record_outcome",
 			"get_usage",
 		],
-		"read-only": ["check_entitlement", "get_usage", "simulate_price", "list_invoices"],
+		"read-only": ["check_entitlement", "get_usage", "simulate_price", "list_invoices", "get_margins"],
 		"read-write": [
 			"check_entitlement",
 			"reserve_budget",
@@ -136,6 +136,7 @@ describe("tools/list", () => {
 			"get_usage",
 			"simulate_price",
 			"list_invoices",
+			"get_margins",
 		],
 		admin: [
 			"check_entitlement",
@@ -146,6 +147,7 @@ describe("tools/list", () => {
 			"get_usage",
 			"simulate_price",
 			"list_invoices",
+			"get_margins",
 		],
 	};
 
@@ -193,6 +195,11 @@ describe("tools/list", () => {
 			additionalProperties: false,
 		});
 		expect(tools.release_reservation?.annotations.readOnlyHint).toBe(false);
+		expect(tools.get_margins?.inputSchema.required).toEqual(["billing_period"]);
+		expect(tools.get_margins?.inputSchema.properties.group_by).toEqual({
+			type: "string",
+			enum: ["agent", "customer", "model", "product"],
+		});
 		for (const tool of Object.values(tools)) expect(tool.inputSchema.$schema).toBeUndefined();
 		expect(tools.record_action?.annotations.readOnlyHint).toBe(false);
 		expect(tools.check_entitlement?.annotations.readOnlyHint).toBe(true);
@@ -231,6 +238,12 @@ describe("tools/call answers what REST answers", () => {
 				ADMIN_KEY,
 				{ account_id: account.id, status: "open", limit: 5 },
 				() => get(`/v1/invoices?account_id=${account.id}&status=open&limit=5`),
+			],
+			[
+				"get_margins",
+				ADMIN_KEY,
+				{ billing_period: currentPeriod(), group_by: "customer" },
+				() => get(`/v1/reports/margins?billing_period=${currentPeriod()}&group_by=customer`),
 			],
 		];
 		for (const [name, key, args, rest] of cases) {
@@ -366,6 +379,22 @@ describe("errors", () => {
 			expect(tool.isError).toBe(true);
 			expect(tool.json).toEqual(rest.body);
 		}
+		for (const args of [
+			{},
+			{ billing_period: "2026-13" },
+			{ billing_period: "2026-01", group_by: "region" },
+		]) {
+			const requestId = `req_margins_${nextId}`;
+			const query = new URLSearchParams(args as Record<string, string>).toString();
+			const tool = await callTool(ADMIN_KEY, "get_margins", args, requestId);
+			const rest = await get(`/v1/reports/margins?${query}`, { headers: { "X-Request-Id": requestId } });
+			expectError(rest, 400, "validation_error");
+			expect(tool.isError).toBe(true);
+			expect(tool.json).toEqual(rest.body);
+		}
+		const forbidden = await callTool(sdk, "get_margins", { billing_period: "2026-01" });
+		expect(forbidden.isError).toBe(true);
+		expect(forbidden.json.error).toMatchObject({ code: "forbidden" });
 		const missing = await callTool(sdk, "check_entitlement", {}, "req_missing");
 		expect(missing.isError).toBe(true);
 		expect(missing.json.error).toMatchObject({ code: "validation_error", request_id: "req_missing" });

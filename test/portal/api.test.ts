@@ -112,6 +112,20 @@ describe("GET /portal/api/overview", () => {
 		});
 		expect(overview.credits.available).toBe(25);
 	});
+
+	it("never shows the seller's margin alerts", async () => {
+		const { body: before } = await portalGet("/overview", token);
+		const [budget] = before.alerts as { subscription_id: string }[];
+		const margin = await post("/v1/alerts", {
+			subscription_id: budget?.subscription_id,
+			type: "margin",
+			threshold: 30,
+		});
+		expect(margin.status).toBe(201);
+		const { body: after } = await portalGet("/overview", token);
+		expect(after.alerts).toEqual(before.alerts);
+		expect(after.alerts.map((alert: { type: string }) => alert.type)).toEqual(["usage"]);
+	});
 });
 
 describe("GET /portal/api/invoices, /invoices/{id}, /invoices/{id}/pdf and /payments", () => {

@@ -311,6 +311,43 @@ describe("sharded subscriptions", () => {
 		]);
 	});
 
+	it("judges a margin alert on the costs of all shards, as they report them", async () => {
+		const keys = keysAcrossShards(4, 4);
+		const hot = await subscription(keys, SHARDS);
+		// One call of cost 3 per instance. Revenue: base fee 5, 4 calls with 3 included → 5.01. Costs 12: a margin
+		// of (5.01 − 12) / 5.01 = −139.52 % < −100 %; any three shards' 9 against 5.00 make only −80 %.
+		const alert = await post("/v1/alerts", { subscription_id: hot.id, type: "margin", threshold: -100 });
+		expect(alert.status, JSON.stringify(alert.body)).toBe(201);
+		const names = subscriptionAccumulators("live", hot.id, SHARDS);
+		for (const name of names) {
+			await runInDurableObject(accumulatorStub(env, name), (instance: UsageAccumulator) => {
+				instance.settings.flushDelayMs = 60_000;
+			});
+		}
+		await sendBatch(
+			"actions",
+			keys.map((key) => ({ agent_key: key, action_type: "llm_call", metadata: { cost: 3 } })),
+		);
+		const head = accumulatorStub(env, names[0] as string);
+		const triggered = async () => {
+			await head.flush();
+			const { results } = await env.DB.prepare(
+				"SELECT data FROM webhook_events WHERE event = 'alert.triggered' AND json_extract(data, '$.alert_id') = ?",
+			)
+				.bind(alert.body.id)
+				.all<{ data: string }>();
+			return results.map((row) => JSON.parse(row.data));
+		};
+		for (const name of names.slice(1, 3)) {
+			expect(await runDurableObjectAlarm(accumulatorStub(env, name)), name).toBe(true);
+		}
+		expect(await triggered(), "three of four").toEqual([]);
+		expect(await runDurableObjectAlarm(accumulatorStub(env, names[3] as string))).toBe(true);
+		expect(await triggered()).toMatchObject([
+			{ type: "margin", revenue: 5.01, costs: 12, margin_percent: -139.52, subscription_id: hot.id },
+		]);
+	});
+
 	it("is set at creation only, within 1–64, and never with a unique_count charge", async () => {
 		const hot = await subscription([instanceKey()], 2);
 		const refused = expectError(

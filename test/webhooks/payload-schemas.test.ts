@@ -39,6 +39,16 @@ async function emitEveryKind() {
 			.status,
 	).toBe(200);
 	expect((await post("/v1/alerts", { subscription_id: subscription.id, threshold: 26 })).status).toBe(201);
+	// A margin alert: the action's cost of 40 puts the margin of the period's revenue below 50%.
+	expect(
+		(await post("/v1/alerts", { subscription_id: subscription.id, type: "margin", threshold: 50 })).status,
+	).toBe(201);
+	const costly = await post(
+		"/v1/actions",
+		{ agent_key: agentKey, action_type: "gpu_job", metadata: { cost: 40 } },
+		{ key: await sdkKey() },
+	);
+	expect(costly.status, JSON.stringify(costly.body)).toBe(201);
 	const outcome = await post(
 		"/v1/outcomes",
 		{ agent_key: agentKey, outcome_type: "resolved", value: 3.5 },
@@ -82,7 +92,9 @@ describe("webhook deliveries against the OpenAPI document's payload schemas", ()
 		const check = await webhookPayloadChecker();
 		const bodies = (await storedDeliveryBodies()).map(({ body }) => JSON.parse(body));
 
-		const seen = new Set(bodies.map((body) => `${body.event} ${body.data.status ?? ""}`.trim()));
+		const seen = new Set(
+			bodies.map((body) => `${body.event} ${body.data.status ?? body.data.type ?? ""}`.trim()),
+		);
 		for (const kind of [
 			"invoice.created open",
 			"invoice.created paid",
@@ -93,7 +105,8 @@ describe("webhook deliveries against the OpenAPI document's payload schemas", ()
 			"subscription.created active",
 			"subscription.updated active",
 			"subscription.cancelled cancelled",
-			"alert.triggered",
+			"alert.triggered usage",
+			"alert.triggered margin",
 		]) {
 			expect(seen, kind).toContain(kind);
 		}

@@ -47,6 +47,7 @@ const DATA_FIELDS: Record<(typeof WEBHOOK_EVENT_KINDS)[number], string[]> = {
 		"alert_id",
 		"account_id",
 		"subscription_id",
+		"type",
 		"metric",
 		"threshold",
 		"value",

@@ -4,7 +4,7 @@
  */
 import { hashOf, type PageContext } from "../context";
 import { fill, formValues, h } from "../dom";
-import { dateTime, quantity } from "../format";
+import { dateTime, percent, quantity } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import type { Account, Alert, List, RatePlan, Subscription } from "../types";
 import { badge, confirmAction, field, fillWhenReady, link, runInto, section, table, when } from "../ui";
@@ -63,7 +63,7 @@ export async function subscriptionPage(ctx: PageContext): Promise<void> {
 			h(
 				"p",
 				{ class: "muted" },
-				"An alert triggers once per billing period, within seconds of the event that takes the metric's quantity (or, without a metric, the period's amount so far) to its threshold, and sends alert.triggered. A blocking alert makes GET /v1/entitlements answer allowed: false for the subscription's instances until the next period.",
+				"An alert triggers once per billing period, within seconds of the event that takes the metric's quantity (or, without a metric, the period's amount so far) to its threshold, and sends alert.triggered. A blocking alert makes GET /v1/entitlements answer allowed: false for the subscription's instances until the next period. A margin alert triggers once the period's costs pass its minimum and its live margin falls below the threshold percent.",
 			),
 			alertsSlot,
 			ctx.identity.permission === "read-only" ? null : alertForm(ctx, subscription, plan, showAlerts),
@@ -108,9 +108,17 @@ async function alertTable(
 		}
 		return [
 			alert.name ?? h("code", null, alert.id),
-			alert.metric ? h("code", null, alert.metric) : "period amount",
-			h("span", { class: "num" }, quantity(alert.threshold)),
-			alert.block ? badge("blocking") : "notify",
+			alert.type === "margin"
+				? `margin below, once costs pass ${quantity(alert.min_costs ?? 0)}`
+				: alert.metric
+					? h("code", null, alert.metric)
+					: "period amount",
+			h(
+				"span",
+				{ class: "num" },
+				alert.type === "margin" ? percent(alert.threshold) : quantity(alert.threshold),
+			),
+			alert.type === "margin" ? badge("margin") : alert.block ? badge("blocking") : "notify",
 			h("span", { "data-alert-status": alert.id }, badge(alert.status)),
 			when(alert.triggered_at),
 			alert.billing_period,
@@ -138,13 +146,15 @@ function alertForm(
 	const result = h("div", { "aria-live": "polite" });
 	const button = h("button", { type: "submit", class: "primary" }, "Add alert");
 	const metrics = (plan?.charges ?? []).map((charge) => charge.metric);
-	const form = h(
-		"form",
-		{ class: "inline-form", "aria-label": "Add an alert" },
-		field(
-			"Name (optional)",
-			h("input", { name: "name", maxlength: 100, placeholder: "e.g. monthly budget" }),
-		),
+	// A margin alert watches the live margin percent: no metric, no blocking, a threshold from -10000 to 100 and
+	// the costs the period must pass first (docs/margins.md#margin-alerts).
+	const type = h(
+		"select",
+		{ name: "type" },
+		h("option", { value: "usage" }, "usage or spend"),
+		h("option", { value: "margin" }, "margin % below"),
+	);
+	const usageOnly = [
 		field(
 			"On",
 			h(
@@ -154,18 +164,47 @@ function alertForm(
 				metrics.map((metric) => h("option", { value: metric }, metric)),
 			),
 		),
-		field(
-			"Threshold",
-			h("input", { name: "threshold", type: "number", min: "0", step: "any", required: true, size: 8 }),
-		),
 		h(
 			"label",
 			{ class: "check" },
 			h("input", { type: "checkbox", name: "block", value: "true" }),
 			" Block when reached",
 		),
+	];
+	const minCosts = field(
+		"Once costs pass",
+		h("input", { name: "min_costs", type: "number", min: "0", step: "any", size: 8, placeholder: "0" }),
+	);
+	const threshold = h("input", {
+		name: "threshold",
+		type: "number",
+		min: "0",
+		step: "any",
+		required: true,
+		size: 8,
+	}) as HTMLInputElement;
+	const showType = () => {
+		const margin = type.value === "margin";
+		for (const element of usageOnly) element.hidden = margin;
+		minCosts.hidden = !margin;
+		threshold.min = margin ? "-10000" : "0";
+		threshold.max = margin ? "100" : "";
+	};
+	type.addEventListener("change", showType);
+	const form = h(
+		"form",
+		{ class: "inline-form", "aria-label": "Add an alert" },
+		field(
+			"Name (optional)",
+			h("input", { name: "name", maxlength: 100, placeholder: "e.g. monthly budget" }),
+		),
+		field("Type", type),
+		...usageOnly,
+		field("Threshold", threshold),
+		minCosts,
 		button,
 	);
+	showType();
 	form.addEventListener("submit", (event) => {
 		event.preventDefault();
 		const values = formValues(form);
@@ -173,12 +212,18 @@ function alertForm(
 			const body: Record<string, unknown> = {
 				subscription_id: subscription.id,
 				threshold: Number(values.threshold),
-				block: values.block === "true",
 			};
-			if (values.metric) body.metric = values.metric;
+			if (values.type === "margin") {
+				body.type = "margin";
+				if (values.min_costs) body.min_costs = Number(values.min_costs);
+			} else {
+				body.block = values.block === "true";
+				if (values.metric) body.metric = values.metric;
+			}
 			if (values.name) body.name = values.name;
 			const alert = await ctx.api.post<Alert>("/alerts", body);
 			form.reset();
+			showType();
 			await showAlerts();
 			return h("p", { class: "ok" }, `Alert ${alert.name ?? alert.id} is armed.`);
 		});

@@ -14,6 +14,11 @@ export const alerts = sqliteTable(
 		threshold: text("threshold").notNull(),
 		name: text("name"),
 		block: integer("block", { mode: "boolean" }).notNull().default(false),
+		type: text("type", { enum: ["usage", "margin"] })
+			.notNull()
+			.default("usage"),
+		// Margin alerts: costs of the period must exceed this (exact decimal) before the margin is judged.
+		minCosts: text("min_costs"),
 		createdAt: text("created_at").notNull(),
 	},
 	(t) => [

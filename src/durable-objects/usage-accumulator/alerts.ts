@@ -6,9 +6,18 @@
  * written with the events that caused them. The flush copies triggers to D1's alert_triggers; a new period
  * finds every alert armed again.
  *
- * The rules are told by the API (setAlert/removeAlert) and kept in alert_rules; what is triggered this period is
- * kept in memory once read, so a call with no armed alert costs nothing.
+ * A margin alert (docs/margins.md#margin-alerts) watches the subscription's live margin instead: revenue so far as
+ * GET /v1/usage rates it (minimum top-up included, base fee prorated where the plan says so) against the costs
+ * this accumulator computed for the period's events — metadata.cost and LLM calls priced from the model prices,
+ * in the plan's currency, plus what the other shards reported — and triggers once the costs exceed its min_costs
+ * and the margin percent is below its threshold (revenue 0 with costs counts as below any threshold).
+ *
+ * The rules are told by the API (setAlert/removeAlert) and kept in alert_rules (margin ones in
+ * margin_alert_rules); what is triggered this period is kept in memory once read, so a call with no armed alert
+ * costs nothing.
  */
+import { periodWindow } from "../../billing-period/period";
+import { baseFeeProration, rateWithProration } from "../../billing-period/proration";
 import { statement } from "../../db/batch";
 import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
@@ -20,7 +29,7 @@ import { readUsage } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import { type CountObserver, readMetrics } from "./metrics";
 import type { PeriodPlan } from "./plans";
-import { reportedUsage } from "./shards";
+import { reportedCosts, reportedUsage } from "./shards";
 import type { MeteringEvent } from "./types";
 
 export const ALERTS_SCHEMA = `
@@ -29,15 +38,22 @@ CREATE TABLE IF NOT EXISTS alert_rules (
 CREATE TABLE IF NOT EXISTS alert_triggers (
 	alert_id TEXT NOT NULL, period TEXT NOT NULL, triggered_at TEXT NOT NULL, value TEXT NOT NULL,
 	flushed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (alert_id, period));
+CREATE TABLE IF NOT EXISTS margin_alert_rules (id TEXT PRIMARY KEY, threshold TEXT NOT NULL, min_costs TEXT NOT NULL);
 `;
 
-/** An alert as the accumulator needs it. metric null: the period's total amount so far, base fee included. */
+/**
+ * An alert as the accumulator needs it. Usage (the default): metric null is the period's total amount so far, base
+ * fee included. Margin: threshold is a margin percent, minCosts the costs the period must exceed first.
+ */
 export interface AlertRule {
 	id: string;
+	type?: "usage" | "margin";
 	metric: string | null;
 	/** Exact decimal. */
 	threshold: string;
 	block: boolean;
+	/** Margin alerts: exact decimal, default "0". */
+	minCosts?: string;
 }
 
 export interface AlertContext {
@@ -78,7 +94,23 @@ export class AlertBook {
 					"SELECT id, metric, threshold, block FROM alert_rules ORDER BY id",
 				)
 				.toArray()
-				.map((row) => ({ ...row, block: row.block === 1 }));
+				.map((row): AlertRule => ({ ...row, type: "usage", block: row.block === 1 }));
+			const margins = this.sql
+				.exec<{ id: string; threshold: string; min_costs: string }>(
+					"SELECT id, threshold, min_costs FROM margin_alert_rules ORDER BY id",
+				)
+				.toArray()
+				.map(
+					(row): AlertRule => ({
+						id: row.id,
+						type: "margin",
+						metric: null,
+						threshold: row.threshold,
+						block: false,
+						minCosts: row.min_costs,
+					}),
+				);
+			this.rules.push(...margins);
 		}
 		return this.rules;
 	}
@@ -100,6 +132,16 @@ export class AlertBook {
 
 	set(rule: AlertRule): void {
 		this.ensureTables();
+		if (rule.type === "margin") {
+			this.sql.exec(
+				"INSERT OR REPLACE INTO margin_alert_rules (id, threshold, min_costs) VALUES (?, ?, ?)",
+				rule.id,
+				rule.threshold,
+				rule.minCosts ?? "0",
+			);
+			this.rules = undefined;
+			return;
+		}
 		this.sql.exec(
 			"INSERT OR REPLACE INTO alert_rules (id, metric, threshold, block) VALUES (?, ?, ?, ?)",
 			rule.id,
@@ -113,6 +155,7 @@ export class AlertBook {
 	remove(id: string): void {
 		this.ensureTables();
 		this.sql.exec("DELETE FROM alert_rules WHERE id = ?", id);
+		this.sql.exec("DELETE FROM margin_alert_rules WHERE id = ?", id);
 		this.rules = undefined;
 	}
 
@@ -154,9 +197,7 @@ export class AlertBook {
 		if (plan === null) return;
 		const values = periodValues(sql, plan, period, armed, context.sharded);
 		const now = nowIso();
-		for (const rule of armed) {
-			const value = rule.metric === null ? values.total : values.quantities.get(rule.metric);
-			if (value === undefined || value.lt(Decimal.from(rule.threshold))) continue;
+		const trigger = (rule: AlertRule, value: Decimal, data: Record<string, unknown>) => {
 			sql.exec(
 				"INSERT OR IGNORE INTO alert_triggers (alert_id, period, triggered_at, value) VALUES (?, ?, ?, ?)",
 				rule.id,
@@ -171,32 +212,82 @@ export class AlertBook {
 					alert_id: rule.id,
 					account_id: context.accountId,
 					subscription_id: context.subscriptionId,
+					type: rule.type ?? "usage",
 					metric: rule.metric,
 					threshold: Decimal.from(rule.threshold).toNumber(),
 					value: value.toNumber(),
 					billing_period: period,
 					block: rule.block,
+					...data,
 				}),
 			);
 			triggered.add(rule.id);
+		};
+		for (const rule of armed) {
+			if (rule.type === "margin") {
+				const margin = values.margin;
+				if (margin === null || !marginBelow(margin, rule)) continue;
+				trigger(rule, margin.percent, {
+					revenue: margin.revenue.toNumber(),
+					costs: margin.costs.toNumber(),
+					margin_percent: margin.percent.toNumber(),
+				});
+				continue;
+			}
+			const value = rule.metric === null ? values.total : values.quantities.get(rule.metric);
+			if (value === undefined || value.lt(Decimal.from(rule.threshold))) continue;
+			trigger(rule, value, {});
 		}
 	}
+}
+
+interface LiveMargin {
+	revenue: Decimal;
+	costs: Decimal;
+	/** margin / revenue × 100, half-up to 2 decimals; 0 without revenue (as the reports answer it). */
+	percent: Decimal;
+}
+
+const HUNDRED = Decimal.from(100);
+
+/** Costs above min_costs, and the margin below the threshold — compared exactly, not on the rounded percent. */
+function marginBelow(margin: LiveMargin, rule: AlertRule): boolean {
+	if (!margin.costs.gt(Decimal.from(rule.minCosts ?? "0"))) return false;
+	if (margin.revenue.isZero()) return true;
+	// (revenue − costs) × 100 / revenue < threshold, with revenue > 0 (rated amounts are never negative).
+	return margin.revenue.sub(margin.costs).mul(HUNDRED).lt(Decimal.from(rule.threshold).mul(margin.revenue));
+}
+
+/** The costs this accumulator computed for the period's events in `currency`, with the other shards' reports. */
+function periodCosts(sql: SqlStorage, period: string, currency: string, sharded: boolean): Decimal {
+	const rows = sql
+		.exec<{ amount: string }>(
+			`SELECT amount FROM costs WHERE period = ?1 AND currency = ?2
+			UNION ALL SELECT amount FROM model_costs WHERE period = ?1 AND currency = ?2`,
+			period,
+			currency,
+		)
+		.toArray();
+	const own = Decimal.sum(rows.map((row) => Decimal.from(row.amount)));
+	return sharded ? own.add(reportedCosts(sql, period, currency)) : own;
 }
 
 /**
  * The period's quantity of the metrics the armed alerts watch, and its total amount so far as GET /v1/usage rates
  * it — base fee and charges, without a minimum commitment's top-up: a spend alert is about what was used, and a
  * top-up would put every period of a plan with a minimum over its budget from the first event. Only what the
- * alerts need is read: the daily rows only when a watched charge (or the total) needs them.
+ * alerts need is read: the daily rows only when a watched charge (or the total) needs them. With margin alerts
+ * armed, also the live margin: the rated total with the top-up, as GET /v1/usage answers it, against the costs.
  */
 function periodValues(
 	sql: SqlStorage,
 	plan: PeriodPlan,
 	period: string,
-	armed: readonly Pick<AlertRule, "metric">[],
+	armed: readonly Pick<AlertRule, "metric" | "type">[],
 	sharded: boolean,
 ) {
-	const needsTotal = armed.some((rule) => rule.metric === null);
+	const needsMargin = armed.some((rule) => rule.type === "margin");
+	const needsTotal = needsMargin || armed.some((rule) => rule.metric === null);
 	const watched = new Set(armed.map((rule) => rule.metric));
 	const charges = needsTotal ? plan.charges : plan.charges.filter((charge) => watched.has(charge.metric));
 	// A sharded subscription's head adds what its other shards reported (shards.ts); quantities add up rows.
@@ -205,9 +296,25 @@ function periodValues(
 		? [...readUsage(sql, `${period}-01`, `${period}-31`), ...reported.usage]
 		: [];
 	const quantities = quantitiesForPlan(charges, usage, [...readMetrics(sql, period), ...reported.metrics]);
-	if (!needsTotal) return { quantities, total: Decimal.ZERO };
-	const spent = rateUsage(plan, quantities).charges.filter((line) => line.metric !== MINIMUM_METRIC);
-	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)) };
+	if (!needsTotal) return { quantities, total: Decimal.ZERO, margin: null };
+	const rated = rateUsage(plan, quantities);
+	const spent = rated.charges.filter((line) => line.metric !== MINIMUM_METRIC);
+	let margin: LiveMargin | null = null;
+	if (needsMargin) {
+		const costs = periodCosts(sql, period, plan.currency, sharded);
+		// GET /v1/usage prorates the base fee of a plan that says so, from the subscription's start.
+		const window = periodWindow(period);
+		const proration = baseFeeProration(plan.prorate ?? false, window, {
+			startedAt: plan.started_at ?? window.start,
+			endsAt: null,
+		});
+		const revenue = proration === null ? rated.total : rateWithProration(plan, quantities, proration).total;
+		const percent = revenue.isZero()
+			? Decimal.ZERO
+			: revenue.sub(costs).mul(HUNDRED).divRoundHalfUp(revenue, 2);
+		margin = { revenue, costs, percent };
+	}
+	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)), margin };
 }
 
 /** The period's total amount so far, as a spend alert compares it with its threshold. */

@@ -24,6 +24,13 @@ export interface PeriodPlan {
 	base_fee: string;
 	minimum_amount: string;
 	charges: Charge[];
+	/**
+	 * Whether the plan prorates its base fee, and when the subscription started: what a margin alert's revenue
+	 * needs to rate the base fee as GET /v1/usage does. Absent from periods learnt by earlier versions (no
+	 * proration then).
+	 */
+	prorate?: boolean;
+	started_at?: string;
 }
 
 /** What the book needs of the accumulator's store (store.ts): its tables, its metrics cache, its transaction. */
@@ -148,7 +155,7 @@ async function fetchPlanInEffect(
 ): Promise<PeriodPlan | null> {
 	const row = await d1
 		.prepare(
-			`SELECT p.id, p.currency, p.base_fee, p.minimum_amount, p.charges
+			`SELECT p.id, p.currency, p.base_fee, p.minimum_amount, p.charges, p.prorate, s.started_at
 			FROM subscriptions AS s
 			JOIN rate_plans AS p ON p.environment = s.environment AND p.id = coalesce((
 				SELECT sp.rate_plan_id FROM subscription_plans AS sp
@@ -157,7 +164,15 @@ async function fetchPlanInEffect(
 			WHERE s.environment = ?1 AND s.id = ?2`,
 		)
 		.bind(identity.environment, identity.id, period)
-		.first<{ id: string; currency: string; base_fee: string; minimum_amount: string; charges: string }>();
+		.first<{
+			id: string;
+			currency: string;
+			base_fee: string;
+			minimum_amount: string;
+			charges: string;
+			prorate: number;
+			started_at: string;
+		}>();
 	if (!row) return null;
 	return {
 		id: row.id,
@@ -165,5 +180,7 @@ async function fetchPlanInEffect(
 		base_fee: row.base_fee,
 		minimum_amount: row.minimum_amount,
 		charges: JSON.parse(row.charges) as Charge[],
+		prorate: row.prorate === 1,
+		started_at: row.started_at,
 	};
 }
