@@ -7,6 +7,7 @@ import { costRoutes } from "./costs/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
 import { eventRoutes } from "./events/routes";
+import { auditContext } from "./http/audit-context";
 import { benchHop } from "./http/bench-routes";
 import { jsonBody } from "./http/body";
 import { refuseUnexpectedBody } from "./http/bodyless";
@@ -89,6 +90,7 @@ export function createApp() {
 	registerWebhookPayloads(app.openAPIRegistry);
 
 	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : gate(c, next)));
+	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : auditContext(c, next)));
 	app.use("/v1/*", singleQueryValues);
 	app.use("/v1/*", jsonBody);
 	app.use("/v1/*", refuseUnexpectedBody(app));
