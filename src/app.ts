@@ -2,6 +2,7 @@ import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { alertRoutes } from "./alerts/routes";
+import { auditRoutes } from "./audit/routes";
 import { balanceRoutes } from "./balance/routes";
 import { costRoutes } from "./costs/routes";
 import { creditRoutes } from "./credits/routes";
@@ -117,6 +118,7 @@ export function createApp() {
 	app.route("/v1", webhookRoutes);
 	app.route("/v1", alertRoutes);
 	app.route("/v1", portalSessionRoutes);
+	app.route("/v1", auditRoutes);
 
 	// The customer portal's API has its own gate: only portal tokens, never API keys (docs/portal.md).
 	app.use("/portal/api/*", portalGate);

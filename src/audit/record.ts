@@ -5,6 +5,7 @@
  */
 import { getTableColumns } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { chunkJsonRows } from "../db/batch";
 import type { Scope } from "../db/scope";
 import { nowIso } from "../lib/time";
 import { currentAuditContext } from "./context";
@@ -51,12 +52,19 @@ export function created(fields: Record<string, unknown>): Changes {
 	return out;
 }
 
+/** The changes of a delete: what each field was, as `[before, null]`. */
+export function removed(fields: Record<string, unknown>): Changes {
+	const out: Changes = {};
+	for (const [field, value] of Object.entries(fields)) if (value !== undefined) out[field] = [value, null];
+	return out;
+}
+
 /** `[before, after]` of the fields whose value differs (compared as JSON). */
-export function changed(before: Record<string, unknown>, after: Record<string, unknown>): Changes {
+export function changed(before: object, after: object): Changes {
 	const out: Changes = {};
 	for (const [field, value] of Object.entries(after)) {
 		if (value === undefined) continue;
-		const old = before[field] ?? null;
+		const old = (before as Record<string, unknown>)[field] ?? null;
 		if (JSON.stringify(old) !== JSON.stringify(value)) out[field] = [old, value];
 	}
 	return out;
@@ -89,31 +97,44 @@ export function resourceTypeOf(action: string): string {
 }
 
 /**
- * The INSERT of one record. Its `seq` is the next number of the log, taken inside the batch; `at` never goes
- * back against the last record's (clocks of two isolates may disagree by a few milliseconds) and the id is made
- * from `seq`, so ordering by `at`, then id, is the order of writing, and a page never gains records later.
+ * The INSERTs of the records of `changes`: one statement for as many records as fit a JSON parameter. Each
+ * record's `seq` is the next number of the log, taken inside the batch; `at` never goes back against the last
+ * record's (clocks of two isolates may disagree by a few milliseconds) and the id is made from `seq`, so ordering
+ * by `at`, then id, is the order of writing, and a page never gains records later.
  */
-export function auditInsert(d1: D1Database, scope: Scope, change: AuditedChange): D1PreparedStatement {
+export function auditInserts(
+	d1: D1Database,
+	scope: Scope,
+	changes: readonly AuditedChange[],
+): D1PreparedStatement[] {
 	const { actor, requestId } = currentAuditContext();
-	return d1
-		.prepare(
-			`INSERT INTO audit_records (seq, id, environment, at, actor_type, key_id, key_prefix, action, resource_type,
-				resource_id, request_id, changes)
-			SELECT next.seq, 'aud_' || printf('%016d', next.seq), ?1, max(?2, coalesce(next.last_at, '')), ?3, ?4, ?5,
-				?6, ?7, ?8, ?9, ?10
-			FROM (SELECT coalesce(max(seq), 0) + 1 AS seq,
-				(SELECT at FROM audit_records ORDER BY seq DESC LIMIT 1) AS last_at FROM audit_records) AS next`,
-		)
-		.bind(
-			change.environment ?? scope.environment,
-			nowIso(),
-			actor.type,
-			actor.keyId,
-			actor.keyPrefix,
-			change.action,
-			resourceTypeOf(change.action),
-			change.resourceId,
-			requestId,
-			JSON.stringify(withoutSecrets(change.changes ?? {})),
-		);
+	const at = nowIso();
+	const rows = changes.map((change) =>
+		JSON.stringify({
+			environment: change.environment ?? scope.environment,
+			action: change.action,
+			resource_type: resourceTypeOf(change.action),
+			resource_id: change.resourceId,
+			changes: withoutSecrets(change.changes ?? {}),
+		}),
+	);
+	return chunkJsonRows(rows).map((group) =>
+		d1
+			.prepare(
+				`INSERT INTO audit_records (seq, id, environment, at, actor_type, key_id, key_prefix, action, resource_type,
+					resource_id, request_id, changes)
+				SELECT next.seq + r.key, 'aud_' || printf('%016d', next.seq + r.key), r.value ->> '$.environment',
+					max(?1, coalesce(next.last_at, '')), ?2, ?3, ?4, r.value ->> '$.action', r.value ->> '$.resource_type',
+					r.value ->> '$.resource_id', ?5, r.value ->> '$.changes'
+				FROM (SELECT coalesce(max(seq), 0) + 1 AS seq,
+					(SELECT at FROM audit_records ORDER BY seq DESC LIMIT 1) AS last_at FROM audit_records) AS next,
+					json_each(?6) AS r`,
+			)
+			.bind(at, actor.type, actor.keyId, actor.keyPrefix, requestId, `[${group.join(",")}]`),
+	);
+}
+
+/** The INSERT of one change's record (auditInserts). */
+export function auditInsert(d1: D1Database, scope: Scope, change: AuditedChange): D1PreparedStatement {
+	return auditInserts(d1, scope, [change])[0] as D1PreparedStatement;
 }

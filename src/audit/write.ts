@@ -10,7 +10,7 @@ import type { Db } from "../db/client";
 import { getInScope } from "../db/rows";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../lib/errors";
-import { type AuditedChange, auditInsert, changedColumns } from "./record";
+import { type AuditedChange, auditInsert, auditInserts, changedColumns } from "./record";
 
 type Statement = D1PreparedStatement | DrizzleStatement;
 
@@ -32,7 +32,7 @@ export async function writeAudited(
 	const records = (Array.isArray(changes) ? changes : [changes]) as AuditedChange[];
 	const results = await d1.batch([
 		...statements.map((s) => prepared(d1, s)),
-		...records.map((change) => auditInsert(d1, scope, change)),
+		...auditInserts(d1, scope, records),
 	]);
 	return results.slice(0, statements.length);
 }
