@@ -1,6 +1,6 @@
 /**
  * Who is making the change that a write is about to record: the request's key and id, or the system (a cron or
- * a queue consumer). The HTTP edge opens the context once per request (http/audit-context.ts); everything the
+ * a queue consumer). The HTTP edge opens the context once per request (audit/gate.ts); everything the
  * request then runs, however deep, reads it here, so no verb has to be handed the actor. Outside a request
  * there is no context, and the actor is the system.
  */

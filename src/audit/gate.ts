@@ -1,7 +1,7 @@
 import type { MiddlewareHandler } from "hono";
-import { type AuditActor, actingAs } from "../audit/context";
-import { OPERATOR_KEY_ID } from "./auth";
-import type { AppEnv } from "./context";
+import { OPERATOR_KEY_ID } from "../http/auth";
+import type { AppEnv } from "../http/context";
+import { type AuditActor, actingAs } from "./context";
 
 /** A key's display prefix, as stored with it (keys/keys.ts displayPrefix): its type and first 6 characters. */
 function prefixOf(secret: string): string {
