@@ -2,6 +2,8 @@
 -- `seq` orders the log: each insert takes the next number inside its batch (D1 runs batches one at a time), and
 -- both `id` and `at` are derived so they never go backwards against it, so "newest first by at, then id" is
 -- "by seq" and a page cursor (a seq) is never overtaken by a later write. Rows are never updated or deleted.
+-- The id, made from seq, is unique without an index of its own; each index ends in seq (the rowid), so it
+-- also serves "newest first" within its filter.
 CREATE TABLE `audit_records` (
 	`seq` integer PRIMARY KEY NOT NULL,
 	`id` text NOT NULL,
@@ -16,7 +18,6 @@ CREATE TABLE `audit_records` (
 	`request_id` text,
 	`changes` text NOT NULL
 );--> statement-breakpoint
-CREATE UNIQUE INDEX `audit_records_id` ON `audit_records` (`id`);--> statement-breakpoint
 CREATE INDEX `audit_records_env` ON `audit_records` (`environment`);--> statement-breakpoint
 CREATE INDEX `audit_records_env_resource` ON `audit_records` (`environment`,`resource_id`);--> statement-breakpoint
 CREATE INDEX `audit_records_env_key` ON `audit_records` (`environment`,`key_id`);--> statement-breakpoint

@@ -1,4 +1,4 @@
-import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { index, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 // The audit log (docs/audit-log.md): who changed what, appended in the batch of each change, never rewritten.
 // Every index ends in the implicit rowid (`seq`), so each one also serves "newest first" within its filter.
@@ -22,7 +22,6 @@ export const auditRecords = sqliteTable(
 		changes: text("changes", { mode: "json" }).$type<Record<string, unknown[]>>().notNull(),
 	},
 	(t) => [
-		uniqueIndex("audit_records_id").on(t.id),
 		index("audit_records_env").on(t.environment),
 		index("audit_records_env_resource").on(t.environment, t.resourceId),
 		index("audit_records_env_key").on(t.environment, t.keyId),
