@@ -1,8 +1,12 @@
 /** What an audit record says: who, what, which fields from what to what; and what never gets one. */
+import { createMessageBatch } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { InvoiceJob } from "../../src/invoicing/jobs";
+import { handleInvoiceBatch } from "../../src/invoicing/monthly";
 import { cancelDueSubscriptions } from "../../src/subscriptions/scheduled";
 import { ADMIN_KEY, createAccount, createKey, del, expectError, patch, post } from "../helpers";
+import { currentPeriod } from "../invoicing/fixtures";
 import { createPlan, subscribe, uniqueKey } from "../subscriptions/fixtures";
 import { captureQueue, createEndpoint, stubReceiver } from "../webhooks/fixtures";
 import { allRecordText, prefixOf, recordCount, recordsOf } from "./fixtures";
@@ -217,6 +221,30 @@ describe("the system", () => {
 		]);
 		expect(records[2]).toMatchObject({ key_id: null, key_prefix: null, request_id: null });
 		expect(records[1]?.changes).toEqual({ cancel_at: [null, scheduled.body.cancel_at] });
+	});
+
+	it("invoices through the monthly queue as the system", async () => {
+		const { account } = await subscribe();
+		const batch = createMessageBatch<InvoiceJob>("invoice-generation", [
+			{
+				id: "job-audit",
+				timestamp: new Date(),
+				attempts: 1,
+				body: { environment: "live", billingPeriod: currentPeriod(), accountId: account.id },
+			},
+		]);
+		await handleInvoiceBatch(batch, env);
+		const [invoice] = (await recordsOf()).filter(
+			(r) => r.action === "invoice.created" && r.changes.account_id?.[0] === account.id,
+		);
+		expect(invoice).toMatchObject({
+			actor_type: "system",
+			key_id: null,
+			request_id: null,
+			resource_type: "invoice",
+			resource_id: expect.stringMatching(/^inv_/),
+			changes: expect.objectContaining({ billing_period: [currentPeriod()], status: ["open"] }),
+		});
 	});
 
 	it("disables an endpoint whose receiver answers 410 Gone as the system", async () => {
