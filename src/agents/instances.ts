@@ -74,6 +74,12 @@ export async function registerInstance({
 	const [before] = await db.select().from(agentInstances).where(where);
 	if (!before) throw conflict(`Instance '${input.key}' is already assigned to another agent.`);
 	const set = { agentId, ...(input.name !== undefined ? { name: input.name } : {}) };
+	const changes = changed(
+		{ agent_id: before.agentId, name: before.name },
+		{ agent_id: agentId, name: input.name },
+	);
+	// Already this agent's, as asked: nothing to change, nothing to record.
+	if (Object.keys(changes).length === 0) return { instance: toView(before), created: false };
 	try {
 		await writeAudited(
 			db,
@@ -82,10 +88,7 @@ export async function registerInstance({
 			{
 				action: "agent_instance.updated",
 				resourceId: input.key,
-				changes: changed(
-					{ agent_id: before.agentId, name: before.name },
-					{ agent_id: agentId, name: input.name },
-				),
+				changes,
 			},
 		);
 	} catch (error) {
