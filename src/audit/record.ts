@@ -3,9 +3,11 @@
  * neither (docs/audit-log.md). Secrets never reach a record: whatever a verb passes, fields that name a secret,
  * token, key or hash are dropped here, and a URL keeps only its scheme and host.
  */
-import { getTableColumns } from "drizzle-orm";
+import { getTableColumns, sql } from "drizzle-orm";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
 import { chunkJsonRows } from "../db/batch";
+import type { Db } from "../db/client";
+import { auditRecords } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { nowIso } from "../lib/time";
 import { currentAuditContext } from "./context";
@@ -131,6 +133,28 @@ export function auditInserts(
 					json_each(?6) AS r`,
 			)
 			.bind(at, actor.type, actor.keyId, actor.keyPrefix, requestId, `[${group.join(",")}]`),
+	);
+}
+
+/** The record of one change as a drizzle query, for a batch of drizzle queries (`db.batch([...])`). */
+export function auditRecordInsert(db: Db, scope: Scope, change: AuditedChange) {
+	const { actor, requestId } = currentAuditContext();
+	const row = JSON.stringify({
+		environment: change.environment ?? scope.environment,
+		action: change.action,
+		resource_type: resourceTypeOf(change.action),
+		resource_id: change.resourceId,
+		changes: withoutSecrets(change.changes ?? {}),
+	});
+	// The columns in the table's order, as drizzle lists them for INSERT … SELECT.
+	return db.insert(auditRecords).select(
+		sql`SELECT next.seq, 'aud_' || printf('%016d', next.seq), r.value ->> '$.environment',
+			max(${nowIso()}, coalesce(next.last_at, '')), ${actor.type}, ${actor.keyId}, ${actor.keyPrefix},
+			r.value ->> '$.action', r.value ->> '$.resource_type', r.value ->> '$.resource_id', ${requestId},
+			r.value ->> '$.changes'
+		FROM (SELECT coalesce(max(seq), 0) + 1 AS seq,
+			(SELECT at FROM audit_records ORDER BY seq DESC LIMIT 1) AS last_at FROM audit_records) AS next,
+			json_each(${`[${row}]`}) AS r`,
 	);
 }
 

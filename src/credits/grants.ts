@@ -5,8 +5,7 @@
  */
 
 import { getAccount } from "../accounts/accounts";
-import { created } from "../audit/record";
-import { writeAudited } from "../audit/write";
+import { auditInsert, created } from "../audit/record";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { InScope, Page } from "../db/rows";
@@ -107,52 +106,47 @@ export async function createGrant({
 		remaining: toMinor(amount, currency).toString(),
 	};
 	const d1 = db.$client;
-	const record = {
-		action: "credit_grant.created",
-		resourceId: row.id,
-		changes: created({
-			account_id: accountId,
-			amount: row.amount,
-			currency,
-			expires_at: expiresAt,
-			description: row.description,
-		}),
-	};
-	await writeAudited(
-		d1,
-		scope,
-		[
-			statement(
-				d1,
-				`INSERT INTO credit_grants (id, environment, account_id, amount, currency, expires_at, description, voided_at,
+	await d1.batch([
+		statement(
+			d1,
+			`INSERT INTO credit_grants (id, environment, account_id, amount, currency, expires_at, description, voided_at,
 				created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8)`,
-				row.id,
-				scope.environment,
-				accountId,
-				row.amount,
+			row.id,
+			scope.environment,
+			accountId,
+			row.amount,
+			currency,
+			expiresAt,
+			row.description,
+			now,
+		),
+		...ledgerInsert(
+			d1,
+			scope.environment,
+			[
+				{
+					id: newId("cle"),
+					grant_id: row.id,
+					account_id: accountId,
+					kind: "grant",
+					amount_minor: row.remaining,
+					invoice_id: null,
+				},
+			],
+			now,
+		),
+		auditInsert(d1, scope, {
+			action: "credit_grant.created",
+			resourceId: row.id,
+			changes: created({
+				account_id: accountId,
+				amount: row.amount,
 				currency,
-				expiresAt,
-				row.description,
-				now,
-			),
-			...ledgerInsert(
-				d1,
-				scope.environment,
-				[
-					{
-						id: newId("cle"),
-						grant_id: row.id,
-						account_id: accountId,
-						kind: "grant",
-						amount_minor: row.remaining,
-						invoice_id: null,
-					},
-				],
-				now,
-			),
-		],
-		record,
-	);
+				expires_at: expiresAt,
+				description: row.description,
+			}),
+		}),
+	]);
 	return grantView(row, now);
 }
 
@@ -226,28 +220,24 @@ export async function voidGrant({
 	const before = await readGrant(db, scope, accountId, grantId);
 	if (grantStatus(before, now) !== "active") throw refuse(before);
 	try {
-		await writeAudited(
-			d1,
-			scope,
-			[
-				settleGrants(d1, scope.environment, [accountId], now),
-				statement(
-					d1,
-					`UPDATE credit_grants SET voided_at = ?3 WHERE environment = ?1 AND id = ?2 AND voided_at IS NULL
+		await d1.batch([
+			settleGrants(d1, scope.environment, [accountId], now),
+			statement(
+				d1,
+				`UPDATE credit_grants SET voided_at = ?3 WHERE environment = ?1 AND id = ?2 AND voided_at IS NULL
 					AND (SELECT SUM(amount_minor) FROM credit_ledger WHERE grant_id = ?2) > 0`,
-					scope.environment,
-					grantId,
-					now,
-				),
-				abortUnlessChanged(d1),
-				settleGrants(d1, scope.environment, [accountId], now),
-			],
-			{
+				scope.environment,
+				grantId,
+				now,
+			),
+			abortUnlessChanged(d1),
+			settleGrants(d1, scope.environment, [accountId], now),
+			auditInsert(d1, scope, {
 				action: "credit_grant.voided",
 				resourceId: grantId,
 				changes: { status: ["active", "voided"], voided_at: [null, now] },
-			},
-		);
+			}),
+		]);
 	} catch (error) {
 		if (isAbortedByGuard(error)) throw refuse(await readGrant(db, scope, accountId, grantId));
 		throw error;

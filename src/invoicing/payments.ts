@@ -3,9 +3,8 @@
  * conditional UPDATE … WHERE status = 'open', so two concurrent payments can never both succeed. A payment pays
  * what credits left due; a void gives the credits it used back to their grants, in the same batch.
  */
-
 import { and, eq, sql } from "drizzle-orm";
-import { writeAudited } from "../audit/write";
+import { auditInsert, auditRecordInsert } from "../audit/record";
 import { settleGrants } from "../credits/ledger";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../db/batch";
 import type { ById } from "../db/rows";
@@ -46,39 +45,35 @@ export async function payInvoice({
 	const due = Decimal.from(row.amount).sub(Decimal.from(row.creditsApplied));
 	const amount = due.toNumber();
 	try {
-		await writeAudited(
-			db,
-			scope,
-			[
-				db
-					.update(invoices)
-					.set({ status: "paid", paidAt })
-					.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open"))),
-				db.insert(payments).values({
-					id: paymentId,
-					environment: scope.environment,
-					invoiceId: id,
-					accountId: row.accountId,
-					amount: sql`(SELECT ${due.toString()} FROM ${invoices} WHERE ${and(
-						eq(invoices.id, id),
-						eq(invoices.status, "paid"),
-						eq(invoices.paidAt, paidAt),
-					)})`,
-					currency: row.currency,
-					reference: reference ?? null,
-					createdAt: paidAt,
-				}),
-				outboxInsert(db, scope, "invoice.paid", { ...invoiceEventData(paid), paid_at: paidAt }),
-				outboxInsert(db, scope, "payment.successful", {
-					payment_id: paymentId,
-					invoice_id: id,
-					account_id: row.accountId,
-					amount,
-					currency: row.currency,
-					paid_at: paidAt,
-				}),
-			],
-			{
+		await db.batch([
+			db
+				.update(invoices)
+				.set({ status: "paid", paidAt })
+				.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open"))),
+			db.insert(payments).values({
+				id: paymentId,
+				environment: scope.environment,
+				invoiceId: id,
+				accountId: row.accountId,
+				amount: sql`(SELECT ${due.toString()} FROM ${invoices} WHERE ${and(
+					eq(invoices.id, id),
+					eq(invoices.status, "paid"),
+					eq(invoices.paidAt, paidAt),
+				)})`,
+				currency: row.currency,
+				reference: reference ?? null,
+				createdAt: paidAt,
+			}),
+			outboxInsert(db, scope, "invoice.paid", { ...invoiceEventData(paid), paid_at: paidAt }),
+			outboxInsert(db, scope, "payment.successful", {
+				payment_id: paymentId,
+				invoice_id: id,
+				account_id: row.accountId,
+				amount,
+				currency: row.currency,
+				paid_at: paidAt,
+			}),
+			auditRecordInsert(db, scope, {
 				action: "invoice.paid",
 				resourceId: id,
 				changes: {
@@ -87,8 +82,8 @@ export async function payInvoice({
 					payment_id: [null, paymentId],
 					...(reference === undefined ? {} : { reference: [null, reference] }),
 				},
-			},
-		);
+			}),
+		]);
 	} catch (error) {
 		const now = await getInvoiceRow({ db, scope, id });
 		if (now.status !== "open") throw notOpen(now, "pay");
@@ -116,32 +111,28 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 		FROM ${creditLedger}
 		WHERE environment = ${scope.environment} AND invoice_id = ${id} AND kind = 'application'`);
 	try {
-		await writeAudited(
-			d1,
-			scope,
-			[
-				fromDrizzle(
-					d1,
-					db
-						.update(invoices)
-						.set({ status: "void", voidedAt })
-						.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open"))),
-				),
-				abortUnlessChanged(d1),
-				fromDrizzle(d1, giveCreditsBack),
-				// Credits given back to a grant that has expired or was voided meanwhile stay out of reach.
-				settleGrants(d1, scope.environment, [row.accountId], voidedAt),
-				fromDrizzle(
-					d1,
-					outboxInsert(db, scope, "invoice.voided", { ...invoiceEventData(voided), voided_at: voidedAt }),
-				),
-			],
-			{
+		await d1.batch([
+			fromDrizzle(
+				d1,
+				db
+					.update(invoices)
+					.set({ status: "void", voidedAt })
+					.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open"))),
+			),
+			abortUnlessChanged(d1),
+			fromDrizzle(d1, giveCreditsBack),
+			// Credits given back to a grant that has expired or was voided meanwhile stay out of reach.
+			settleGrants(d1, scope.environment, [row.accountId], voidedAt),
+			fromDrizzle(
+				d1,
+				outboxInsert(db, scope, "invoice.voided", { ...invoiceEventData(voided), voided_at: voidedAt }),
+			),
+			auditInsert(d1, scope, {
 				action: "invoice.voided",
 				resourceId: id,
 				changes: { status: ["open", "void"], voided_at: [null, voidedAt] },
-			},
-		);
+			}),
+		]);
 	} catch (error) {
 		if (!isAbortedByGuard(error)) throw error;
 		const now = await getInvoiceRow({ db, scope, id });

@@ -1,5 +1,4 @@
-import { created } from "../audit/record";
-import { writeAudited } from "../audit/write";
+import { auditRecordInsert, created } from "../audit/record";
 import { getInScope, type WithEnv } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -100,30 +99,26 @@ export async function sendTestEvent({
 	const now = nowIso();
 	const stored = { id: newId("evt"), event, createdAt: now, data: sampleEventData(event, now), test: true };
 	const deliveryId = newId("dlv");
-	await writeAudited(
-		db,
-		scope,
-		[
-			db.insert(webhookEvents).values({ ...stored, environment: scope.environment, dispatchedAt: now }),
-			db.insert(webhookDeliveries).values({
-				id: deliveryId,
-				environment: scope.environment,
-				endpointId: endpoint.id,
-				eventId: stored.id,
-				event,
-				status: "pending",
-				// Claimed on creation: this request makes attempt 1 itself.
-				attempts: 1,
-				nextAttemptAt: new Date(Date.parse(now) + timeoutMs).toISOString(),
-				createdAt: now,
-			}),
-		],
-		{
+	await db.batch([
+		db.insert(webhookEvents).values({ ...stored, environment: scope.environment, dispatchedAt: now }),
+		db.insert(webhookDeliveries).values({
+			id: deliveryId,
+			environment: scope.environment,
+			endpointId: endpoint.id,
+			eventId: stored.id,
+			event,
+			status: "pending",
+			// Claimed on creation: this request makes attempt 1 itself.
+			attempts: 1,
+			nextAttemptAt: new Date(Date.parse(now) + timeoutMs).toISOString(),
+			createdAt: now,
+		}),
+		auditRecordInsert(db, scope, {
 			action: "webhook_delivery.created",
 			resourceId: deliveryId,
 			changes: created({ endpoint_id: endpoint.id, event, test: true }),
-		},
-	);
+		}),
+	]);
 	const secret = await openWebhookSecret(env, endpoint.id, endpoint.secret);
 	const outcome = await postWebhook({ url: endpoint.url, secret }, stored, timeoutMs);
 	await recordAttempt(
