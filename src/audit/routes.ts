@@ -68,11 +68,12 @@ const AuditLogPage = z
 	})
 	.openapi("AuditLogPage");
 
-// An instant as stored (ISO text sorts as time only within years 0000–9999), or no bound outside them.
-const within = (date: Date): string | undefined => {
-	const year = date.getUTCFullYear();
-	return year < 0 || year > 9999 ? undefined : date.toISOString();
-};
+// ISO text sorts as time only within years 0000–9999 (toISOString writes "+010000-…" beyond): a bound outside
+// them is no bound at all, or one nothing meets ("~" sorts after every date, "" before).
+const lowerBound = (date: Date): string | undefined =>
+	date.getUTCFullYear() < 0 ? undefined : date.getUTCFullYear() > 9999 ? "~" : date.toISOString();
+const upperBound = (date: Date): string | undefined =>
+	date.getUTCFullYear() < 0 ? "" : date.getUTCFullYear() > 9999 ? undefined : date.toISOString();
 
 export const auditRoutes = apiRouter();
 
@@ -106,10 +107,8 @@ auditRoutes.openapi(
 				resourceId: query.resource_id,
 				keyId: query.key_id,
 				action: query.action,
-				from:
-					from === undefined ? undefined : (within(from) ?? (from.getUTCFullYear() < 0 ? undefined : "~")),
-				until:
-					until === undefined ? undefined : (within(until) ?? (until.getUTCFullYear() < 0 ? "" : undefined)),
+				from: from === undefined ? undefined : lowerBound(from),
+				until: until === undefined ? undefined : upperBound(until),
 			},
 			limit: query.limit,
 			cursor: query.cursor,

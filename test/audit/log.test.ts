@@ -114,6 +114,13 @@ describe("GET /v1/audit-log", () => {
 		);
 		expect((await page(`?resource_id=${agent}&end_date=2020-01-01`)).records).toEqual([]);
 		expect((await page(`?resource_id=${agent}&start_date=2999-01-01T00:00:00Z`)).records).toEqual([]);
+		// Bounds past the years ISO text can sort (0000–9999) still mean what they say.
+		expect((await page(`?resource_id=${agent}&start_date=9999-12-31T23:00:00-05:00`)).records).toEqual([]);
+		expect((await page(`?resource_id=${agent}&end_date=0000-01-01T00:00:00%2B01:00`)).records).toEqual([]);
+		expect((await page(`?resource_id=${agent}&start_date=0000-01-01T00:00:00%2B01:00`)).records).toHaveLength(
+			2,
+		);
+		expect((await page(`?resource_id=${agent}&end_date=9999-12-31T23:00:00-05:00`)).records).toHaveLength(2);
 		expect((await page(`?resource_id=${agent}&limit=1`)).next_cursor).not.toBeNull();
 		expect((await page(`?resource_id=${agent}&limit=2`)).next_cursor).toBeNull();
 	});
