@@ -1,7 +1,9 @@
 /** What an audit record says: who, what, which fields from what to what; and what never gets one. */
-import { createMessageBatch } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Env } from "../../src/env";
+import entry from "../../src/index";
 import type { InvoiceJob } from "../../src/invoicing/jobs";
 import { handleInvoiceBatch } from "../../src/invoicing/monthly";
 import { cancelDueSubscriptions } from "../../src/subscriptions/scheduled";
@@ -10,6 +12,8 @@ import { currentPeriod } from "../invoicing/fixtures";
 import { createPlan, subscribe, uniqueKey } from "../subscriptions/fixtures";
 import { captureQueue, createEndpoint, stubReceiver } from "../webhooks/fixtures";
 import { allRecordText, prefixOf, recordCount, recordsOf } from "./fixtures";
+
+const worker: ExportedHandler<Env> = entry;
 
 afterEach(() => {
 	vi.restoreAllMocks();
@@ -200,6 +204,29 @@ describe("secrets", () => {
 			account_id: [account.id],
 			expires_at: [session.body.expires_at],
 		});
+	});
+});
+
+describe("retention", () => {
+	it("no cron deletes or changes a record, even 401 days on", async () => {
+		await createAccount();
+		const before = await recordsOf();
+		vi.spyOn(env.INVOICE_QUEUE, "sendBatch").mockResolvedValue({
+			metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } },
+		});
+		const later = Date.now() + 401 * 86_400_000;
+		const firstOfMonth = Date.parse(`${new Date(later).toISOString().slice(0, 7)}-01T00:05:00.000Z`);
+		for (const [cron, at] of [
+			["*/5 * * * *", later],
+			["5 0 1 * *", firstOfMonth],
+		] as const) {
+			await worker.scheduled?.(
+				createScheduledController({ cron, scheduledTime: at }),
+				env,
+				createExecutionContext(),
+			);
+		}
+		expect((await recordsOf()).slice(0, before.length)).toEqual(before);
 	});
 });
 
