@@ -2,6 +2,8 @@ import { HTTPException } from "hono/http-exception";
 import { accountRoutes } from "./accounts/routes";
 import { agentRoutes } from "./agents/routes";
 import { alertRoutes } from "./alerts/routes";
+import { auditContext } from "./audit/gate";
+import { auditRoutes } from "./audit/routes";
 import { balanceRoutes } from "./balance/routes";
 import { costRoutes } from "./costs/routes";
 import { creditRoutes } from "./credits/routes";
@@ -90,6 +92,7 @@ export function createApp() {
 	registerWebhookPayloads(app.openAPIRegistry);
 
 	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : gate(c, next)));
+	app.use("/v1/*", async (c, next) => (c.req.path === "/v1/openapi.json" ? next() : auditContext(c, next)));
 	app.use("/v1/*", singleQueryValues);
 	app.use("/v1/*", jsonBody);
 	app.use("/v1/*", refuseUnexpectedBody(app));
@@ -117,6 +120,7 @@ export function createApp() {
 	app.route("/v1", alertRoutes);
 	app.route("/v1", reservationRoutes);
 	app.route("/v1", portalSessionRoutes);
+	app.route("/v1", auditRoutes);
 
 	// The customer portal's API has its own gate: only portal tokens, never API keys (docs/portal.md).
 	app.use("/portal/api/*", portalGate);

@@ -8,6 +8,7 @@ import type { PageContext } from "./context";
 import { fill, h } from "./dom";
 import { agentPage, agentsPage } from "./pages/agents";
 import { apiKeysPage } from "./pages/api-keys";
+import { auditLogPage } from "./pages/audit-log";
 import { customerPage, customersPage } from "./pages/customers";
 import { eventsPage } from "./pages/events";
 import { invoicePage } from "./pages/invoice";
@@ -54,6 +55,7 @@ const routes: Route[] = [
 	},
 	{ pattern: /^\/settings\/api-keys$/, title: "API keys", nav: "api-keys", page: apiKeysPage },
 	{ pattern: /^\/settings\/webhooks$/, title: "Webhooks", nav: "webhooks", page: webhooksPage },
+	{ pattern: /^\/settings\/audit-log$/, title: "Audit log", nav: "audit-log", page: auditLogPage },
 	{ pattern: new RegExp(`^/settings/webhooks/${ID}$`), title: "Webhook", nav: "webhooks", page: webhookPage },
 ];
 
@@ -69,10 +71,11 @@ const NAV: [string, string, string][] = [
 	["unbilled", "#/usage/unbilled", "Unbilled usage"],
 	["api-keys", "#/settings/api-keys", "Settings → API keys"],
 	["webhooks", "#/settings/webhooks", "Settings → Webhooks"],
+	["audit-log", "#/settings/audit-log", "Settings → Audit log"],
 ];
 
 /** Pages that only admin keys may open (the API answers 403 to the others, and the page shows its words). */
-const ADMIN_ONLY = { "api-keys": true, webhooks: true };
+const ADMIN_ONLY = { "api-keys": true, webhooks: true, "audit-log": true };
 
 const root = document.getElementById("app") as HTMLElement;
 let identity: Identity | null = null;

@@ -1,6 +1,8 @@
+import { created } from "../audit/record";
+import { updateAudited, writeAudited } from "../audit/write";
 import { type Db, isUniqueViolation } from "../db/client";
 import { newestFirst } from "../db/pages";
-import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
+import { type ById, getInScope, type InScope, type Page } from "../db/rows";
 import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { conflict } from "../lib/errors";
@@ -64,7 +66,18 @@ export async function createAccount({ db, scope, input }: { db: Db; scope: Scope
 		updatedAt: now,
 	};
 	try {
-		await db.insert(accounts).values(row);
+		await writeAudited(db, scope, [db.insert(accounts).values(row)], {
+			action: "account.created",
+			resourceId: row.id,
+			changes: created({
+				name: row.name,
+				email: row.email,
+				billing_address: row.billingAddress,
+				currency: row.currency,
+				external_id: row.externalId,
+				net_terms_days: row.netTermsDays,
+			}),
+		});
 	} catch (error) {
 		if (isUniqueViolation(error)) throw duplicateExternalId(input.external_id);
 		throw error;
@@ -98,7 +111,7 @@ export async function updateAccount({
 		updatedAt: nowIso(),
 	};
 	try {
-		return toView(await updateInScope(db, scope, accounts, "account", id, changes));
+		return toView(await updateAudited(db, scope, accounts, "account", id, changes, "account.updated"));
 	} catch (error) {
 		if (isUniqueViolation(error)) throw duplicateExternalId(input.external_id);
 		throw error;

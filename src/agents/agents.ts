@@ -1,6 +1,8 @@
+import { created } from "../audit/record";
+import { updateAudited, writeAudited } from "../audit/write";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
-import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
+import { type ById, getInScope, type InScope, type Page } from "../db/rows";
 import { agents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { newId } from "../lib/ids";
@@ -43,7 +45,11 @@ export async function createAgent({
 		createdAt: now,
 		updatedAt: now,
 	};
-	await db.insert(agents).values(row);
+	await writeAudited(db, scope, [db.insert(agents).values(row)], {
+		action: "agent.created",
+		resourceId: row.id,
+		changes: created({ name: row.name, type: row.type, description: row.description }),
+	});
 	return toView(row);
 }
 
@@ -64,5 +70,7 @@ export async function updateAgent({
 }: ById & {
 	input: { name?: string; description?: string | null };
 }): Promise<AgentView> {
-	return toView(await updateInScope(db, scope, agents, "agent", id, { ...input, updatedAt: nowIso() }));
+	return toView(
+		await updateAudited(db, scope, agents, "agent", id, { ...input, updatedAt: nowIso() }, "agent.updated"),
+	);
 }

@@ -1,5 +1,8 @@
 import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { changed, created } from "../audit/record";
+import { writeAudited } from "../audit/write";
+import { abortUnlessChanged, isAbortedByGuard } from "../db/batch";
 import type { Db } from "../db/client";
 import type { InScope, Page } from "../db/rows";
 import { agentInstances } from "../db/schema";
@@ -41,33 +44,59 @@ export async function registerInstance({
 	input: { key: string; name?: string };
 }): Promise<{ instance: InstanceView; created: boolean }> {
 	await getAgent({ db, scope, id: agentId });
-	const inserted = await db
-		.insert(agentInstances)
-		.values({
-			environment: scope.environment,
-			key: input.key,
-			agentId,
-			name: input.name ?? null,
-			createdAt: nowIso(),
-		})
-		.onConflictDoNothing()
-		.returning();
-	if (inserted[0]) return { instance: toView(inserted[0]), created: true };
+	const now = nowIso();
+	const fresh = {
+		environment: scope.environment,
+		key: input.key,
+		agentId,
+		name: input.name ?? null,
+		createdAt: now,
+	};
+	try {
+		await writeAudited(
+			db,
+			scope,
+			[db.insert(agentInstances).values(fresh).onConflictDoNothing(), abortUnlessChanged(db.$client)],
+			{
+				action: "agent_instance.created",
+				resourceId: input.key,
+				changes: created({ agent_id: agentId, name: fresh.name }),
+			},
+		);
+		return { instance: toView(fresh), created: true };
+	} catch (error) {
+		if (!isAbortedByGuard(error)) throw error;
+	}
 
-	const [claimed] = await db
-		.update(agentInstances)
-		.set({ agentId, ...(input.name !== undefined ? { name: input.name } : {}) })
-		.where(
-			inScope(
-				scope,
-				agentInstances,
-				eq(agentInstances.key, input.key),
-				sql`(${agentInstances.agentId} IS NULL OR ${agentInstances.agentId} = ${agentId})`,
-			),
-		)
-		.returning();
-	if (!claimed) throw conflict(`Instance '${input.key}' is already assigned to another agent.`);
-	return { instance: toView(claimed), created: false };
+	// The key exists: claim it if unassigned or already this agent's.
+	const mine = sql`(${agentInstances.agentId} IS NULL OR ${agentInstances.agentId} = ${agentId})`;
+	const where = inScope(scope, agentInstances, eq(agentInstances.key, input.key), mine);
+	const [before] = await db.select().from(agentInstances).where(where);
+	if (!before) throw conflict(`Instance '${input.key}' is already assigned to another agent.`);
+	const set = { agentId, ...(input.name !== undefined ? { name: input.name } : {}) };
+	const changes = changed(
+		{ agent_id: before.agentId, name: before.name },
+		{ agent_id: agentId, name: input.name },
+	);
+	// Already this agent's, as asked: nothing to change, nothing to record.
+	if (Object.keys(changes).length === 0) return { instance: toView(before), created: false };
+	try {
+		await writeAudited(
+			db,
+			scope,
+			[db.update(agentInstances).set(set).where(where), abortUnlessChanged(db.$client)],
+			{
+				action: "agent_instance.updated",
+				resourceId: input.key,
+				changes,
+			},
+		);
+	} catch (error) {
+		if (isAbortedByGuard(error))
+			throw conflict(`Instance '${input.key}' is already assigned to another agent.`);
+		throw error;
+	}
+	return { instance: toView({ ...before, ...set }), created: false };
 }
 
 export async function listInstances({

@@ -3,10 +3,13 @@
  * which evaluates it on ingest (durable-objects/usage-accumulator/alerts.ts) and copies each trigger back to
  * D1's alert_triggers with its flush; a read shows the current period's state from there.
  */
+
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
+import { created, removed } from "../audit/record";
+import { writeAudited } from "../audit/write";
 import type { Db } from "../db/client";
 import { type ById, getInScope, type InScope, type Page, type WithEnv } from "../db/rows";
-import { alerts, alertTriggers, subscriptions } from "../db/schema";
+import { alerts, alertTriggers, auditRecords, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
@@ -106,7 +109,17 @@ export async function createAlert({
 		minCosts: type === "margin" ? Decimal.from(input.min_costs ?? 0).toString() : null,
 		createdAt: nowIso(),
 	};
-	await db.insert(alerts).values(row);
+	await writeAudited(db, scope, [db.insert(alerts).values(row)], {
+		action: "alert.created",
+		resourceId: row.id,
+		changes: created({
+			subscription_id: row.subscriptionId,
+			metric: row.metric,
+			threshold: row.threshold,
+			name: row.name,
+			block: row.block,
+		}),
+	});
 	// A sharded subscription's alerts live in its head, which the other shards report to.
 	const name = headAccumulator(scope.environment, subscription.id, subscription.shards);
 	try {
@@ -119,7 +132,11 @@ export async function createAlert({
 			...(row.minCosts === null ? {} : { minCosts: row.minCosts }),
 		});
 	} catch (error) {
-		await db.delete(alerts).where(eq(alerts.id, row.id));
+		// The alert never came to be: it goes, and so does the record of its creation.
+		await db.batch([
+			db.delete(alerts).where(eq(alerts.id, row.id)),
+			db.delete(auditRecords).where(eq(auditRecords.resourceId, row.id)),
+		]);
 		throw error;
 	}
 	// A threshold already reached triggers now; its trigger reaches D1 with the accumulator's flush.
@@ -192,8 +209,17 @@ export async function deleteAlert({
 		.where(inScope(scope, subscriptions, eq(subscriptions.id, row.subscriptionId)));
 	const name = headAccumulator(scope.environment, row.subscriptionId, owner?.shards ?? 1);
 	await usageAccumulator(env, name).removeAlert(id);
-	await db.batch([
-		db.delete(alerts).where(inScope(scope, alerts, eq(alerts.id, id))),
-		db.delete(alertTriggers).where(eq(alertTriggers.alertId, id)),
-	]);
+	await writeAudited(
+		db,
+		scope,
+		[
+			db.delete(alerts).where(inScope(scope, alerts, eq(alerts.id, id))),
+			db.delete(alertTriggers).where(eq(alertTriggers.alertId, id)),
+		],
+		{
+			action: "alert.deleted",
+			resourceId: id,
+			changes: removed({ subscription_id: row.subscriptionId, metric: row.metric, threshold: row.threshold }),
+		},
+	);
 }

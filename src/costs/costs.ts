@@ -1,5 +1,7 @@
 import { eq, gte, lte, type SQL, sql } from "drizzle-orm";
 import { instanceOfRow } from "../agents/instances";
+import { created } from "../audit/record";
+import { writeAudited } from "../audit/write";
 import { planInEffect } from "../billing-period/plan";
 import type { Db } from "../db/client";
 import type { InScope } from "../db/rows";
@@ -92,7 +94,7 @@ export async function createManualCost({
 		source: "manual",
 		created_at: nowIso(),
 	};
-	await db.insert(costRecords).values({
+	const insert = db.insert(costRecords).values({
 		id: record.id,
 		environment: scope.environment,
 		agentId: record.agent_id,
@@ -102,6 +104,18 @@ export async function createManualCost({
 		currency: record.currency,
 		period: record.period,
 		createdAt: record.created_at,
+	});
+	await writeAudited(db, scope, [insert], {
+		action: "cost.created",
+		resourceId: record.id,
+		changes: created({
+			agent_id: record.agent_id,
+			customer_id: record.customer_id,
+			cost_type: record.cost_type,
+			amount: record.amount.toString(),
+			currency: record.currency,
+			period: record.period,
+		}),
 	});
 	return record;
 }

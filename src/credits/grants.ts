@@ -5,6 +5,7 @@
  */
 
 import { getAccount } from "../accounts/accounts";
+import { auditInsert, created } from "../audit/record";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { InScope, Page } from "../db/rows";
@@ -134,6 +135,17 @@ export async function createGrant({
 			],
 			now,
 		),
+		auditInsert(d1, scope, {
+			action: "credit_grant.created",
+			resourceId: row.id,
+			changes: created({
+				account_id: accountId,
+				amount: row.amount,
+				currency,
+				expires_at: expiresAt,
+				description: row.description,
+			}),
+		}),
 	]);
 	return grantView(row, now);
 }
@@ -220,6 +232,11 @@ export async function voidGrant({
 			),
 			abortUnlessChanged(d1),
 			settleGrants(d1, scope.environment, [accountId], now),
+			auditInsert(d1, scope, {
+				action: "credit_grant.voided",
+				resourceId: grantId,
+				changes: { status: ["active", "voided"], voided_at: [null, now] },
+			}),
 		]);
 	} catch (error) {
 		if (isAbortedByGuard(error)) throw refuse(await readGrant(db, scope, accountId, grantId));

@@ -4,6 +4,7 @@
  * what credits left due; a void gives the credits it used back to their grants, in the same batch.
  */
 import { and, eq, sql } from "drizzle-orm";
+import { auditInsert, auditRecordInsert } from "../audit/record";
 import { settleGrants } from "../credits/ledger";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../db/batch";
 import type { ById } from "../db/rows";
@@ -72,6 +73,16 @@ export async function payInvoice({
 				currency: row.currency,
 				paid_at: paidAt,
 			}),
+			auditRecordInsert(db, scope, {
+				action: "invoice.paid",
+				resourceId: id,
+				changes: {
+					status: ["open", "paid"],
+					paid_at: [null, paidAt],
+					payment_id: [null, paymentId],
+					...(reference === undefined ? {} : { reference: [null, reference] }),
+				},
+			}),
 		]);
 	} catch (error) {
 		const now = await getInvoiceRow({ db, scope, id });
@@ -116,6 +127,11 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 				d1,
 				outboxInsert(db, scope, "invoice.voided", { ...invoiceEventData(voided), voided_at: voidedAt }),
 			),
+			auditInsert(d1, scope, {
+				action: "invoice.voided",
+				resourceId: id,
+				changes: { status: ["open", "void"], voided_at: [null, voidedAt] },
+			}),
 		]);
 	} catch (error) {
 		if (!isAbortedByGuard(error)) throw error;

@@ -12,6 +12,7 @@
  * ledger rows go in the same batch. If a concurrent batch spent those credits first, the ledger's trigger fails
  * ours whole, and the group is planned again from what is left.
  */
+import { auditInserts, created } from "../audit/record";
 import type { PeriodWindow } from "../billing-period/period";
 import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { chunkJsonRows, returned, statement } from "../db/batch";
@@ -213,7 +214,32 @@ async function insertInvoices(
 		),
 		now,
 	);
-	const results = await d1.batch([reserve, ...insertInvoices, ...insertLines, ...spendCredits, ...announce]);
+	const record = auditInserts(
+		d1,
+		scope,
+		invoices.map(({ row }) => ({
+			action: "invoice.created",
+			resourceId: row.id,
+			changes: created({
+				account_id: row.accountId,
+				subscription_id: row.subscriptionId,
+				billing_period: row.billingPeriod,
+				kind: row.kind,
+				status: row.status,
+				currency: row.currency,
+				amount: row.amount,
+				credits_applied: row.creditsApplied,
+			}),
+		})),
+	);
+	const results = await d1.batch([
+		reserve,
+		...insertInvoices,
+		...insertLines,
+		...spendCredits,
+		...announce,
+		...record,
+	]);
 	const numbers = new Map<string, number>();
 	for (const result of results.slice(1, 1 + insertInvoices.length)) {
 		for (const { id, number } of returned<{ id: string; number: number }>(result)) numbers.set(id, number);

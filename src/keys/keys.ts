@@ -1,7 +1,9 @@
 import { isNull } from "drizzle-orm";
+import { created } from "../audit/record";
+import { updateAudited, writeAudited } from "../audit/write";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
-import { type InScope, type Page, updateInScope } from "../db/rows";
+import type { InScope, Page } from "../db/rows";
 import { apiKeys } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
@@ -106,7 +108,19 @@ export async function createApiKey({
 		lastUsedAt: null,
 		revokedAt: null,
 	};
-	await db.insert(apiKeys).values(row);
+	// The record goes to the key's environment, where its admins look; never its secret or hash.
+	await writeAudited(db, scope, [db.insert(apiKeys).values(row)], {
+		action: "api_key.created",
+		resourceId: row.id,
+		environment,
+		changes: created({
+			type: row.type,
+			environment,
+			permission: row.permission,
+			name: row.name,
+			prefix: row.prefix,
+		}),
+	});
 	return { ...toView(row), key: secret };
 }
 
@@ -120,5 +134,14 @@ export async function listApiKeys({ db, scope, limit, offset }: InScope & Page) 
 
 /** Marks the key revoked; the caller also tells the key's rate limiter, which makes it answer 401 at once. */
 export async function revokeApiKey({ db, scope, id }: { db: Db; scope: Scope; id: string }): Promise<void> {
-	await updateInScope(db, scope, apiKeys, "API key", id, { revokedAt: nowIso() }, isNull(apiKeys.revokedAt));
+	await updateAudited(
+		db,
+		scope,
+		apiKeys,
+		"API key",
+		id,
+		{ revokedAt: nowIso() },
+		"api_key.revoked",
+		isNull(apiKeys.revokedAt),
+	);
 }

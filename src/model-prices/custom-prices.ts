@@ -3,7 +3,11 @@
  * service. A custom price may start up to 35 days back (as far as events can be dated) or at any later time;
  * catalog prices cannot be deleted.
  */
+
 import { eq } from "drizzle-orm";
+import { created, removed } from "../audit/record";
+import { writeAudited } from "../audit/write";
+import { abortUnlessChanged, isAbortedByGuard } from "../db/batch";
 import type { Db } from "../db/client";
 import { modelPrices } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -65,7 +69,7 @@ export async function createCustomPrice({
 		origin: "custom",
 		created_at: nowIso(),
 	};
-	await db.insert(modelPrices).values({
+	const insert = db.insert(modelPrices).values({
 		id: price.id,
 		environment: scope.environment,
 		provider: price.provider,
@@ -78,6 +82,21 @@ export async function createCustomPrice({
 		perRequest: price.per_request.toString(),
 		effectiveFrom: price.effective_from,
 		createdAt: price.created_at,
+	});
+	await writeAudited(db, scope, [insert], {
+		action: "model_price.created",
+		resourceId: price.id,
+		changes: created({
+			provider: price.provider,
+			model: price.model,
+			currency: price.currency,
+			input_per_million: price.input_per_million.toString(),
+			output_per_million: price.output_per_million.toString(),
+			cached_input_per_million: price.cached_input_per_million.toString(),
+			reasoning_per_million: price.reasoning_per_million.toString(),
+			per_request: price.per_request.toString(),
+			effective_from: price.effective_from,
+		}),
 	});
 	return price;
 }
@@ -92,11 +111,31 @@ export async function deleteCustomPrice({
 	scope: Scope;
 	id: string;
 }): Promise<{ effectiveFrom: string }> {
-	const deleted = await db
-		.delete(modelPrices)
-		.where(inScope(scope, modelPrices, eq(modelPrices.id, id)))
-		.returning({ id: modelPrices.id, effectiveFrom: modelPrices.effectiveFrom });
-	if (deleted[0] !== undefined) return { effectiveFrom: deleted[0].effectiveFrom };
+	const [row] = await db
+		.select()
+		.from(modelPrices)
+		.where(inScope(scope, modelPrices, eq(modelPrices.id, id)));
+	if (row !== undefined) {
+		try {
+			await writeAudited(
+				db,
+				scope,
+				[
+					db.delete(modelPrices).where(inScope(scope, modelPrices, eq(modelPrices.id, id))),
+					abortUnlessChanged(db.$client),
+				],
+				{
+					action: "model_price.deleted",
+					resourceId: id,
+					changes: removed({ provider: row.provider, model: row.model, effective_from: row.effectiveFrom }),
+				},
+			);
+			return { effectiveFrom: row.effectiveFrom };
+		} catch (error) {
+			if (!isAbortedByGuard(error)) throw error;
+			throw notFound("model price", id);
+		}
+	}
 	if (catalogPrices().some((price) => price.id === id)) {
 		throw new DomainError(
 			"conflict",

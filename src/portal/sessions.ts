@@ -3,13 +3,15 @@
  * its SHA-256 (like API keys), good until it expires or is revoked. Every portal request reads its session
  * from D1, so a revocation or an expiry answers 401 from the very next request.
  */
+
 import { and, eq, gt, isNull } from "drizzle-orm";
 import { getAccount } from "../accounts/accounts";
+import { created as createdFields } from "../audit/record";
+import { updateAudited, writeAudited } from "../audit/write";
 import type { Db } from "../db/client";
 import { portalSessions } from "../db/schema";
-import { inScope, type Scope } from "../db/scope";
+import type { Scope } from "../db/scope";
 import type { Environment } from "../env";
-import { notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { sha256Hex } from "../lib/sha256";
 
@@ -79,7 +81,12 @@ export async function createPortalSession({
 		revokedAt: null,
 		createdAt: new Date(created).toISOString(),
 	};
-	await db.insert(portalSessions).values(row);
+	// Neither the token, its hash nor the url carrying it is recorded.
+	await writeAudited(db, scope, [db.insert(portalSessions).values(row)], {
+		action: "portal_session.created",
+		resourceId: row.id,
+		changes: createdFields({ account_id: accountId, expires_at: row.expiresAt }),
+	});
 	return {
 		id: row.id,
 		account_id: accountId,
@@ -92,12 +99,16 @@ export async function createPortalSession({
 
 /** Revokes a session of this environment; an unknown or already revoked one is not found. */
 export async function revokePortalSession({ db, scope, id }: { db: Db; scope: Scope; id: string }) {
-	const revoked = await db
-		.update(portalSessions)
-		.set({ revokedAt: new Date().toISOString() })
-		.where(inScope(scope, portalSessions, eq(portalSessions.id, id), isNull(portalSessions.revokedAt)))
-		.returning({ id: portalSessions.id });
-	if (revoked.length === 0) throw notFound("portal session", id);
+	await updateAudited(
+		db,
+		scope,
+		portalSessions,
+		"portal session",
+		id,
+		{ revokedAt: new Date().toISOString() },
+		"portal_session.revoked",
+		isNull(portalSessions.revokedAt),
+	);
 }
 
 /** The live session of a token: known, not revoked, not expired at `now`; else undefined. */

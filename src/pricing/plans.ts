@@ -3,8 +3,10 @@
  * price is a new plan — so subscriptions and invoices can rely on a plan id meaning the same prices forever.
  * DELETE only archives: an archived plan stays readable and can still be simulated, but no longer subscribed to.
  */
+import { created } from "../audit/record";
+import { updateAudited, writeAudited } from "../audit/write";
 import { newestFirst } from "../db/pages";
-import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
+import { type ById, getInScope, type InScope, type Page } from "../db/rows";
 import { ratePlans } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
@@ -82,8 +84,21 @@ export async function createRatePlan({
 		createdAt: nowIso(),
 		prorate: input.prorate,
 	};
-	await db.insert(ratePlans).values(row);
-	return ratePlanView(row);
+	const view = ratePlanView(row);
+	await writeAudited(db, scope, [db.insert(ratePlans).values(row)], {
+		action: "rate_plan.created",
+		resourceId: row.id,
+		changes: created({
+			name: view.name,
+			description: view.description,
+			currency: view.currency,
+			base_fee: view.base_fee,
+			minimum_amount: view.minimum_amount,
+			prorate: view.prorate,
+			charges: view.charges,
+		}),
+	});
+	return view;
 }
 
 export async function getRatePlanRow({ db, scope, id }: ById): Promise<RatePlanRow> {
@@ -106,7 +121,11 @@ export async function listRatePlans({
 
 /** Idempotent: archiving an archived plan answers the plan again, unchanged. */
 export async function archiveRatePlan({ db, scope, id }: ById): Promise<RatePlanView> {
-	return ratePlanView(await updateInScope(db, scope, ratePlans, "rate plan", id, { status: "archived" }));
+	const row = await getRatePlanRow({ db, scope, id });
+	if (row.status === "archived") return ratePlanView(row);
+	return ratePlanView(
+		await updateAudited(db, scope, ratePlans, "rate plan", id, { status: "archived" }, "rate_plan.archived"),
+	);
 }
 
 export interface SimulationView extends RatedUsageJson {

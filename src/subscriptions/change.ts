@@ -4,7 +4,9 @@
  * whole batch rolls back and the operation starts again from a fresh read. So the webhook event always
  * describes the state that was stored, and a subscription is never cancelled twice.
  */
+
 import { ensureInstancesStatement } from "../agents/instances";
+import { auditInsert, changed } from "../audit/record";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import type { ById } from "../db/rows";
@@ -193,6 +195,14 @@ async function tryUpdate({
 		added.length > 0 ? statements.push(openMembershipsStatement(d1, scope, id, added, now)) - 1 : -1;
 	statements.push(
 		fromDrizzle(d1, outboxInsert(db, scope, "subscription.updated", subscriptionEventData(next))),
+		auditInsert(d1, scope, {
+			action: "subscription.updated",
+			resourceId: id,
+			changes: changed(
+				{ pending_rate_plan_id: view.pending_rate_plan_id, agent_instance_ids: view.agent_instance_ids },
+				{ pending_rate_plan_id: next.pending_rate_plan_id, agent_instance_ids: next.agent_instance_ids },
+			),
+		}),
 	);
 
 	let results: D1Result[];
@@ -294,6 +304,16 @@ async function tryCancel({
 		),
 		closeMembershipsStatement(d1, scope, id, now),
 		fromDrizzle(d1, outboxInsert(db, scope, "subscription.cancelled", subscriptionEventData(cancelled))),
+		auditInsert(d1, scope, {
+			action: "subscription.cancelled",
+			resourceId: id,
+			changes: changed(current.view, {
+				status: cancelled.status,
+				cancelled_at: cancelled.cancelled_at,
+				cancel_at: cancelled.cancel_at,
+				pending_rate_plan_id: cancelled.pending_rate_plan_id,
+			}),
+		}),
 	]);
 	const closed = membershipChanges(returned<Membership>(results[3]), false);
 	await announceMembershipChanges(
@@ -330,6 +350,14 @@ async function tryScheduleCancel({ env, db, scope, id }: { env: Env; db: Db; sco
 		),
 		...planHistoryStatements(d1, id, periodOf(now), null),
 		fromDrizzle(d1, outboxInsert(db, scope, "subscription.updated", subscriptionEventData(scheduled))),
+		auditInsert(d1, scope, {
+			action: "subscription.updated",
+			resourceId: id,
+			changes: changed(current.view, {
+				cancel_at: scheduled.cancel_at,
+				pending_rate_plan_id: scheduled.pending_rate_plan_id,
+			}),
+		}),
 	]);
 	return scheduled;
 }

@@ -1,4 +1,5 @@
 import { ensureInstancesStatement } from "../agents/instances";
+import { auditInsert, created } from "../audit/record";
 import { fromDrizzle, returned } from "../db/batch";
 import { isUniqueViolation } from "../db/client";
 import type { WithEnv } from "../db/rows";
@@ -108,6 +109,17 @@ export async function createSubscription({
 			),
 			openMembershipsStatement(d1, scope, view.id, keys, now),
 			fromDrizzle(d1, outboxInsert(db, scope, "subscription.created", subscriptionEventData(view))),
+			auditInsert(d1, scope, {
+				action: "subscription.created",
+				resourceId: view.id,
+				changes: created({
+					account_id: view.account_id,
+					rate_plan_id: view.rate_plan_id,
+					agent_instance_ids: view.agent_instance_ids,
+					started_at: view.started_at,
+					shards: view.shards,
+				}),
+			}),
 		]);
 	} catch (error) {
 		if (isUniqueViolation(error)) throw raceConflict();

@@ -1,7 +1,9 @@
 import { and, eq } from "drizzle-orm";
+import { actingAs, SYSTEM_CONTEXT } from "../audit/context";
+import { writeAudited } from "../audit/write";
 import type { Db } from "../db/client";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
-import type { Env } from "../env";
+import type { Env, Environment } from "../env";
 import { enqueueAttempt, MAX_ATTEMPTS, retryDelayAfter } from "./schedule";
 import type { AttemptOutcome, StoredEvent } from "./send";
 
@@ -103,13 +105,25 @@ export async function recordAttempt(
 			: { ...base, status: "pending" as const, nextAttemptAt: new Date(now + delay).toISOString() };
 	const update = db.update(webhookDeliveries).set(changes).where(madeAttempts(delivery.id, delivery.attempt));
 	if (outcome.gone) {
-		await db.batch([
-			update,
-			db
-				.update(webhookEndpoints)
-				.set({ status: "disabled", updatedAt: new Date(now).toISOString() })
-				.where(eq(webhookEndpoints.id, delivery.endpointId)),
-		]);
+		const [endpoint] = await db
+			.select({ environment: webhookEndpoints.environment, status: webhookEndpoints.status })
+			.from(webhookEndpoints)
+			.where(eq(webhookEndpoints.id, delivery.endpointId));
+		const disable = db
+			.update(webhookEndpoints)
+			.set({ status: "disabled", updatedAt: new Date(now).toISOString() })
+			.where(eq(webhookEndpoints.id, delivery.endpointId));
+		if (endpoint?.status !== "enabled") await db.batch([update, disable]);
+		else {
+			// The receiver turned the endpoint off, not whoever sent the request: the system is the actor.
+			await actingAs(SYSTEM_CONTEXT, () =>
+				writeAudited(db, { environment: endpoint.environment as Environment }, [update, disable], {
+					action: "webhook_endpoint.disabled",
+					resourceId: delivery.endpointId,
+					changes: { status: ["enabled", "disabled"] },
+				}),
+			);
+		}
 	} else {
 		await update;
 	}

@@ -1,5 +1,6 @@
 import { desc, eq, sql } from "drizzle-orm";
-import { getInScope, type InScope, type Page, updateInScope, type WithEnv } from "../db/rows";
+import { updateAudited } from "../audit/write";
+import { getInScope, type InScope, type Page, type WithEnv } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import { inScope } from "../db/scope";
 import { conflict, notFound } from "../lib/errors";
@@ -119,13 +120,14 @@ export async function retryDelivery({
 		throw conflict("This webhook endpoint is disabled; enable it (PATCH status 'enabled') before retrying.");
 	}
 	const now = nowIso();
-	const row = await updateInScope(
+	const row = await updateAudited(
 		db,
 		scope,
 		webhookDeliveries,
 		"delivery",
 		deliveryId,
 		{ status: "pending", nextAttemptAt: now },
+		"webhook_delivery.retried",
 		eq(webhookDeliveries.endpointId, endpointId),
 	);
 	await enqueueAttempt(env, { deliveryId: row.id, attempt: row.attempts + 1, dueAt: Date.parse(now) });

@@ -1,7 +1,10 @@
 import { eq } from "drizzle-orm";
+import { created, removed } from "../audit/record";
+import { updateAudited, writeAudited } from "../audit/write";
+import { abortUnlessChanged, isAbortedByGuard } from "../db/batch";
 import type { Db } from "../db/client";
 import { newestFirst } from "../db/pages";
-import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
+import { type ById, getInScope, type InScope, type Page } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
@@ -64,7 +67,11 @@ export async function createWebhookEndpoint({
 		createdAt: now,
 		updatedAt: now,
 	};
-	await db.insert(webhookEndpoints).values(row);
+	await writeAudited(db, scope, [db.insert(webhookEndpoints).values(row)], {
+		action: "webhook_endpoint.created",
+		resourceId: id,
+		changes: created({ url: row.url, events: row.events, description: row.description, status: row.status }),
+	});
 	return { ...toView(row), secret };
 }
 
@@ -95,19 +102,41 @@ export async function updateWebhookEndpoint({
 		...(input.status !== undefined ? { status: input.status } : {}),
 		updatedAt: nowIso(),
 	};
-	return toView(await updateInScope(db, scope, webhookEndpoints, "webhook endpoint", id, changes));
+	return toView(
+		await updateAudited(
+			db,
+			scope,
+			webhookEndpoints,
+			"webhook endpoint",
+			id,
+			changes,
+			"webhook_endpoint.updated",
+		),
+	);
 }
 
 /** Removes the endpoint and its delivery log; queued attempts for it find nothing and are dropped. */
 export async function deleteWebhookEndpoint({ db, scope, id }: ById): Promise<void> {
-	const [deleted] = await db.batch([
-		db
-			.delete(webhookEndpoints)
-			.where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id)))
-			.returning({ id: webhookEndpoints.id }),
-		db
-			.delete(webhookDeliveries)
-			.where(inScope(scope, webhookDeliveries, eq(webhookDeliveries.endpointId, id))),
-	]);
-	if (deleted.length === 0) throw notFound("webhook endpoint", id);
+	const before = await getInScope(db, scope, webhookEndpoints, "webhook endpoint", id);
+	try {
+		await writeAudited(
+			db,
+			scope,
+			[
+				db.delete(webhookEndpoints).where(inScope(scope, webhookEndpoints, eq(webhookEndpoints.id, id))),
+				abortUnlessChanged(db.$client),
+				db
+					.delete(webhookDeliveries)
+					.where(inScope(scope, webhookDeliveries, eq(webhookDeliveries.endpointId, id))),
+			],
+			{
+				action: "webhook_endpoint.deleted",
+				resourceId: id,
+				changes: removed({ url: before.url, events: before.events, status: before.status }),
+			},
+		);
+	} catch (error) {
+		if (isAbortedByGuard(error)) throw notFound("webhook endpoint", id);
+		throw error;
+	}
 }

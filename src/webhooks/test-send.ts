@@ -1,3 +1,4 @@
+import { auditRecordInsert, created } from "../audit/record";
 import { getInScope, type WithEnv } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import { newId } from "../lib/ids";
@@ -112,6 +113,11 @@ export async function sendTestEvent({
 			attempts: 1,
 			nextAttemptAt: new Date(Date.parse(now) + timeoutMs).toISOString(),
 			createdAt: now,
+		}),
+		auditRecordInsert(db, scope, {
+			action: "webhook_delivery.created",
+			resourceId: deliveryId,
+			changes: created({ endpoint_id: endpoint.id, event, test: true }),
 		}),
 	]);
 	const secret = await openWebhookSecret(env, endpoint.id, endpoint.secret);

@@ -44,7 +44,8 @@ describe("permission matrix (§3)", () => {
 			// §15: the export of a whole day's events is for admin keys.
 			// Custom model prices are written by admin keys only.
 			const isAdminWrite = method !== "GET" && path.startsWith("/v1/model-prices");
-			if (/^\/v1\/(api-keys|webhooks)/.test(path) || path === "/v1/events/export" || isAdminWrite)
+			// The audit log is read by admin keys only.
+			if (/^\/v1\/(api-keys|webhooks|audit-log)/.test(path) || path === "/v1/events/export" || isAdminWrite)
 				expect(access.api, route).toBe("admin");
 			else if (method === "GET" || path === "/v1/pricing/simulate")
 				expect(access.api, route).toBe("read-only");

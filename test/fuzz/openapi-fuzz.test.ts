@@ -1,7 +1,7 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createAccount, createKey, post } from "../helpers";
+import { ADMIN_KEY, type ApiResponse, call, createAccount, createKey, post } from "../helpers";
 import { dbFingerprint } from "../support/db-state";
 import {
 	arbitraryOf,
@@ -213,6 +213,20 @@ async function send(op: Operation, probe: Probe, key: string) {
 	return { status: response.status, headers: response.headers, text };
 }
 
+// Writes that leave no audit record by design: events, reservations, and the simulation, which changes nothing.
+const UNRECORDED = [
+	/^\/v1\/(actions|outcomes)(\/batch)?$/,
+	/\/reservations(\/|$)/,
+	/^\/v1\/pricing\/simulate$/,
+];
+
+function recordsChanges(op: Operation): boolean {
+	return op.method !== "GET" && op.path.startsWith("/v1/") && !UNRECORDED.some((p) => p.test(op.path));
+}
+
+/** The row count of the audit log in a fingerprint ("<rows>:<hash>"). */
+const auditCount = (fingerprint: Record<string, string>) => Number(fingerprint.audit_records?.split(":")[0]);
+
 beforeAll(() => {
 	// Webhook endpoints the fuzzer creates get deliveries: answer them here instead of the network.
 	vi.spyOn(globalThis, "fetch").mockImplementation(async () => new Response("ok"));
@@ -234,6 +248,19 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED})`, () =>
 				const response = await send(op, probe, key);
 				const what = `seed ${SEED}, ${op.method} ${probe.path}?${new URLSearchParams(probe.query)} (${probe.label}) body ${probe.body?.slice(0, 200)} → ${response.status} ${response.text.slice(0, 300)}`;
 				expect(response.status, what).toBeLessThan(500);
+				// A change made is recorded in the audit log, and only a change: a write that changed nothing (a
+				// generation with nothing to bill), a read, or a portal call records nothing.
+				if (response.status < 300 && before.audit_records !== undefined) {
+					const after = await dbFingerprint();
+					const changed = Object.keys(after).filter((t) => t !== "audit_records" && after[t] !== before[t]);
+					const recorded = auditCount(after) - auditCount(before);
+					if (recordsChanges(op) && changed.length > 0)
+						expect(
+							recorded,
+							`${what}: changed ${changed.join(", ")} without an audit record`,
+						).toBeGreaterThan(0);
+					else expect(recorded, `${what}: an audit record without a change`).toBe(0);
+				}
 				if (response.status >= 400) {
 					const body = JSON.parse(response.text);
 					expect(typeof body.error?.code, what).toBe("string");
@@ -244,4 +271,127 @@ describe(`fuzzing every operation of the OpenAPI document (seed ${SEED})`, () =>
 			}
 		});
 	}
+});
+
+describe(`fuzzing the customer portal's credentials (seed ${SEED})`, () => {
+	const portalOperations = operations.filter((op) => op.path.startsWith("/portal/api/"));
+
+	it("finds the portal's operations", () => {
+		expect(portalOperations.length).toBeGreaterThanOrEqual(4);
+	});
+
+	it("answers 401 to anything but a live portal token, and 404 for another account's ids", async () => {
+		const revoked = await portalToken();
+		const revokedId = (
+			await env.DB.prepare("SELECT id FROM portal_sessions ORDER BY created_at DESC, id DESC LIMIT 1").first<{
+				id: string;
+			}>()
+		)?.id;
+		expect((await call("DELETE", `/v1/portal-sessions/${revokedId}`)).status).toBe(204);
+		const keys = [ADMIN_KEY, await createKey("admin"), await createKey("read-only"), await createKey("sdk")];
+		const credentials = fc.oneof(
+			fc.constantFrom(...keys, revoked, "pst_", "pst_not-a-token", `${revoked}x`, revoked.toUpperCase()),
+			fc.string({ maxLength: 80 }).map((s) => `pst_${s}`),
+			fc.string({ maxLength: 80 }),
+		);
+		const samples = sample(fc.tuple(credentials, fc.nat(), fc.boolean()), 40, 7_000);
+		for (const [credential, pick, bearer] of samples) {
+			const op = portalOperations[pick % portalOperations.length] as Operation;
+			const before = await dbFingerprint();
+			const header = bearer ? `Bearer ${credential}` : credential;
+			let response: Response;
+			try {
+				response = await exports.default.fetch(
+					new Request(`${BASE}${pathWith(op)}`, { method: op.method, headers: { Authorization: header } }),
+				);
+			} catch {
+				continue; // a header value fetch itself refuses (control characters) never reaches the Worker
+			}
+			const what = `seed ${SEED}, ${op.method} ${op.path} with Authorization ${JSON.stringify(header.slice(0, 40))}`;
+			expect(response.status, what).toBe(401);
+			const body = (await response.json()) as { error: { code: string; request_id: string } };
+			expect(body.error.code, what).toBe("unauthorized");
+			expect(body.error.request_id, what).toBe(response.headers.get("X-Request-Id"));
+			expect(await dbFingerprint(), what).toEqual(before);
+		}
+
+		// A live token reaches only its own account: any other id is not found.
+		const token = await portalToken();
+		const ids = sample(fc.stringMatching(/^(inv|acct|pay)_[0-9a-z]{1,26}$/), 10, 7_500);
+		for (const [i, id] of ids.entries()) {
+			const op = portalOperations.filter((o) => o.path.includes("{"))[i % 2] as Operation | undefined;
+			if (!op) continue;
+			const path = op.path.replace(/\{[^}]+\}/, segment(id));
+			const response = await exports.default.fetch(
+				new Request(`${BASE}${path}`, { headers: { Authorization: `Bearer ${token}` } }),
+			);
+			expect(response.status, `seed ${SEED}, GET ${path}`).toBe(404);
+		}
+	});
+});
+
+describe(`fuzzing the audit log's pages (seed ${SEED})`, () => {
+	it("walks any filter at any page size through every matching record once, newest first", async () => {
+		const keys = [await createKey("admin"), await createKey("read-write")];
+		const keyIds = (
+			await env.DB.prepare(
+				"SELECT resource_id FROM audit_records WHERE action = 'api_key.created' ORDER BY seq DESC LIMIT 2",
+			).all<{
+				resource_id: string;
+			}>()
+		).results.map((r) => r.resource_id);
+		const agents: string[] = [];
+		for (let i = 0; i < 12; i++) {
+			const created = await call("POST", "/v1/agents", {
+				key: keys[i % 2],
+				body: { name: `Fuzz ${i}`, type: "custom" },
+			});
+			agents.push(created.body.id);
+			if (i % 3 === 0)
+				await call("PATCH", `/v1/agents/${created.body.id}`, { key: keys[1], body: { name: `F${i}` } });
+		}
+		const filters = fc.record(
+			{
+				resource_id: fc.constantFrom(...agents, "agt_none"),
+				key_id: fc.constantFrom(...keyIds),
+				action: fc.constantFrom("agent.created", "agent.updated", "api_key.created", "invoice.paid"),
+			},
+			{ requiredKeys: [] },
+		);
+		for (const [filter, limit, writeBetween] of sample(
+			fc.tuple(filters, fc.integer({ min: 1, max: 7 }), fc.boolean()),
+			15,
+			8_000,
+		)) {
+			const where = Object.entries(filter)
+				.map(([name]) => `${name} = ?`)
+				.join(" AND ");
+			const expected = (
+				await env.DB.prepare(
+					`SELECT id FROM audit_records WHERE environment = 'live'${where ? ` AND ${where}` : ""} ORDER BY at DESC, id DESC`,
+				)
+					.bind(...Object.values(filter))
+					.all<{ id: string }>()
+			).results.map((r) => r.id);
+			const seen: string[] = [];
+			let cursor: string | null = null;
+			do {
+				const query: URLSearchParams = new URLSearchParams({
+					...filter,
+					limit: String(limit),
+					...(cursor ? { cursor } : {}),
+				});
+				const response: ApiResponse = await call("GET", `/v1/audit-log?${query}`);
+				const what = `seed ${SEED}, /v1/audit-log?${query}`;
+				expect(response.status, what).toBe(200);
+				expect(response.body.records.length, what).toBeLessThanOrEqual(limit);
+				seen.push(...response.body.records.map((r: { id: string }) => r.id));
+				cursor = response.body.next_cursor;
+				// Records written while paging land before the first page, never on the pages still to come.
+				if (writeBetween)
+					await call("POST", "/v1/agents", { key: keys[0], body: { name: "Meanwhile", type: "custom" } });
+			} while (cursor !== null && seen.length <= expected.length);
+			expect(seen, `seed ${SEED}, ${JSON.stringify(filter)} limit ${limit}`).toEqual(expected);
+		}
+	});
 });

@@ -99,9 +99,10 @@ describe("storing a group of invoices", () => {
 		const stored = await storeInvoices(database(d1), d1, scope, window, drafts, NOW);
 
 		// One read of the issue terms (settle expired credits, the accounts, their grants), then one write batch:
-		// the counter, then one statement each for invoices, lines and outbox rows, whatever the group's size.
+		// the counter, then one statement each for invoices, lines, outbox rows and audit records, whatever the
+		// group's size.
 		expect(calls.batches).toBe(2);
-		expect(calls.statements).toBe(3 + 4);
+		expect(calls.statements).toBe(3 + 5);
 		expect(stored.map((invoice) => invoice.number)).toEqual(
 			Array.from({ length: 30 }, (_, i) => `INV-${String(i + 1).padStart(6, "0")}`),
 		);
