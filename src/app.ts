@@ -4,6 +4,7 @@ import { agentRoutes } from "./agents/routes";
 import { alertRoutes } from "./alerts/routes";
 import { balanceRoutes } from "./balance/routes";
 import { costRoutes } from "./costs/routes";
+import { couponRoutes } from "./coupons/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
 import { eventRoutes } from "./events/routes";
@@ -103,6 +104,7 @@ export function createApp() {
 	app.route("/v1", reportRoutes);
 	app.route("/v1", pricingRoutes);
 	app.route("/v1", subscriptionRoutes);
+	app.route("/v1", couponRoutes);
 	app.route("/v1", upcomingInvoiceRoutes);
 	app.route("/v1", invoiceRoutes);
 	app.route("/v1", paymentRoutes);

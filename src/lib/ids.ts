@@ -23,7 +23,9 @@ export type IdPrefix =
 	| "req"
 	| "alr"
 	| "pss"
-	| "mpr";
+	| "mpr"
+	| "cpn"
+	| "dsc";
 
 const RANDOM_DIGITS = 16;
 
