@@ -76,7 +76,8 @@ const Subscription = z
 			description:
 				"Negotiated prices that take effect at the start of the next billing period; null when nothing is pending.",
 		}),
-		discount: SubscriptionDiscount.nullable().openapi({
+		// A union, not .nullable(): that would make the registered Discount schema itself nullable.
+		discount: z.union([SubscriptionDiscount, z.null()]).openapi({
 			description: "The coupon applied to the current period (or later ones); null when none.",
 		}),
 		created_at: z.string(),
