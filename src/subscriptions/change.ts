@@ -118,7 +118,8 @@ const sameOverrides = (a: readonly PriceOverride[] | null, b: readonly PriceOver
 /**
  * The next period's plan and negotiated prices once the PATCH is applied, or null when it is rated like this one.
  * Overrides given apply to the next period's plan (checked against it); a plan change without them starts the
- * new plan at its list prices; otherwise the pending (or current) prices stay.
+ * new plan at its list prices, and withdrawing it keeps the current prices; otherwise the pending (or current)
+ * prices stay.
  */
 async function nextPeriodAfter(
 	db: Db,
@@ -140,6 +141,9 @@ async function nextPeriodAfter(
 		overrides = given;
 	} else if (pending !== null && pending !== view.pending_rate_plan_id) {
 		overrides = [];
+	} else if (pending === null && view.pending_rate_plan_id !== null) {
+		// Withdrawing a plan change withdraws what it did to the prices too.
+		overrides = view.price_overrides;
 	} else {
 		overrides = view.pending_price_overrides ?? view.price_overrides;
 	}

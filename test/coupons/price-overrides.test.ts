@@ -212,6 +212,10 @@ describe("price overrides on PATCH", () => {
 		const other = await createPlan({ base_fee: 20 });
 		const changed = await patch(`/v1/subscriptions/${id}`, { rate_plan_id: other.id });
 		expect(changed.body).toMatchObject({ pending_rate_plan_id: other.id, pending_price_overrides: [] });
+		// Withdrawing the plan change withdraws its prices too: nothing is pending.
+		const withdrawn = await patch(`/v1/subscriptions/${id}`, { rate_plan_id: response.body.rate_plan_id });
+		expect(withdrawn.body).toMatchObject({ pending_rate_plan_id: null, pending_price_overrides: null });
+		expect(await historyOf(id)).toHaveLength(1);
 		const withPrices = await patch(`/v1/subscriptions/${id}`, {
 			rate_plan_id: other.id,
 			price_overrides: [cheaperTokens],
