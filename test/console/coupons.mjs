@@ -109,6 +109,20 @@ describe("coupons in the console", { timeout: 200_000 }, () => {
 		assert.deepEqual(await seriousViolations(), []);
 	});
 
+	it("neither page scrolls sideways on a phone", { timeout: 60_000 }, async () => {
+		await page.setViewportSize({ width: 390, height: 844 });
+		for (const hash of ["#/coupons", `#/subscriptions/${subscription.id}`]) {
+			await open(hash);
+			await page.waitForLoadState("networkidle");
+			const overflow = await page.evaluate(() =>
+				Math.max(0, document.documentElement.scrollWidth - window.innerWidth),
+			);
+			assert.equal(overflow, 0, `${hash} at 390 px scrolls sideways`);
+			assert.deepEqual(await seriousViolations(), [], hash);
+		}
+		await page.setViewportSize({ width: 1440, height: 900 });
+	});
+
 	it("archives the coupon after a confirmation", { timeout: 60_000 }, async () => {
 		await open("#/coupons");
 		await page.locator("tr", { hasText: code }).locator("button:has-text('Archive')").click();
