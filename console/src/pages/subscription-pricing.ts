@@ -4,7 +4,7 @@
  */
 import type { PageContext } from "../context";
 import { formValues, h } from "../dom";
-import { money, quantity } from "../format";
+import { quantity } from "../format";
 import type { Coupon, Discount, PriceOverride, RatePlan, Subscription } from "../types";
 import { field, fillWhenReady, runInto, section, table } from "../ui";
 import { couponTerms } from "./coupons";
@@ -13,14 +13,13 @@ type Priced = RatePlan["charges"][number] | PriceOverride;
 
 /** One line that says how a metric is priced: "0.001 per unit, 1,000 included". */
 export function priceTerms(price: Priced, currency: string): string {
-	const each = (amount: number) => money(amount, currency).replace(/\.?0+$/, "") || money(amount, currency);
 	let terms: string;
 	switch (price.model) {
 		case "per_unit":
 			terms = `${quantity(price.unit_price)} ${currency} per unit`;
 			break;
 		case "package":
-			terms = `${each(price.package_price)} per ${quantity(price.package_size)} units`;
+			terms = `${quantity(price.package_price)} ${currency} per ${quantity(price.package_size)} units`;
 			break;
 		case "tiered":
 		case "volume":
@@ -48,7 +47,7 @@ export function pricingSections(
 	subscription: Subscription,
 	plan: RatePlan | null,
 ): HTMLElement[] {
-	return [negotiatedPrices(subscription, plan), discountSection(ctx, subscription, plan)];
+	return [negotiatedPrices(subscription, plan), discountSection(ctx, subscription)];
 }
 
 function negotiatedPrices(subscription: Subscription, plan: RatePlan | null): HTMLElement {
@@ -66,7 +65,7 @@ function negotiatedPrices(subscription: Subscription, plan: RatePlan | null): HT
 			h(
 				"span",
 				{ "data-override": charge.metric },
-				negotiated ? h("strong", null, priceTerms({ ...negotiated }, currency)) : "list price",
+				negotiated ? h("strong", null, priceTerms(negotiated, currency)) : "list price",
 			),
 			pending === null ? "—" : next ? priceTerms(next, currency) : "list price",
 		];
@@ -82,7 +81,7 @@ function negotiatedPrices(subscription: Subscription, plan: RatePlan | null): HT
 	);
 }
 
-function discountSection(ctx: PageContext, subscription: Subscription, plan: RatePlan | null): HTMLElement {
+function discountSection(ctx: PageContext, subscription: Subscription): HTMLElement {
 	const slot = h("div", { "data-discount": subscription.id });
 	const show = (discount: Discount | null) =>
 		fillWhenReady(slot, ctx.signal, async () => {
@@ -100,13 +99,12 @@ function discountSection(ctx: PageContext, subscription: Subscription, plan: Rat
 		});
 	void show(subscription.discount);
 	const canApply = ctx.identity.permission !== "read-only" && subscription.status === "active";
-	return section("Discount", slot, canApply ? applyForm(ctx, subscription, plan, show) : null);
+	return section("Discount", slot, canApply ? applyForm(ctx, subscription, show) : null);
 }
 
 function applyForm(
 	ctx: PageContext,
 	subscription: Subscription,
-	_plan: RatePlan | null,
 	show: (discount: Discount | null) => Promise<void>,
 ): HTMLElement {
 	const result = h("div", { "aria-live": "polite" });
