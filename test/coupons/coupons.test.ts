@@ -7,7 +7,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { addPeriods } from "../../src/lib/time";
 import { ADMIN_KEY, createAccount, createKey, del, expectError, get, post } from "../helpers";
-import { currentPeriod } from "../invoicing/fixtures";
+import { currentPeriod, sdkKey } from "../invoicing/fixtures";
 import { createPlan, subscribe, uniqueKey } from "../subscriptions/fixtures";
 
 const code = (prefix = "C") => `${prefix}${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
@@ -207,6 +207,29 @@ describe("POST /v1/subscriptions/{id}/discounts", () => {
 		);
 		expect(await discountRows(subscription.id)).toHaveLength(1);
 		expect(await timesRedeemed(second.id)).toBe(0);
+	});
+
+	it("takes a new discount once the last one has ended, and rates each period with the one covering it", async () => {
+		const { subscription } = await subscribe();
+		const once = await createCoupon({ duration: "once" });
+		expect(
+			(await post(`/v1/subscriptions/${subscription.id}/discounts`, { coupon_id: once.id })).status,
+		).toBe(201);
+		// A month later: the once-only discount covered the previous period only.
+		const previous = addPeriods(currentPeriod(), -1);
+		await env.DB.prepare(
+			"UPDATE subscription_discounts SET start_period = ?1, end_period = ?1 WHERE subscription_id = ?2",
+		)
+			.bind(previous, subscription.id)
+			.run();
+		expect((await get(`/v1/subscriptions/${subscription.id}`)).body.discount).toBeNull();
+		const usage = await get(`/v1/usage?subscription_id=${subscription.id}`, { key: await sdkKey() });
+		expect(usage.body.charges.map((c: { metric: string }) => c.metric)).not.toContain("discount");
+		const next = await createCoupon({ percent_off: 10 });
+		const applied = await post(`/v1/subscriptions/${subscription.id}/discounts`, { coupon_id: next.id });
+		expect(applied.status, JSON.stringify(applied.body)).toBe(201);
+		expect((await get(`/v1/subscriptions/${subscription.id}`)).body.discount.coupon_id).toBe(next.id);
+		expect(await discountRows(subscription.id)).toHaveLength(2);
 	});
 
 	it("answers 409 for an archived, expired or exhausted coupon, and for another currency", async () => {
