@@ -134,6 +134,30 @@ describe("amount-off discounts", () => {
 		expect((await generate(currentPeriod(), account.id)).invoices).toEqual([]);
 	});
 
+	it("come after the minimum's top-up, which a supplementary invoice takes back once usage passes it", async () => {
+		const { account, subscription, instances } = await customer({
+			base_fee: 0,
+			minimum_amount: 100,
+			charges: [calls(1)],
+		});
+		await applyCoupon(subscription.id, { amount_off: 50, currency: "USD" });
+		await sendActions(actions(instances[0] as string, "llm_call", 30));
+		const regular = await generateOne(currentPeriod(), account.id);
+		expect(linesOf(regular)).toEqual([
+			["calls", 30, 30],
+			["minimum_commitment", 1, 70],
+			["discount", 1, -50],
+		]);
+		// 100 more calls: 130 passes the minimum; the 50 off were granted already.
+		await sendActions(actions(instances[0] as string, "llm_call", 100));
+		const supplementary = await generateOne(currentPeriod(), account.id);
+		expect(linesOf(supplementary)).toEqual([
+			["calls", 100, 100],
+			["minimum_commitment", -1, -70],
+		]);
+		expect(regular.amount + supplementary.amount).toBe(80);
+	});
+
 	it("do not touch a period the discount does not cover", async () => {
 		const { account, subscription, instances } = await customer({ base_fee: 10, charges: [calls(1)] });
 		await sendActions(actions(instances[0] as string, "llm_call", 1));
