@@ -6,6 +6,7 @@ import { auditContext } from "./audit/gate";
 import { auditRoutes } from "./audit/routes";
 import { balanceRoutes } from "./balance/routes";
 import { costRoutes } from "./costs/routes";
+import { couponRoutes } from "./coupons/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
 import { eventRoutes } from "./events/routes";
@@ -107,6 +108,7 @@ export function createApp() {
 	app.route("/v1", reportRoutes);
 	app.route("/v1", pricingRoutes);
 	app.route("/v1", subscriptionRoutes);
+	app.route("/v1", couponRoutes);
 	app.route("/v1", upcomingInvoiceRoutes);
 	app.route("/v1", invoiceRoutes);
 	app.route("/v1", paymentRoutes);

@@ -9,6 +9,7 @@ import { fill, h } from "./dom";
 import { agentPage, agentsPage } from "./pages/agents";
 import { apiKeysPage } from "./pages/api-keys";
 import { auditLogPage } from "./pages/audit-log";
+import { couponsPage } from "./pages/coupons";
 import { customerPage, customersPage } from "./pages/customers";
 import { eventsPage } from "./pages/events";
 import { invoicePage } from "./pages/invoice";
@@ -47,6 +48,7 @@ const routes: Route[] = [
 	{ pattern: /^\/events$/, title: "Events", nav: "events", page: eventsPage },
 	{ pattern: /^\/usage\/unbilled$/, title: "Unbilled usage", nav: "unbilled", page: unbilledPage },
 	{ pattern: /^\/payments$/, title: "Payments", nav: "payments", page: paymentsPage },
+	{ pattern: /^\/coupons$/, title: "Coupons", nav: "coupons", page: couponsPage },
 	{
 		pattern: new RegExp(`^/subscriptions/${ID}$`),
 		title: "Subscription",
@@ -66,6 +68,7 @@ const NAV: [string, string, string][] = [
 	["customers", "#/customers", "Customers"],
 	["invoices", "#/invoices", "Invoices"],
 	["payments", "#/payments", "Payments"],
+	["coupons", "#/coupons", "Coupons"],
 	["agents", "#/agents", "Agents"],
 	["events", "#/events", "Events"],
 	["unbilled", "#/usage/unbilled", "Unbilled usage"],

@@ -1,7 +1,8 @@
 /**
  * The plan that rates one subscription's billing period: the plan history's row for that period (a plan change
  * applies from the next period, so a period is always rated by one plan). Shared by real-time usage, upcoming
- * invoices and anything else that prices a single subscription outside a generation run.
+ * invoices and anything else that prices a single subscription outside a generation run. The subscription's
+ * price overrides for that period are applied to the plan's charges.
  */
 import { and, eq, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
@@ -9,6 +10,7 @@ import type { Db } from "../db/client";
 import { ratePlans, subscriptionPlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { RatePlanRow } from "../pricing/plans";
+import { effectivePlan, type PriceOverride } from "../pricing/price-overrides";
 
 /**
  * The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. P is
@@ -25,10 +27,31 @@ export function planInEffect(
 	), ${subscriptions.ratePlanId})`;
 }
 
+/**
+ * The price overrides of the plan history row in effect for P (JSON text, or null: the plan's own prices), so a
+ * period is rated by one set of prices (docs/discounts.md#negotiated-prices).
+ */
+export function overridesInEffect(
+	period: string | SQLiteColumn,
+	subscriptionId: SQLiteColumn = subscriptions.id,
+): SQL<string | null> {
+	return sql<string | null>`(
+		SELECT ${subscriptionPlans.priceOverrides} FROM ${subscriptionPlans}
+		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptionId} AND ${subscriptionPlans.effectivePeriod} <= ${period}
+		ORDER BY ${subscriptionPlans.effectivePeriod} DESC LIMIT 1
+	)`;
+}
+
+/** A plan row as the subscription's overrides (JSON text from overridesInEffect) price it. */
+export function planWithOverrides(plan: RatePlanRow, overrides: string | null | undefined): RatePlanRow {
+	if (!overrides) return plan;
+	return effectivePlan(plan, JSON.parse(overrides) as PriceOverride[]);
+}
+
 /** The query for the plan in effect for `period`; its result is empty for an unknown subscription. */
 export function periodPlanQuery(db: Db, scope: Scope, subscriptionId: string, period: string) {
 	return db
-		.select({ plan: ratePlans })
+		.select({ plan: ratePlans, overrides: overridesInEffect(period).as("plan_price_overrides") })
 		.from(subscriptions)
 		.innerJoin(
 			ratePlans,
@@ -44,5 +67,5 @@ export async function planForPeriod(
 	period: string,
 ): Promise<RatePlanRow | null> {
 	const [row] = await periodPlanQuery(db, scope, subscriptionId, period);
-	return row?.plan ?? null;
+	return row ? planWithOverrides(row.plan, row.overrides) : null;
 }

@@ -7,6 +7,7 @@ export * from "./schema/access";
 export * from "./schema/alerts";
 export * from "./schema/audit";
 export * from "./schema/billing";
+export * from "./schema/coupons";
 export * from "./schema/customers";
 export * from "./schema/model-prices";
 export * from "./schema/subscriptions";

@@ -42,6 +42,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Agents: "Agents and the instance keys their deployments send events with.",
 	Accounts: "The customers who are billed.",
 	Pricing: "Rate plans and what-if pricing.",
+	Coupons: "Percentages or amounts off, and the discounts that apply them to subscriptions.",
 	Subscriptions:
 		"An account on a rate plan, with the agent instances it pays for; a hot one may be counted in shards (set at creation).",
 	Metering: "Actions and outcomes sent by agents (SDK keys), and usage so far.",

@@ -16,6 +16,12 @@ import {
 	proratedBaseFeeDescription,
 	rateWithProration,
 } from "../billing-period/proration";
+import {
+	DISCOUNT_METRIC,
+	discountDescription,
+	type PeriodDiscount,
+	withDiscount,
+} from "../coupons/period-discount";
 import { Decimal } from "../lib/decimal";
 import type { Charge } from "../pricing/plan";
 import type { RatePlanRow } from "../pricing/plans";
@@ -74,6 +80,8 @@ export interface SubscriptionPeriodState {
 	invoicedWhileOpen?: boolean;
 	/** Set when the plan prorates and the subscription was not active the whole period (proration.ts). */
 	baseFeeProration?: BaseFeeProration | null;
+	/** The coupon applied to the period, if any: its line comes after the minimum's top-up (docs/discounts.md). */
+	discount?: PeriodDiscount | null;
 }
 
 export interface DraftLine {
@@ -103,6 +111,8 @@ interface MeteredLine {
 	shares: Map<string | null, Decimal> | null;
 	/** How the base fee line reads: "Base fee", or how it was prorated. */
 	baseFeeDescription?: string;
+	/** How the discount line reads: the coupon's code and what it takes off. */
+	label?: string;
 }
 
 const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
@@ -149,16 +159,20 @@ function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	const shares = sharesByMetric(pricing.charges, state.usage, metrics);
 	const charges = new Map(pricing.charges.map((c) => [c.metric, c]));
 	const proration = state.baseFeeProration ?? null;
-	return rateWithProration(pricing, quantities, proration).charges.map((rated) => ({
+	const discounted = withDiscount(rateWithProration(pricing, quantities, proration), state.discount ?? null);
+	return discounted.charges.map((rated) => ({
 		metric: rated.metric,
 		charge: charges.get(rated.metric) ?? null,
 		quantity: rated.quantity,
 		amount: rated.amount,
 		shares:
-			rated.metric === BASE_FEE_METRIC || rated.metric === MINIMUM_METRIC
+			rated.metric === BASE_FEE_METRIC || rated.metric === MINIMUM_METRIC || rated.metric === DISCOUNT_METRIC
 				? null
 				: (shares.get(rated.metric) ?? new Map()),
 		baseFeeDescription: proration === null ? BASE_FEE_DESCRIPTION : proratedBaseFeeDescription(proration),
+		...(rated.metric === DISCOUNT_METRIC && state.discount
+			? { label: discountDescription(state.discount) }
+			: {}),
 	}));
 }
 
@@ -174,6 +188,7 @@ function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] 
 /** A line without a charge: the minimum's top-up, or the base fee (prorated or not). */
 function flatDescription(line: MeteredLine): string {
 	if (line.metric === MINIMUM_METRIC) return MINIMUM_DESCRIPTION;
+	if (line.label !== undefined) return line.label;
 	return line.baseFeeDescription ?? BASE_FEE_DESCRIPTION;
 }
 

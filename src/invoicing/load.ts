@@ -8,8 +8,9 @@ import { and, asc, eq, gt, gte, isNull, lt, or, type SQL, sql } from "drizzle-or
 import type { SelectedFields, SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
-import { planInEffect } from "../billing-period/plan";
+import { overridesInEffect, planInEffect, planWithOverrides } from "../billing-period/plan";
 import { baseFeeProration } from "../billing-period/proration";
+import { discountInEffect, parseDiscount } from "../coupons/period-discount";
 import type { Db } from "../db/client";
 import {
 	agentInstances,
@@ -98,6 +99,9 @@ export async function loadPeriodStates(
 			.select({
 				subscriptionId: sql<string>`${subscriptions.id}`.as("plan_subscription_id"),
 				plan: ratePlans,
+				// The subscription's negotiated prices and coupon for the period (docs/discounts.md).
+				overrides: overridesInEffect(window.period).as("plan_price_overrides"),
+				discount: discountInEffect(window.period).as("plan_discount"),
 			})
 			.from(subscriptions)
 			.innerJoin(
@@ -164,7 +168,10 @@ export async function loadPeriodStates(
 		),
 	]);
 
-	const planOf = new Map(plans.map((row) => [row.subscriptionId, row.plan]));
+	const planOf = new Map(
+		plans.map((row) => [row.subscriptionId, planWithOverrides(row.plan, row.overrides)]),
+	);
+	const discountOf = new Map(plans.map((row) => [row.subscriptionId, parseDiscount(row.discount)]));
 	const usageOf = groupBy(
 		usage.map((row): AgentUsage & { subscriptionId: string | null } => ({
 			subscriptionId: row.subscriptionId,
@@ -209,6 +216,7 @@ export async function loadPeriodStates(
 					startedAt: subscription.startedAt,
 					endsAt: subscription.endsAt,
 				}),
+				discount: discountOf.get(subscription.id) ?? null,
 			},
 		];
 	});

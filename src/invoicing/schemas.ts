@@ -35,7 +35,9 @@ export const InvoiceLine = z
 	.object({
 		metric: z.string().openapi({
 			example: "llm_tokens",
-			description: '"base_fee" for the base fee, "minimum_commitment" for a minimum commitment\'s top-up.',
+			description:
+				'"base_fee" for the base fee, "minimum_commitment" for a minimum commitment\'s top-up, "discount" for a ' +
+				"coupon's discount (a negative amount).",
 		}),
 		description: z.string().openapi({ example: "LLM tokens — 1,234,567 units (first 100,000 included)" }),
 		quantity: z.number().openapi({ description: "On a supplementary invoice: the quantity added since." }),

@@ -24,7 +24,9 @@ export type IdPrefix =
 	| "alr"
 	| "pss"
 	| "mpr"
-	| "rsv";
+	| "rsv"
+	| "cpn"
+	| "dsc";
 
 const RANDOM_DIGITS = 16;
 

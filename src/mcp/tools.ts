@@ -99,7 +99,8 @@ export const toolRoutes: readonly ToolRoute[] = [
 		name: "simulate_price",
 		title: "Simulate a price",
 		description:
-			"What a rate plan would charge for the given quantities per metric, line by line, without billing anything.",
+			"What a rate plan (rate_plan_id), or a subscription with its negotiated prices (subscription_id), would " +
+			"charge for the given quantities per metric, line by line, without billing anything.",
 		method: "POST",
 		path: "/v1/pricing/simulate",
 		readOnly: true,

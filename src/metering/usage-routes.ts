@@ -78,9 +78,15 @@ const UsageReport = z
 			.optional()
 			.openapi({ description: "With subscription_id: the billing period the charges and total are of." }),
 		currency: z.string().optional(),
-		charges: z.array(RatedCharge).optional().openapi({
-			description: "With subscription_id: the billing period's usage so far, priced like a simulation.",
-		}),
+		charges: z
+			.array(RatedCharge)
+			.optional()
+			.openapi({
+				description:
+					"With subscription_id: the billing period's usage so far, priced like a simulation at the subscription's " +
+					'negotiated prices, and last, when a coupon covers the period, its discount (metric "discount", a ' +
+					"negative amount).",
+			}),
 		total: z.number().optional(),
 	})
 	.openapi("Usage");

@@ -11,6 +11,8 @@ import { activeSpan } from "../billing-period/activity";
 import { lastDayOf, periodWindow } from "../billing-period/period";
 import { planForPeriod } from "../billing-period/plan";
 import { baseFeeProration, rateWithProration } from "../billing-period/proration";
+import { periodDiscountOf } from "../coupons/discounts-read";
+import { withDiscount } from "../coupons/period-discount";
 import type { WithEnv } from "../db/rows";
 import {
 	accumulatorName,
@@ -103,9 +105,10 @@ export async function readUsage({
 		return { start_date: startDay, end_date: endDay, usage: usageLines(combineUsage([own, ...parts])) };
 	}
 
-	const [subscription, plan] = await Promise.all([
+	const [subscription, plan, discount] = await Promise.all([
 		getSubscription({ db, scope, id: subscriptionId }),
 		planForPeriod(db, scope, subscriptionId, period),
+		periodDiscountOf(db, scope, subscriptionId, period),
 	]);
 	const { inRange, thisPeriod, metrics } = await subscriptionUsage(
 		env,
@@ -123,10 +126,13 @@ export async function readUsage({
 	// A period the subscription was never active in is billed nothing, so it shows no charges.
 	const rated = activeSpan(window, lifetime)
 		? ratedUsageToJson(
-				rateWithProration(
-					pricing,
-					quantitiesForPlan(pricing.charges, thisPeriod, metrics),
-					baseFeeProration(plan.prorate, window, lifetime),
+				withDiscount(
+					rateWithProration(
+						pricing,
+						quantitiesForPlan(pricing.charges, thisPeriod, metrics),
+						baseFeeProration(plan.prorate, window, lifetime),
+					),
+					discount,
 				),
 			)
 		: { currency: plan.currency, charges: [], total: 0 };

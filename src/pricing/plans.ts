@@ -16,6 +16,7 @@ import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import type { Charge, PlanPricing, RatePlanInput } from "./plan";
 import { type RatedUsage, type RatedUsageJson, ratedUsageToJson, rateUsage } from "./rate";
+import { subscriptionPlanNow } from "./subscription-plan";
 
 export type RatePlanStatus = "active" | "archived";
 
@@ -130,6 +131,8 @@ export async function archiveRatePlan({ db, scope, id }: ById): Promise<RatePlan
 
 export interface SimulationView extends RatedUsageJson {
 	rate_plan_id: string;
+	/** Set when the simulation priced a subscription's plan with its negotiated prices. */
+	subscription_id?: string;
 }
 
 /**
@@ -160,12 +163,18 @@ export async function simulateRatePlan({
 	db,
 	scope,
 	ratePlanId,
+	subscriptionId,
 	usage,
 }: InScope & {
-	ratePlanId: string;
+	/** Exactly one of ratePlanId and subscriptionId. */
+	ratePlanId?: string;
+	subscriptionId?: string;
 	usage: Readonly<Record<string, number>>;
 }): Promise<SimulationView> {
-	const row = await getRatePlanRow({ db, scope, id: ratePlanId });
+	const row =
+		subscriptionId === undefined
+			? await getRatePlanRow({ db, scope, id: ratePlanId as string })
+			: await subscriptionPlanNow(db, scope, subscriptionId);
 	const pricing = ratePlanPricing(row);
 	const metrics = pricing.charges.map((charge) => charge.metric);
 	const unknown = Object.keys(usage).filter((key) => !metrics.includes(key));
@@ -185,5 +194,8 @@ export async function simulateRatePlan({
 	const rated = rateUsage(pricing, quantities);
 	assertExactAmounts(rated);
 	const { currency, charges, total } = ratedUsageToJson(rated);
+	if (subscriptionId !== undefined) {
+		return { rate_plan_id: row.id, subscription_id: subscriptionId, currency, charges, total };
+	}
 	return { rate_plan_id: row.id, currency, charges, total };
 }

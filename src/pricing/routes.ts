@@ -88,10 +88,28 @@ function refuseProtoKey(usage: unknown, ctx: z.core.$RefinementCtx): unknown {
 
 export const SimulatePricing = z
 	.strictObject({
-		rate_plan_id: z.string().min(1),
+		rate_plan_id: z.string().min(1).optional().openapi({ description: "The plan to price with." }),
+		subscription_id: z
+			.string()
+			.min(1)
+			.optional()
+			.openapi({
+				description:
+					"Instead of rate_plan_id: price with the plan of the subscription's current period and its " +
+					"negotiated prices (price_overrides).",
+			}),
 		usage: z
 			.preprocess(refuseProtoKey, z.record(z.string(), boundedNumber().min(0, "must be ≥ 0")))
 			.openapi({ description: "Quantity per metric of the plan; metrics left out count as 0." }),
+	})
+	.superRefine((body, ctx) => {
+		if ((body.rate_plan_id === undefined) === (body.subscription_id === undefined)) {
+			ctx.addIssue({
+				code: "custom",
+				path: [body.rate_plan_id === undefined ? "rate_plan_id" : "subscription_id"],
+				message: "give exactly one of rate_plan_id and subscription_id",
+			});
+		}
 	})
 	.openapi("SimulatePricing", {
 		example: {
@@ -127,6 +145,10 @@ const RatedCharge = z
 const Simulation = z
 	.object({
 		rate_plan_id: z.string(),
+		subscription_id: z
+			.string()
+			.optional()
+			.openapi({ description: "Present when the simulation priced a subscription's negotiated prices." }),
 		currency: z.string(),
 		charges: z.array(RatedCharge),
 		total: z.number().openapi({ description: "The sum of the charge amounts." }),
@@ -275,10 +297,11 @@ pricingRoutes.openapi(
 		},
 	}),
 	async (c) => {
-		const { rate_plan_id, usage } = c.req.valid("json");
+		const { rate_plan_id, subscription_id, usage } = c.req.valid("json");
 		const simulation = await simulateRatePlan({
 			...scopeOf(c),
 			ratePlanId: rate_plan_id,
+			subscriptionId: subscription_id,
 			usage,
 		});
 		return c.json(simulation, 200);

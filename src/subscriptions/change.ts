@@ -14,7 +14,9 @@ import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
 import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
+import type { PriceOverride } from "../pricing/price-overrides";
 import { outboxInsert } from "../webhooks/outbox";
+import { assertOverridesFit } from "./create";
 import {
 	announceMembershipChanges,
 	assertNoneBusy,
@@ -38,6 +40,8 @@ const MAX_ATTEMPTS = 3;
 export interface UpdateSubscriptionInput {
 	rate_plan_id?: string;
 	agent_instance_ids?: string[];
+	/** Negotiated prices from the next billing period on; [] returns to the plan's prices. */
+	price_overrides?: PriceOverride[];
 }
 
 type Membership = { id: number; agent_key: string };
@@ -104,8 +108,53 @@ async function pendingPlanAfter(
 	return wanted;
 }
 
-/** Replaces the future of the plan history: the pending plan, if any, takes effect next period. */
-function planHistoryStatements(d1: D1Database, id: string, period: string, pending: string | null) {
+/** What the next period's plan-history row holds, when the next period differs from this one. */
+interface NextPeriod {
+	ratePlanId: string;
+	overrides: PriceOverride[];
+}
+
+const sameOverrides = (a: readonly PriceOverride[] | null, b: readonly PriceOverride[] | null) =>
+	JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The next period's plan and negotiated prices once the PATCH is applied, or null when it is rated like this one.
+ * Overrides given apply to the next period's plan (checked against it); a plan change without them starts the
+ * new plan at its list prices, and withdrawing it keeps the current prices; otherwise the pending (or current)
+ * prices stay.
+ */
+async function nextPeriodAfter(
+	db: Db,
+	scope: Scope,
+	view: SubscriptionView,
+	pending: string | null,
+	given: PriceOverride[] | undefined,
+): Promise<NextPeriod | null> {
+	const ratePlanId = pending ?? view.rate_plan_id;
+	let overrides: PriceOverride[];
+	if (given !== undefined) {
+		if (view.cancel_at !== null && !sameOverrides(given, view.price_overrides)) {
+			throw conflict(
+				`Subscription ${view.id} is set to cancel at ${view.cancel_at}: it has no next period to change the prices of.`,
+			);
+		}
+		const [plan] = await ratePlanQuery(db, scope, ratePlanId);
+		assertOverridesFit(plan?.charges ?? [], given);
+		overrides = given;
+	} else if (pending !== null && pending !== view.pending_rate_plan_id) {
+		overrides = [];
+	} else if (pending === null && view.pending_rate_plan_id !== null) {
+		// Withdrawing a plan change withdraws what it did to the prices too.
+		overrides = view.price_overrides;
+	} else {
+		overrides = view.pending_price_overrides ?? view.price_overrides;
+	}
+	if (pending === null && sameOverrides(overrides, view.price_overrides)) return null;
+	return { ratePlanId, overrides };
+}
+
+/** Replaces the future of the plan history: the next period's row, if it differs from this one's. */
+function planHistoryStatements(d1: D1Database, id: string, period: string, next: NextPeriod | null) {
 	const statements = [
 		statement(
 			d1,
@@ -114,14 +163,15 @@ function planHistoryStatements(d1: D1Database, id: string, period: string, pendi
 			period,
 		),
 	];
-	if (pending !== null) {
+	if (next !== null) {
 		statements.push(
 			statement(
 				d1,
-				"INSERT INTO subscription_plans (subscription_id, effective_period, rate_plan_id) VALUES (?, ?, ?)",
+				"INSERT INTO subscription_plans (subscription_id, effective_period, rate_plan_id, price_overrides) VALUES (?, ?, ?, ?)",
 				id,
 				addPeriods(period, 1),
-				pending,
+				next.ratePlanId,
+				next.overrides.length > 0 ? JSON.stringify(next.overrides) : null,
 			),
 		);
 	}
@@ -158,6 +208,11 @@ async function tryUpdate({
 	const { view } = current;
 
 	const pending = await pendingPlanAfter(db, scope, view, input.rate_plan_id);
+	const nextPeriod = await nextPeriodAfter(db, scope, view, pending, input.price_overrides);
+	const pendingOverrides =
+		nextPeriod === null || sameOverrides(nextPeriod.overrides, view.price_overrides)
+			? null
+			: nextPeriod.overrides;
 
 	let removed: string[] = [];
 	let added: string[] = [];
@@ -167,7 +222,8 @@ async function tryUpdate({
 		added = [...keys].filter((key) => !view.agent_instance_ids.includes(key));
 		if (added.length > 0) assertNoneBusy(await busyInstancesQuery(db, scope, added, id));
 	}
-	const planChanged = pending !== view.pending_rate_plan_id;
+	const planChanged =
+		pending !== view.pending_rate_plan_id || !sameOverrides(pendingOverrides, view.pending_price_overrides);
 	if (!planChanged && removed.length === 0 && added.length === 0) return view;
 
 	const now = nowIso();
@@ -175,6 +231,7 @@ async function tryUpdate({
 	const next: SubscriptionView = {
 		...view,
 		pending_rate_plan_id: pending,
+		pending_price_overrides: pendingOverrides,
 		agent_instance_ids: [...view.agent_instance_ids.filter((key) => !removed.includes(key)), ...added],
 	};
 	const d1 = env.DB;
@@ -187,7 +244,7 @@ async function tryUpdate({
 		view.rate_plan_id,
 		pending,
 	);
-	if (planChanged) statements.push(...planHistoryStatements(d1, id, period, pending));
+	if (planChanged) statements.push(...planHistoryStatements(d1, id, period, nextPeriod));
 	const closeAt =
 		removed.length > 0 ? statements.push(closeMembershipsStatement(d1, scope, id, now, removed)) - 1 : -1;
 	if (added.length > 0) statements.push(fromDrizzle(d1, ensureInstancesStatement(db, scope, added)));
@@ -285,6 +342,7 @@ async function tryCancel({
 		cancelled_at: now,
 		cancel_at: null,
 		pending_rate_plan_id: null,
+		pending_price_overrides: null,
 	};
 	const d1 = env.DB;
 	const results = await d1.batch([
@@ -337,7 +395,12 @@ async function tryScheduleCancel({ env, db, scope, id }: { env: Env; db: Db; sco
 	}
 	const now = nowIso();
 	const cancelAt = periodBounds(periodOf(now)).end;
-	const scheduled: SubscriptionView = { ...current.view, cancel_at: cancelAt, pending_rate_plan_id: null };
+	const scheduled: SubscriptionView = {
+		...current.view,
+		cancel_at: cancelAt,
+		pending_rate_plan_id: null,
+		pending_price_overrides: null,
+	};
 	const d1 = env.DB;
 	await d1.batch([
 		...claimRow(

@@ -4,9 +4,11 @@ import { fromDrizzle, returned } from "../db/batch";
 import { isUniqueViolation } from "../db/client";
 import type { WithEnv } from "../db/rows";
 import { subscriptionPlans, subscriptions } from "../db/schema";
-import { notFound } from "../lib/errors";
+import { DomainError, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
+import type { Charge } from "../pricing/plan";
+import { overrideErrors, type PriceOverride } from "../pricing/price-overrides";
 import { outboxInsert } from "../webhooks/outbox";
 import { adoptUnbilledUsage } from "./adoption";
 import {
@@ -32,6 +34,15 @@ export interface CreateSubscriptionInput {
 	adopt_unbilled_usage?: boolean;
 	/** How many usage accumulators count its events (1–64, checked by the route); default 1. */
 	shards?: number;
+	/** Negotiated prices from the start (docs/discounts.md#negotiated-prices); checked against the plan here. */
+	price_overrides?: PriceOverride[];
+}
+
+/** Overrides that name no metric of the plan, or a model its source cannot feed → 400, nothing stored. */
+export function assertOverridesFit(charges: unknown, overrides: readonly PriceOverride[]): void {
+	const details = overrideErrors(charges as Charge[], overrides);
+	const first = details[0];
+	if (first) throw new DomainError("validation_error", `price_overrides: ${first.message}.`, { details });
 }
 
 /**
@@ -61,6 +72,8 @@ export async function createSubscription({
 	if (!account) throw notFound("account", input.account_id);
 	assertSubscribable(input.rate_plan_id, plan, account);
 	assertShardable(input.rate_plan_id, plan, input.shards ?? 1);
+	const overrides = input.price_overrides ?? [];
+	assertOverridesFit(plan?.charges, overrides);
 	assertNoneBusy(busy);
 	assertNoOverlap(ended, startedAt);
 
@@ -75,6 +88,9 @@ export async function createSubscription({
 		cancelled_at: null,
 		cancel_at: null,
 		shards: input.shards ?? 1,
+		price_overrides: overrides,
+		pending_price_overrides: null,
+		discount: null,
 		created_at: now,
 	};
 	const d1 = env.DB;
@@ -105,6 +121,7 @@ export async function createSubscription({
 					subscriptionId: view.id,
 					effectivePeriod: periodOf(startedAt),
 					ratePlanId: view.rate_plan_id,
+					priceOverrides: overrides.length > 0 ? overrides : null,
 				}),
 			),
 			openMembershipsStatement(d1, scope, view.id, keys, now),

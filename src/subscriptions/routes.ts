@@ -7,6 +7,7 @@ import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
+import { PriceOverride, PriceOverrides } from "../pricing/price-overrides";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { cancelSubscription, updateSubscription } from "./change";
 import { createSubscription } from "./create";
@@ -20,6 +21,27 @@ const InstanceKeys = z
 		description: "Agent instance keys; unregistered keys are registered.",
 		example: ["support-bot-eu-1"],
 	});
+
+export const SubscriptionDiscount = z
+	.object({
+		id: z.string().openapi({ example: "dsc_01jd0000000000000000000000" }),
+		coupon_id: z.string().openapi({ example: "cpn_01jd0000000000000000000000" }),
+		subscription_id: z.string(),
+		start_period: z
+			.string()
+			.openapi({ description: "The first billing period it covers.", example: "2026-11" }),
+		end_period: z.string().nullable().openapi({
+			description: "The last billing period it covers (inclusive); null: every period from start_period on.",
+			example: "2027-01",
+		}),
+		created_at: z.string(),
+	})
+	.openapi("Discount");
+
+const OVERRIDES_DESCRIPTION =
+	"Negotiated prices: each replaces the plan's pricing of one metric (model, its fields, and included_quantity " +
+	"when given) for this subscription only; the metric's source stays the plan's. A metric the plan does not " +
+	"have → 400.";
 
 const Subscription = z
 	.object({
@@ -47,6 +69,17 @@ const Subscription = z
 					"requests/s, so N shards take about N times as many single events per second.",
 				example: 1,
 			}),
+		price_overrides: z.array(PriceOverride).openapi({
+			description: "Negotiated prices of the current billing period; [] when the plan's prices apply.",
+		}),
+		pending_price_overrides: z.array(PriceOverride).nullable().openapi({
+			description:
+				"Negotiated prices that take effect at the start of the next billing period; null when nothing is pending.",
+		}),
+		// A union, not .nullable(): that would make the registered Discount schema itself nullable.
+		discount: z.union([SubscriptionDiscount, z.null()]).openapi({
+			description: "The coupon applied to the current period (or later ones); null when none.",
+		}),
 		created_at: z.string(),
 	})
 	.openapi("Subscription");
@@ -109,6 +142,9 @@ const CreateSubscription = z
 			.max(MAX_SHARDS, "must be between 1 and 64")
 			.optional()
 			.openapi({ description: SHARDS_DESCRIPTION, example: 4 }),
+		price_overrides: PriceOverrides.optional().openapi({
+			description: `${OVERRIDES_DESCRIPTION} They apply from the start.`,
+		}),
 	})
 	.openapi("CreateSubscription");
 
@@ -116,6 +152,12 @@ const UpdateSubscription = z
 	.strictObject({
 		rate_plan_id: z.string().min(1).optional(),
 		agent_instance_ids: InstanceKeys.optional(),
+		price_overrides: PriceOverrides.optional().openapi({
+			description:
+				`${OVERRIDES_DESCRIPTION} They apply from the next billing period (pending_price_overrides until ` +
+				"then), to the next period's plan; [] returns to the plan's prices. A plan change without them starts " +
+				"the new plan at its own prices.",
+		}),
 		// Named so that the refusal says why: an instance's events and dedupe keys are in the shard its key hashes
 		// to, so changing N would split them.
 		shards: z

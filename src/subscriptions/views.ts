@@ -11,6 +11,7 @@ import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
+import type { PriceOverride } from "../pricing/price-overrides";
 
 export type SubscriptionStatus = "active" | "cancelled";
 
@@ -27,6 +28,21 @@ export interface SubscriptionView {
 	cancel_at: string | null;
 	/** How many usage accumulators count its events; fixed at creation. */
 	shards: number;
+	/** Negotiated prices of the current period ([] when it is rated at the plan's prices). */
+	price_overrides: PriceOverride[];
+	/** Negotiated prices from the next period on, when they differ from the current ones; else null. */
+	pending_price_overrides: PriceOverride[] | null;
+	/** The coupon applied to the current period or a later one, if any (docs/discounts.md). */
+	discount: SubscriptionDiscountView | null;
+	created_at: string;
+}
+
+export interface SubscriptionDiscountView {
+	id: string;
+	coupon_id: string;
+	subscription_id: string;
+	start_period: string;
+	end_period: string | null;
 	created_at: string;
 }
 
@@ -56,9 +72,24 @@ function selection(period: string) {
 		currentPlan: sql<string | null>`(SELECT p.rate_plan_id FROM subscription_plans AS p
 			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
 			ORDER BY p.effective_period DESC LIMIT 1)`,
-		pendingPlan: sql<string | null>`(SELECT p.rate_plan_id FROM subscription_plans AS p
+		// A next-period row that only changes the negotiated prices keeps the plan: no plan change is pending.
+		pendingPlan: sql<string | null>`nullif((SELECT p.rate_plan_id FROM subscription_plans AS p
+			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period > ${period}
+			ORDER BY p.effective_period LIMIT 1), coalesce((SELECT p.rate_plan_id FROM subscription_plans AS p
+			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
+			ORDER BY p.effective_period DESC LIMIT 1), "subscriptions"."rate_plan_id"))`,
+		currentOverrides: sql<string | null>`(SELECT p.price_overrides FROM subscription_plans AS p
+			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
+			ORDER BY p.effective_period DESC LIMIT 1)`,
+		// The next row's prices, '[]' for none; null when there is no next row.
+		nextOverrides: sql<string | null>`(SELECT coalesce(p.price_overrides, '[]') FROM subscription_plans AS p
 			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period > ${period}
 			ORDER BY p.effective_period LIMIT 1)`,
+		discount: sql<string | null>`(SELECT json_object('id', d.id, 'coupon_id', d.coupon_id,
+			'subscription_id', d.subscription_id, 'start_period', d.start_period, 'end_period', d.end_period,
+			'created_at', d.created_at) FROM subscription_discounts AS d
+			WHERE d.subscription_id = "subscriptions"."id" AND (d.end_period IS NULL OR d.end_period >= ${period})
+			ORDER BY d.start_period DESC, d.id DESC LIMIT 1)`,
 		// Active: its open memberships. Cancelled: those it had when cancelled (closed at that very instant).
 		instanceKeys: sql<string>`(SELECT json_group_array(m.agent_key ORDER BY m.id) FROM subscription_instances AS m
 			WHERE m.subscription_id = "subscriptions"."id"
@@ -70,10 +101,22 @@ type Selected = {
 	row: typeof subscriptions.$inferSelect;
 	currentPlan: string | null;
 	pendingPlan: string | null;
+	currentOverrides: string | null;
+	nextOverrides: string | null;
+	discount: string | null;
 	instanceKeys: string;
 };
 
-function toLoaded({ row, currentPlan, pendingPlan, instanceKeys }: Selected): LoadedSubscription {
+function toLoaded({
+	row,
+	currentPlan,
+	pendingPlan,
+	currentOverrides,
+	nextOverrides,
+	discount,
+	instanceKeys,
+}: Selected): LoadedSubscription {
+	const current = currentOverrides ?? "[]";
 	return {
 		updatedAt: row.updatedAt,
 		view: {
@@ -87,6 +130,12 @@ function toLoaded({ row, currentPlan, pendingPlan, instanceKeys }: Selected): Lo
 			cancelled_at: row.cancelledAt,
 			cancel_at: row.cancelAt,
 			shards: row.shards,
+			price_overrides: JSON.parse(current) as PriceOverride[],
+			pending_price_overrides:
+				nextOverrides === null || nextOverrides === current
+					? null
+					: (JSON.parse(nextOverrides) as PriceOverride[]),
+			discount: discount === null ? null : (JSON.parse(discount) as SubscriptionDiscountView),
 			created_at: row.createdAt,
 		},
 	};

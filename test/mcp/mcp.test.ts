@@ -176,7 +176,11 @@ describe("tools/list", () => {
 			expect.arrayContaining(["agent_key", "subscription_id"]),
 		);
 		expect(tools.get_usage?.inputSchema.required).toBeUndefined();
-		expect(tools.simulate_price?.inputSchema.required).toEqual(["rate_plan_id", "usage"]);
+		// A plan or a subscription (with its negotiated prices), exactly one of them: the route says so.
+		expect(tools.simulate_price?.inputSchema.required).toEqual(["usage"]);
+		expect(Object.keys(tools.simulate_price?.inputSchema.properties)).toEqual(
+			expect.arrayContaining(["rate_plan_id", "subscription_id", "usage"]),
+		);
 		expect(tools.list_invoices?.inputSchema.properties.status).toEqual({
 			type: "string",
 			enum: ["open", "paid", "void"],

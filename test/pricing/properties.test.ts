@@ -1,9 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from "../../src/invoicing/draft";
 import { allocate, Decimal } from "../../src/lib/decimal";
 import { minorUnits } from "../../src/lib/money";
 import { rateTiered } from "../../src/pricing/models/tiered";
 import { Charge, RatePlanInput } from "../../src/pricing/plan";
+import { effectivePlan, PriceOverride } from "../../src/pricing/price-overrides";
 import { quantitiesForPlan, type UsageAggregate } from "../../src/pricing/quantities";
 import { type RatedUsage, rateCharge, rateUsage } from "../../src/pricing/rate";
 
@@ -238,6 +240,277 @@ describe("allocate", () => {
 					expect(magnitude.lt(unit.mul(totalWeight))).toBe(true);
 				});
 			}),
+		);
+	});
+});
+
+// ---- negotiated prices and discounts, against an exact reference ---------------------------------------------
+
+/** An exact rational, for a reference that shares no arithmetic with the engine. */
+interface Rational {
+	n: bigint;
+	d: bigint;
+}
+const rational = (x: number | string | Decimal): Rational => {
+	const text = Decimal.from(x).toString();
+	const negative = text.startsWith("-");
+	const [whole, fraction = ""] = (negative ? text.slice(1) : text).split(".");
+	const n = BigInt(`${whole}${fraction}`) * (negative ? -1n : 1n);
+	return { n, d: 10n ** BigInt(fraction.length) };
+};
+const R0: Rational = { n: 0n, d: 1n };
+const radd = (a: Rational, b: Rational): Rational => ({ n: a.n * b.d + b.n * a.d, d: a.d * b.d });
+const rsub = (a: Rational, b: Rational): Rational => radd(a, { n: -b.n, d: b.d });
+const rmul = (a: Rational, b: Rational): Rational => ({ n: a.n * b.n, d: a.d * b.d });
+const rcmp = (a: Rational, b: Rational) => {
+	const x = a.n * b.d - b.n * a.d;
+	return x < 0n ? -1 : x > 0n ? 1 : 0;
+};
+const rmin = (a: Rational, b: Rational) => (rcmp(a, b) <= 0 ? a : b);
+const rmax = (a: Rational, b: Rational) => (rcmp(a, b) >= 0 ? a : b);
+/** Half away from zero to `places` decimals, as a decimal string. */
+function rround(a: Rational, places: number): string {
+	const scale = 10n ** BigInt(places);
+	const negative = a.n < 0n;
+	const n = (negative ? -a.n : a.n) * scale;
+	let units = n / a.d;
+	if ((n % a.d) * 2n >= a.d) units += 1n;
+	return Decimal.fromUnits(negative ? -units : units, places).toString();
+}
+const rceil = (a: Rational): bigint => (a.n % a.d === 0n ? a.n / a.d : a.n / a.d + (a.n > 0n ? 1n : 0n));
+
+/** A charge's exact amount, by the rules of docs/pricing.md, written independently of src/pricing/models. */
+function referenceAmount(charge: Charge, quantity: Decimal): Rational {
+	const billable = rmax(R0, rsub(rational(quantity), rational(charge.included_quantity ?? 0)));
+	switch (charge.model) {
+		case "per_unit":
+			return rmul(billable, rational(charge.unit_price));
+		case "package": {
+			const size = rational(charge.package_size);
+			return rmul(
+				{ n: rceil({ n: billable.n * size.d, d: billable.d * size.n }), d: 1n },
+				rational(charge.package_price),
+			);
+		}
+		case "percentage":
+			return rmul(billable, { n: rational(charge.percent).n, d: rational(charge.percent).d * 100n });
+		case "cost_plus":
+			return rmul(
+				billable,
+				radd({ n: 1n, d: 1n }, rmul(rational(charge.markup_percent), { n: 1n, d: 100n })),
+			);
+		case "tiered": {
+			let lower = R0;
+			let total = R0;
+			for (const tier of charge.tiers) {
+				const upper = tier.up_to === null ? billable : rmin(billable, rational(tier.up_to));
+				if (rcmp(upper, lower) > 0) {
+					total = radd(
+						total,
+						radd(rmul(rsub(upper, lower), rational(tier.unit_price)), rational(tier.flat_fee ?? 0)),
+					);
+				}
+				if (tier.up_to !== null) lower = rational(tier.up_to);
+			}
+			return total;
+		}
+		case "volume": {
+			if (billable.n === 0n) return R0;
+			const tier = charge.tiers.find((t) => t.up_to === null || rcmp(billable, rational(t.up_to)) <= 0);
+			return tier ? radd(rmul(billable, rational(tier.unit_price)), rational(tier.flat_fee ?? 0)) : R0;
+		}
+	}
+}
+
+interface Discount {
+	code: string;
+	percentOff: string | null;
+	amountOff: string | null;
+	currency: string | null;
+}
+
+/** The invoice of a whole period: base fee, charges, the minimum's top-up, then the discount; each line rounded. */
+function referenceInvoice(
+	pricing: { currency: string; base_fee: number; minimum_amount: number; charges: Charge[] },
+	quantities: ReadonlyMap<string, Decimal>,
+	discount: Discount | null,
+): [string, string][] {
+	const places = minorUnits(pricing.currency);
+	const lines: [string, string][] = [];
+	const baseFee = rround(rational(pricing.base_fee), places);
+	if (!Decimal.from(baseFee).isZero()) lines.push(["base_fee", baseFee]);
+	for (const charge of pricing.charges) {
+		lines.push([
+			charge.metric,
+			rround(referenceAmount(charge, quantities.get(charge.metric) ?? Decimal.ZERO), places),
+		]);
+	}
+	const subtotal = () => lines.reduce((sum, [, amount]) => radd(sum, rational(amount)), R0);
+	const minimum = rational(rround(rational(pricing.minimum_amount), places));
+	if (rcmp(subtotal(), minimum) < 0)
+		lines.push(["minimum_commitment", rround(rsub(minimum, subtotal()), places)]);
+	if (discount) {
+		const before = subtotal();
+		let off = R0;
+		if (rcmp(before, R0) > 0) {
+			off =
+				discount.percentOff !== null
+					? rational(
+							rround(
+								rmul(before, {
+									n: rational(discount.percentOff).n,
+									d: rational(discount.percentOff).d * 100n,
+								}),
+								places,
+							),
+						)
+					: rational(rround(rational(discount.amountOff as string), places));
+			off = rmin(off, before);
+		}
+		lines.push(["discount", rround({ n: -off.n, d: off.d }, places)]);
+	}
+	return lines;
+}
+
+const overrideModelFor = (charge: Charge) =>
+	charge.model === "percentage" || charge.model === "cost_plus"
+		? // the source feeds only this model: override its figure
+			model.filter((m) => m.model === charge.model)
+		: model.filter((m) => m.model !== "percentage" && m.model !== "cost_plus");
+
+/** A plan with a minimum, and overrides for some of its metrics. */
+const negotiated = fc.tuple(plan, fc.option(price, { nil: undefined })).chain(([ratePlan, minimum]) =>
+	fc
+		.tuple(
+			...ratePlan.charges.map((charge) =>
+				fc.option(
+					fc.record({
+						price: overrideModelFor(charge),
+						included_quantity: fc.option(
+							decimal(100_000n, 3).map((q) => q.toNumber()),
+							{ nil: undefined },
+						),
+					}),
+					{ nil: undefined },
+				),
+			),
+		)
+		.map((choices) => ({
+			ratePlan: { ...ratePlan, minimum_amount: minimum ?? 0 },
+			overrides: choices.flatMap((choice, i) =>
+				choice === undefined
+					? []
+					: [
+							PriceOverride.parse({
+								metric: ratePlan.charges[i]?.metric,
+								...choice.price,
+								...(choice.included_quantity === undefined
+									? {}
+									: { included_quantity: choice.included_quantity }),
+							}),
+						],
+			),
+		})),
+);
+
+const discount = fc.option(
+	fc.oneof(
+		decimal(10_000n, 2)
+			.filter((p) => p.gt(Decimal.ZERO) && p.lte(Decimal.from(100)))
+			.map((p): Discount => ({ code: "PCT", percentOff: p.toString(), amountOff: null, currency: null })),
+		decimal(10n ** 9n, 2)
+			.filter((a) => a.gt(Decimal.ZERO))
+			.map((a): Discount => ({ code: "AMT", percentOff: null, amountOff: a.toString(), currency: "USD" })),
+	),
+	{ nil: null },
+);
+
+function periodState(
+	ratePlan: { currency: string; base_fee: number; minimum_amount: number; charges: Charge[] },
+	usage: UsageAggregate[],
+	discountOf: Discount | null,
+	billed: InvoiceDraft | null = null,
+): SubscriptionPeriodState {
+	return {
+		subscriptionId: "sub_property",
+		accountId: "acct_property",
+		plan: {
+			id: "plan_property",
+			environment: "live",
+			name: "Generated",
+			description: null,
+			currency: ratePlan.currency,
+			baseFee: String(ratePlan.base_fee),
+			charges: ratePlan.charges,
+			status: "active",
+			minimumAmount: String(ratePlan.minimum_amount),
+			createdAt: "2026-01-01T00:00:00.000Z",
+			prorate: false,
+		},
+		usage: usage.map((row) => ({ ...row, agentId: null })),
+		sequences: billed ? [billed.sequence] : [],
+		billedLines: (billed?.lines ?? []).map((line) => ({
+			metric: line.metric,
+			quantity: line.quantity.toString(),
+			amount: line.amount.toString(),
+			agentShares: line.agentShares,
+		})),
+		invoiced: billed !== null,
+		discount: discountOf,
+	};
+}
+
+const linesOfDraft = (draft: InvoiceDraft | null) =>
+	(draft?.lines ?? []).map((line) => [line.metric, line.amount.toString()]);
+
+describe("negotiated prices and discounts", () => {
+	it("an invoice equals the exact reference to the minor unit, and is never below zero", () => {
+		fc.assert(
+			fc.property(negotiated, wholeAggregates, discount, ({ ratePlan, overrides }, aggregates, off) => {
+				const priced = effectivePlan(ratePlan, overrides);
+				const draft = draftInvoice(periodState(priced, aggregates, off));
+				const quantities = quantitiesForPlan(priced.charges, aggregates);
+				const expected = referenceInvoice(priced, quantities, off);
+				expect(linesOfDraft(draft)).toEqual(expected);
+				const total = expected.reduce((sum, [, amount]) => sum.add(Decimal.from(amount)), Decimal.ZERO);
+				expect(draft?.amount.toString()).toBe(total.toString());
+				if (off !== null) expect(draft?.amount.isNegative()).toBe(false);
+			}),
+		);
+	});
+
+	it("an override with the plan's own price changes nothing", () => {
+		fc.assert(
+			fc.property(plan, wholeAggregates, discount, (ratePlan, aggregates, off) => {
+				const samePrices = ratePlan.charges.map(({ source: _source, description: _d, ...price }) =>
+					PriceOverride.parse(price),
+				);
+				const withPlan = { ...ratePlan, minimum_amount: 0 };
+				const priced = effectivePlan(withPlan, samePrices);
+				expect(priced.charges).toEqual(ratePlan.charges);
+				expect(linesOfDraft(draftInvoice(periodState(priced, aggregates, off)))).toEqual(
+					linesOfDraft(draftInvoice(periodState(withPlan, aggregates, off))),
+				);
+			}),
+		);
+	});
+
+	it("a period billed in two invoices costs what one invoice of it costs: the discount is granted once", () => {
+		fc.assert(
+			fc.property(
+				negotiated,
+				wholeAggregates,
+				wholeAggregates,
+				discount,
+				({ ratePlan, overrides }, early, late, off) => {
+					const priced = effectivePlan(ratePlan, overrides);
+					const regular = draftInvoice(periodState(priced, early, off));
+					const supplementary = draftInvoice(periodState(priced, [...early, ...late], off, regular));
+					const once = draftInvoice(periodState(priced, [...early, ...late], off));
+					const billedTwice = (regular?.amount ?? Decimal.ZERO).add(supplementary?.amount ?? Decimal.ZERO);
+					expect(billedTwice.toString()).toBe(once?.amount.toString());
+				},
+			),
 		);
 	});
 });

@@ -26,6 +26,9 @@ describe("POST /v1/subscriptions", () => {
 			cancelled_at: null,
 			cancel_at: null,
 			shards: 1,
+			price_overrides: [],
+			pending_price_overrides: null,
+			discount: null,
 			created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
 		});
 

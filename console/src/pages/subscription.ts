@@ -8,6 +8,7 @@ import { dateTime, percent, quantity } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import type { Account, Alert, List, RatePlan, Subscription } from "../types";
 import { badge, confirmAction, field, fillWhenReady, link, runInto, section, table, when } from "../ui";
+import { pricingSections } from "./subscription-pricing";
 
 export async function subscriptionPage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
@@ -58,6 +59,7 @@ export async function subscriptionPage(ctx: PageContext): Promise<void> {
 			link(hashOf("/events", { subscription_id: id }), "Events (live tail) →"),
 			link(hashOf("/invoices", { subscription_id: id }), "Invoices →"),
 		),
+		...pricingSections(ctx, subscription, plan),
 		section(
 			"Alerts and budgets",
 			h(

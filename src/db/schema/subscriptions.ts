@@ -61,6 +61,8 @@ export const subscriptionPlans = sqliteTable(
 		subscriptionId: text("subscription_id").notNull(),
 		effectivePeriod: text("effective_period").notNull(),
 		ratePlanId: text("rate_plan_id").notNull(),
+		// Migration 0014: the subscription's negotiated prices for these periods (JSON; null: the plan's prices).
+		priceOverrides: text("price_overrides", { mode: "json" }).$type<unknown[]>(),
 	},
 	(t) => [primaryKey({ columns: [t.subscriptionId, t.effectivePeriod] })],
 );

@@ -10,6 +10,7 @@
 import type { Env } from "../../env";
 import { periodBounds, periodOf } from "../../lib/time";
 import type { Charge } from "../../pricing/plan";
+import { effectiveCharges, type PriceOverride } from "../../pricing/price-overrides";
 import { type MeteredSource, meteredSources } from "../../pricing/sources";
 import type { StoredValues } from "./aggregates";
 import type { AccumulatorIdentity } from "./client";
@@ -147,7 +148,10 @@ function countedBefore(sql: SqlStorage, period: string): boolean {
 	);
 }
 
-/** The plan history row with the greatest effective period ≤ P; else the subscription's own plan (load.ts). */
+/**
+ * The plan history row with the greatest effective period ≤ P; else the subscription's own plan (load.ts). The
+ * row's price overrides are applied, so alerts on amounts see the subscription's negotiated prices.
+ */
 async function fetchPlanInEffect(
 	d1: D1Database,
 	identity: AccumulatorIdentity,
@@ -155,7 +159,10 @@ async function fetchPlanInEffect(
 ): Promise<PeriodPlan | null> {
 	const row = await d1
 		.prepare(
-			`SELECT p.id, p.currency, p.base_fee, p.minimum_amount, p.charges, p.prorate, s.started_at
+			`SELECT p.id, p.currency, p.base_fee, p.minimum_amount, p.charges, p.prorate, s.started_at, (
+				SELECT sp.price_overrides FROM subscription_plans AS sp
+				WHERE sp.subscription_id = s.id AND sp.effective_period <= ?3
+				ORDER BY sp.effective_period DESC LIMIT 1) AS price_overrides
 			FROM subscriptions AS s
 			JOIN rate_plans AS p ON p.environment = s.environment AND p.id = coalesce((
 				SELECT sp.rate_plan_id FROM subscription_plans AS sp
@@ -172,14 +179,16 @@ async function fetchPlanInEffect(
 			charges: string;
 			prorate: number;
 			started_at: string;
+			price_overrides: string | null;
 		}>();
 	if (!row) return null;
+	const overrides = row.price_overrides ? (JSON.parse(row.price_overrides) as PriceOverride[]) : null;
 	return {
 		id: row.id,
 		currency: row.currency,
 		base_fee: row.base_fee,
 		minimum_amount: row.minimum_amount,
-		charges: JSON.parse(row.charges) as Charge[],
+		charges: effectiveCharges(JSON.parse(row.charges) as Charge[], overrides),
 		prorate: row.prorate === 1,
 		started_at: row.started_at,
 	};

@@ -1,0 +1,64 @@
+/**
+ * The plan a subscription is priced by in the current billing period, with its negotiated prices applied: what
+ * POST /v1/pricing/simulate prices when it is given a subscription. The same rule as billing-period/plan.ts (the
+ * plan history row with the greatest effective period ≤ now, else the subscription's own plan), read here
+ * because rating must not depend on the billing-period module that depends on it.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { Scope } from "../db/scope";
+import { notFound } from "../lib/errors";
+import { nowIso, periodOf } from "../lib/time";
+import type { RatePlanRow } from "./plans";
+import { effectivePlan, type PriceOverride } from "./price-overrides";
+
+interface Row {
+	id: string;
+	environment: string;
+	name: string;
+	description: string | null;
+	currency: string;
+	base_fee: string;
+	charges: string;
+	status: "active" | "archived";
+	minimum_amount: string;
+	created_at: string;
+	prorate: number;
+	price_overrides: string | null;
+}
+
+export async function subscriptionPlanNow(
+	db: Db,
+	scope: Scope,
+	subscriptionId: string,
+): Promise<RatePlanRow> {
+	const period = periodOf(nowIso());
+	const [row] = await db.all<Row>(sql`
+		WITH h AS (
+			SELECT sp.rate_plan_id, sp.price_overrides FROM subscriptions AS s
+			JOIN subscription_plans AS sp ON sp.subscription_id = s.id AND sp.effective_period <= ${period}
+			WHERE s.environment = ${scope.environment} AND s.id = ${subscriptionId}
+			ORDER BY sp.effective_period DESC LIMIT 1
+		)
+		SELECT p.*, (SELECT price_overrides FROM h) AS price_overrides
+		FROM subscriptions AS s
+		JOIN rate_plans AS p ON p.environment = s.environment
+			AND p.id = coalesce((SELECT rate_plan_id FROM h), s.rate_plan_id)
+		WHERE s.environment = ${scope.environment} AND s.id = ${subscriptionId}`);
+	if (!row) throw notFound("subscription", subscriptionId);
+	const plan: RatePlanRow = {
+		id: row.id,
+		environment: row.environment,
+		name: row.name,
+		description: row.description,
+		currency: row.currency,
+		baseFee: row.base_fee,
+		charges: JSON.parse(row.charges) as unknown[],
+		status: row.status,
+		minimumAmount: row.minimum_amount,
+		createdAt: row.created_at,
+		prorate: row.prorate === 1,
+	};
+	const overrides = row.price_overrides ? (JSON.parse(row.price_overrides) as PriceOverride[]) : null;
+	return effectivePlan(plan, overrides);
+}

@@ -1,0 +1,55 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
+import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
+import type { InvoiceView } from "../../src/invoicing/invoices";
+
+// An invoice with a coupon's discount line (docs/discounts.md), read back with pdftotext as customers' tools do.
+const fonts = {
+	regular: readFileSync("node_modules/@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf"),
+	bold: readFileSync("node_modules/@expo-google-fonts/inter/600SemiBold/Inter_600SemiBold.ttf"),
+};
+
+const discounted: InvoiceView = {
+	id: "inv_01jd0000000000000000000001",
+	number: "INV-000043",
+	account_id: "acct_01jd0000000000000000000000",
+	subscription_id: "sub_01jd0000000000000000000000",
+	rate_plan_id: "plan_01jd0000000000000000000000",
+	billing_period: "2026-10",
+	period_start: "2026-10-01T00:00:00.000Z",
+	period_end: "2026-11-01T00:00:00.000Z",
+	kind: "regular",
+	status: "open",
+	currency: "USD",
+	line_items: [
+		{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 100 },
+		{ metric: "calls", description: "Calls — 400 units", quantity: 400, amount: 150 },
+		{ metric: "discount", description: "LAUNCH20 (20% off)", quantity: 1, amount: -50 },
+	],
+	amount: 200,
+	issued_at: "2026-11-01T00:05:00.000Z",
+	paid_at: null,
+	voided_at: null,
+	created_at: "2026-11-01T00:05:00.000Z",
+	due_at: "2026-12-01T00:05:00.000Z",
+	bill_to: { name: "Globex Corporation", email: "ap@globex.example", billing_address: null },
+	credits_applied: 0,
+	amount_due: 200,
+	amount_paid: 0,
+	amount_remaining: 200,
+	payments: [],
+};
+
+describe("invoice PDF with a discount", { timeout: 60_000 }, () => {
+	it("shows the discount line with its code and negative amount, and the discounted total", async () => {
+		const bytes = await renderInvoicePdf(discounted, { seller: "Agent Metering & Billing", fonts });
+		mkdirSync("test-results", { recursive: true });
+		writeFileSync("test-results/invoice-discount.pdf", bytes);
+		const text = execFileSync("pdftotext", ["-layout", "test-results/invoice-discount.pdf", "-"], {
+			encoding: "utf8",
+		});
+		expect(text).toMatch(/LAUNCH20 \(20% off\)\s+1\s+-USD 50\.00/);
+		expect(text).toMatch(/Amount due\s+USD 200\.00/);
+	});
+});
