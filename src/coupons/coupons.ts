@@ -4,9 +4,11 @@
  * archiving; archiving stops new redemptions while discounts already applied go on.
  */
 import { eq } from "drizzle-orm";
+import { created } from "../audit/record";
+import { updateAudited, writeAudited } from "../audit/write";
 import { isUniqueViolation } from "../db/client";
 import { newestFirst } from "../db/pages";
-import { type ById, getInScope, type InScope, type Page, updateInScope } from "../db/rows";
+import { type ById, getInScope, type InScope, type Page } from "../db/rows";
 import { coupons } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
@@ -83,7 +85,13 @@ export async function createCoupon({ db, scope, input }: InScope & { input: Crea
 		createdAt: nowIso(),
 	};
 	try {
-		await db.insert(coupons).values(row);
+		const view = couponView(row);
+		const { id: _id, created_at: _at, ...fields } = view;
+		await writeAudited(db, scope, [db.insert(coupons).values(row)], {
+			action: "coupon.created",
+			resourceId: row.id,
+			changes: created(fields),
+		});
 	} catch (error) {
 		if (isUniqueViolation(error)) {
 			throw conflict(`A coupon with code '${input.code}' already exists in this environment.`);
@@ -117,5 +125,9 @@ export async function listCoupons({ db, scope, limit, offset }: InScope & Page) 
 
 /** Idempotent: archiving an archived coupon answers it again, unchanged. */
 export async function archiveCoupon({ db, scope, id }: ById): Promise<CouponView> {
-	return couponView(await updateInScope(db, scope, coupons, "coupon", id, { status: "archived" }));
+	const row = await getCouponRow({ db, scope, id });
+	if (row.status === "archived") return couponView(row);
+	return couponView(
+		await updateAudited(db, scope, coupons, "coupon", id, { status: "archived" }, "coupon.archived"),
+	);
 }

@@ -5,6 +5,7 @@
  * max_redemptions) and the discount is inserted only while the subscription has none, so concurrent requests
  * never redeem a coupon past its limit or give a subscription two discounts; a refused batch stores nothing.
  */
+import { auditInsert, created } from "../audit/record";
 import { planForPeriod } from "../billing-period/plan";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { WithEnv } from "../db/rows";
@@ -108,6 +109,16 @@ export async function applyDiscount({
 				now,
 			),
 			abortUnlessChanged(d1),
+			auditInsert(d1, scope, {
+				action: "discount.created",
+				resourceId: discount.id,
+				changes: created({
+					coupon_id: coupon.id,
+					subscription_id: subscriptionId,
+					start_period: discount.start_period,
+					end_period: discount.end_period,
+				}),
+			}),
 		]);
 	} catch (error) {
 		if (!isAbortedByGuard(error)) throw error;

@@ -256,8 +256,16 @@ async function tryUpdate({
 			action: "subscription.updated",
 			resourceId: id,
 			changes: changed(
-				{ pending_rate_plan_id: view.pending_rate_plan_id, agent_instance_ids: view.agent_instance_ids },
-				{ pending_rate_plan_id: next.pending_rate_plan_id, agent_instance_ids: next.agent_instance_ids },
+				{
+					pending_rate_plan_id: view.pending_rate_plan_id,
+					pending_price_overrides: view.pending_price_overrides,
+					agent_instance_ids: view.agent_instance_ids,
+				},
+				{
+					pending_rate_plan_id: next.pending_rate_plan_id,
+					pending_price_overrides: next.pending_price_overrides,
+					agent_instance_ids: next.agent_instance_ids,
+				},
 			),
 		}),
 	);

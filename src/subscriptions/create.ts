@@ -135,6 +135,7 @@ export async function createSubscription({
 					agent_instance_ids: view.agent_instance_ids,
 					started_at: view.started_at,
 					shards: view.shards,
+					price_overrides: view.price_overrides.length > 0 ? view.price_overrides : undefined,
 				}),
 			}),
 		]);

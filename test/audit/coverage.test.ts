@@ -173,6 +173,32 @@ const EXAMPLES: Record<string, () => Promise<Example>> = {
 		});
 		return { path: `/v1/alerts/${alert.body.id}`, records: "alert" };
 	},
+	"POST /v1/coupons": async () => ({
+		path: "/v1/coupons",
+		body: { code: `C${crypto.randomUUID().slice(0, 8)}`, percent_off: 20, duration: "once" },
+		records: "coupon",
+	}),
+	"DELETE /v1/coupons/{coupon_id}": async () => {
+		const coupon = await post("/v1/coupons", {
+			code: `C${crypto.randomUUID().slice(0, 8)}`,
+			percent_off: 10,
+			duration: "forever",
+		});
+		return { path: `/v1/coupons/${coupon.body.id}`, records: "coupon" };
+	},
+	"POST /v1/subscriptions/{subscription_id}/discounts": async () => {
+		const { subscription } = await subscribe();
+		const coupon = await post("/v1/coupons", {
+			code: `C${crypto.randomUUID().slice(0, 8)}`,
+			percent_off: 10,
+			duration: "once",
+		});
+		return {
+			path: `/v1/subscriptions/${subscription.id}/discounts`,
+			body: { coupon_id: coupon.body.id },
+			records: "discount",
+		};
+	},
 	"POST /v1/webhooks": async () => ({
 		path: "/v1/webhooks",
 		body: { url: "https://receiver.test/hooks", events: ["invoice.created"] },
