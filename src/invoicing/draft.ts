@@ -253,7 +253,8 @@ function differenceLine(
 ): DraftLine | null {
 	const quantity = line.quantity.sub(before?.quantity ?? Decimal.ZERO);
 	const amount = line.amount.sub(before?.amount ?? Decimal.ZERO);
-	if (quantity.isZero() && amount.isZero()) return null;
+	// A discount is one line a period whatever invoices carried it: only its amount can differ.
+	if (amount.isZero() && (quantity.isZero() || line.metric === DISCOUNT_METRIC)) return null;
 	let description: string;
 	if (line.charge === null) description = `${flatDescription(line)} — adjustment`;
 	else if (quantity.isNegative() || quantity.isZero()) {
@@ -270,7 +271,8 @@ function differenceLine(
 	return {
 		metric: line.metric,
 		description,
-		quantity,
+		// On a supplementary invoice too, the discount line is one discount: what it adds to the period's.
+		quantity: line.metric === DISCOUNT_METRIC ? Decimal.from(1) : quantity,
 		amount,
 		agentShares: sharesToJson(extraShares(line.shares, before)),
 	};

@@ -71,7 +71,7 @@ describe("percent-off discounts", () => {
 		const supplementary = await generateOne(currentPeriod(), account.id);
 		expect(linesOf(supplementary)).toEqual([
 			["calls", 3, 1],
-			["discount", 0, -0.15],
+			["discount", 1, -0.15],
 		]);
 		expect(supplementary.line_items.at(-1)?.description).toBe(`${code} (15% off) — adjustment`);
 	});
@@ -123,7 +123,7 @@ describe("amount-off discounts", () => {
 		const first = await generateOne(currentPeriod(), account.id);
 		expect(linesOf(first)).toEqual([
 			["calls", 30, 30],
-			["discount", 0, -20],
+			["discount", 1, -20],
 		]);
 		expect(first.amount).toBe(10);
 
