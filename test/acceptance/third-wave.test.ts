@@ -599,6 +599,16 @@ describe("MCP", () => {
 			params: { name: "drop_tables", arguments: {} },
 		});
 		expect(unknown.body.error.code).toBe(-32602);
+		for (const params of [{ arguments: {} }, { name: "get_usage", arguments: "x" }, { name: 5 }]) {
+			const invalid = await rpc(ADMIN_KEY, { jsonrpc: "2.0", id: 13, method: "tools/call", params });
+			expect(invalid.status).toBe(200);
+			expect(invalid.body.id).toBe(13);
+			// Invalid params (-32602), in words: not an internal error (-32603) quoting the validator's JSON.
+			expect(invalid.body.error.code, JSON.stringify(invalid.body)).toBe(-32602);
+			expect(invalid.body.error.message).toMatch(/^Invalid params: params\.(name|arguments) /);
+		}
+		const noParams = await rpc(ADMIN_KEY, { jsonrpc: "2.0", id: 14, method: "initialize" });
+		expect(noParams.body.error.code, JSON.stringify(noParams.body)).toBe(-32602);
 		const noVersion = await rpc(ADMIN_KEY, { id: 12, method: "tools/list" });
 		expect(noVersion.status).toBe(400);
 		expect(noVersion.body.error.code).toBe(-32600);
