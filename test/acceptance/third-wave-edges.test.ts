@@ -2,10 +2,12 @@
  * Edge cases of the third wave, from the documented behaviour only: cost-plus plans through the API, model
  * resolution without a provider, environments, reservations that end, and margin alerts as webhooks see them.
  */
-import { describe, expect, it } from "vitest";
+import { runDurableObjectAlarm } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ADMIN_KEY, call, createKey, del, expectError, get, post } from "../helpers";
 import { currentPeriod, customer, sdkKey } from "../invoicing/fixtures";
-import { exactSum, flush } from "../reports/fixtures";
+import { clockAt, exactSum, flush } from "../reports/fixtures";
+import { subscriptionAccumulator } from "../subscriptions/fixtures";
 
 const DAY = 86_400_000;
 const uid = () => crypto.randomUUID().slice(0, 8);
@@ -161,6 +163,51 @@ describe("costing: which price", () => {
 		expect(total).toBe(0);
 		const unpriced = await get(`/v1/costs/unpriced?billing_period=${currentPeriod()}`);
 		expect(unpriced.body.models).toContainEqual(expect.objectContaining({ model, events: 1 }));
+	});
+});
+
+describe("re-rating within a minute", () => {
+	afterEach(() => {
+		vi.useRealTimers();
+	});
+
+	it("re-rates a call that reached D1 just after a new price looked for it, with no further event", async () => {
+		const model = `late-${uid()}`;
+		const { subscription, instances } = await customer(costPlus(0));
+		const sent = await post(
+			"/v1/actions",
+			{ agent_key: instances[0], action_type: "llm_call", metadata: { model, input_tokens: 1_000_000 } },
+			{ key: await sdkKey() },
+		);
+		expect(sent.status).toBe(201);
+		// The price is created while the call is still only in its accumulator: the notice finds nothing in D1.
+		const price = await post("/v1/model-prices", {
+			provider: "acme",
+			model,
+			input_per_million: 3,
+			effective_from: yesterday(),
+		});
+		expect(price.status).toBe(201);
+		await new Promise((resolve) => setTimeout(resolve, 300));
+		// Its alarm flushes it then, at the prices it holds (read with the call, before the new one).
+		const stub = subscriptionAccumulator(subscription.id);
+		expect(await runDurableObjectAlarm(stub), "the flush").toBe(true);
+		const query = `model=${model}`;
+		expect((await get(`/v1/costs?${query}`)).body.total).toBe(0);
+
+		// 31 s on, with no event and no other call, the accumulator's own alarm applies the price.
+		const now = Date.now();
+		clockAt(new Date(now + 31_000).toISOString());
+		expect(await runDurableObjectAlarm(stub), "the re-check").toBe(true);
+		expect((await get(`/v1/costs?${query}`)).body.costs).toEqual([
+			expect.objectContaining({ model, amount: 3, source: "model_prices" }),
+		]);
+		const unpriced = await get("/v1/costs/unpriced");
+		expect(unpriced.body.models.map((m: { model: string }) => m.model)).not.toContain(model);
+		// Once nothing changes, the alarm is not armed again.
+		clockAt(new Date(now + 65_000).toISOString());
+		expect(await runDurableObjectAlarm(stub), "the last re-check").toBe(true);
+		expect(await runDurableObjectAlarm(stub)).toBe(false);
 	});
 });
 
