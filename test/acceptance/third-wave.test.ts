@@ -394,6 +394,34 @@ describe("budget reservations", () => {
 	});
 });
 
+describe("the JSON conventions on the new POSTs", () => {
+	it("415 without a JSON type, 400 invalid_json, 413 past 1 MiB", async () => {
+		for (const path of ["/v1/model-prices", "/v1/reservations", "/v1/alerts"]) {
+			const text = await call("POST", path, { raw: "{}", headers: { "Content-Type": "text/plain" } });
+			expectError(text, 415, "unsupported_media_type");
+			const bad = await call("POST", path, { raw: "{bad", headers: { "Content-Type": "application/json" } });
+			expectError(bad, 400, "invalid_json");
+			const big = await call("POST", path, {
+				raw: JSON.stringify({ x: "a".repeat(1_100_000) }),
+				headers: { "Content-Type": "application/json" },
+			});
+			expectError(big, 413, "payload_too_large");
+		}
+	});
+
+	it("fits holds by exact decimal sums: 10 + 0.1 + 0.2 is exactly a budget of 10.3", async () => {
+		const { subscription, instances } = await customer(callsPlan);
+		await budget(subscription.id, 10.3);
+		for (const amount of [0.1, 0.2]) {
+			const r = await post("/v1/reservations", { agent_key: instances[0], amount });
+			expect(r.status, JSON.stringify(r.body)).toBe(201);
+		}
+		const ent = await get(`/v1/entitlements?agent_key=${instances[0]}`, { key: await sdkKey() });
+		expect(ent.body.budget).toMatchObject({ spent: 10, held: 0.3, available: 0 });
+		expect(ent.body.allowed).toBe(false);
+	});
+});
+
 describe("live margins", () => {
 	it("answers the documented shape: breakdown [] without group_by, status open now, closed before", async () => {
 		const period = currentPeriod();
