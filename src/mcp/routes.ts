@@ -10,7 +10,7 @@ import type { Context, Hono } from "hono";
 import { MAX_BODY_BYTES } from "../http/body";
 import type { AppEnv } from "../http/context";
 import { ANY_KEY, declareRouteAccess } from "../http/permissions";
-import { mcpServer } from "./server";
+import { invalidParams, mcpServer } from "./server";
 
 // Every key may call it; the tools it lists and runs are each checked against their own route's access.
 declareRouteAccess("POST /mcp", ANY_KEY);
@@ -79,6 +79,11 @@ export function mountMcp(app: Hono<AppEnv>): void {
 	app.post("/mcp", async (c) => {
 		const read = await readMessage(c.req.raw, () => c.req.text());
 		if (read && "refused" in read) return withGateHeaders(c, read.refused);
+		const invalid = read ? invalidParams(read.message) : null;
+		if (read && invalid) {
+			const id = (read.message as { id: string | number }).id;
+			return withGateHeaders(c, Response.json({ jsonrpc: "2.0", id, error: invalid }));
+		}
 
 		const authorization = c.req.header("Authorization") ?? "";
 		const server = mcpServer(c.get("principal"), {

@@ -6,8 +6,10 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
 	CallToolRequestSchema,
 	ErrorCode,
+	InitializeRequestSchema,
 	ListToolsRequestSchema,
 	McpError,
+	PingRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
 import type { Principal } from "../http/auth";
@@ -57,4 +59,31 @@ export function mcpServer(principal: Principal, caller: Caller): Server {
 	});
 
 	return server;
+}
+
+// The requests this server answers, each with the shape of its params.
+const REQUEST_SCHEMAS = {
+	initialize: InitializeRequestSchema,
+	ping: PingRequestSchema,
+	"tools/list": ListToolsRequestSchema,
+	"tools/call": CallToolRequestSchema,
+} as const;
+
+/**
+ * What is wrong with the params of a request this server answers, as a JSON-RPC error (-32602, invalid params), or
+ * null when they are fine. Checked before the SDK sees the request: the SDK would call a bad shape an internal
+ * error (-32603) and quote its validator's JSON as the message.
+ */
+export function invalidParams(message: unknown): { code: number; message: string } | null {
+	if (typeof message !== "object" || message === null || !("id" in message) || !("method" in message))
+		return null;
+	const schema = REQUEST_SCHEMAS[message.method as keyof typeof REQUEST_SCHEMAS];
+	const parsed = schema?.safeParse(message);
+	if (!parsed || parsed.success) return null;
+	const issue = parsed.error.issues[0];
+	const path = issue?.path.length ? issue.path.join(".") : "params";
+	return {
+		code: ErrorCode.InvalidParams,
+		message: `Invalid params: ${path} — ${issue?.message ?? "invalid"}`,
+	};
 }

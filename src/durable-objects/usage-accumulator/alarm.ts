@@ -26,8 +26,11 @@ export class FlushSchedule {
 	/** After a write: the alarm flushes it soon, unless it is armed already. */
 	async soon(parts: AccumulatorParts): Promise<void> {
 		if (this.alarmArmed) return;
-		if ((await parts.state.storage.getAlarm()) === null) await this.arm(parts, parts.settings.flushDelayMs);
-		else this.alarmArmed = true;
+		const current = await parts.state.storage.getAlarm();
+		// A later alarm (a price re-check) does not flush this write soon enough: bring it forward.
+		if (current === null || current > Date.now() + parts.settings.flushDelayMs) {
+			await this.arm(parts, parts.settings.flushDelayMs);
+		} else this.alarmArmed = true;
 	}
 
 	private async arm(parts: AccumulatorParts, delayMs: number): Promise<void> {
@@ -54,12 +57,28 @@ export class FlushSchedule {
 			const identity = parts.store.identity();
 			if (identity !== null) await refreshPrices(parts, identity);
 			const report = await flushChunks(parts);
+			if (report.priced > 0) await this.recheckPricesWhenStale(parts);
 			const archived = await archive(parts);
 			report.events = archived.events;
 			report.archiveFailed = archived.failed;
 			report.complete = report.complete && (archived.complete || archived.failed);
 			return report;
 		});
+	}
+
+	/**
+	 * LLM calls just reached D1 costed at prices read up to 30 s ago. A custom price created since then looked for
+	 * them in D1 before they were there, so it could not tell this accumulator: an alarm when the prices go stale
+	 * reads them again and re-rates, even if no event comes (a re-rated call shows within a minute). It writes
+	 * priced rows again only when something changed, so the follow-ups stop once the prices settle.
+	 */
+	private async recheckPricesWhenStale(parts: AccumulatorParts): Promise<void> {
+		const staleAt = parts.store.prices.staleAt;
+		if (staleAt <= Date.now()) return;
+		const current = await parts.state.storage.getAlarm();
+		if (current !== null && current <= staleAt) return;
+		// Not marked armed: the next event's soon() still sees this later alarm and brings it forward.
+		await parts.state.storage.setAlarm(staleAt);
 	}
 
 	async alarm(parts: AccumulatorParts): Promise<void> {
@@ -95,6 +114,7 @@ async function flushChunks({ env, state, store, settings }: AccumulatorParts): P
 		events: 0,
 		aggregates: 0,
 		costs: 0,
+		priced: 0,
 		outbox: 0,
 		chunks: 0,
 		complete: true,
@@ -119,6 +139,7 @@ async function flushChunks({ env, state, store, settings }: AccumulatorParts): P
 			markFlushed(store.storage, chunk);
 			report.aggregates += chunk.daily.length + chunk.unbilledDaily.length;
 			report.costs += chunk.costs.length + chunk.modelCosts.length;
+			report.priced += chunk.modelCosts.length + chunk.unpriced.length;
 			report.outbox += chunk.outbox.length;
 		}
 	} finally {

@@ -48,6 +48,11 @@ export class ModelPriceCache {
 		return this.current;
 	}
 
+	/** When the prices held are next read again (by the next count or flush from then on). */
+	get staleAt(): number {
+		return this.readAt + this.refreshMs;
+	}
+
 	/**
 	 * Reads the environment's custom prices when the ones held are older than the refresh interval; answers them
 	 * when it read them (null when those held were fresh enough), after handing them to `onRead`.

@@ -81,6 +81,8 @@ export interface FlushReport {
 	events: number;
 	aggregates: number;
 	costs: number;
+	/** Rows of LLM calls costed from model prices or unpriced: their prices may be up to 30 s old. */
+	priced: number;
 	outbox: number;
 	/** D1 batches written. */
 	chunks: number;
