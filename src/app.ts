@@ -4,6 +4,7 @@ import { agentRoutes } from "./agents/routes";
 import { alertRoutes } from "./alerts/routes";
 import { balanceRoutes } from "./balance/routes";
 import { costRoutes } from "./costs/routes";
+import { creditNoteRoutes } from "./credit-notes/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
 import { eventRoutes } from "./events/routes";
@@ -107,6 +108,7 @@ export function createApp() {
 	app.route("/v1", invoiceRoutes);
 	app.route("/v1", paymentRoutes);
 	app.route("/v1", documentRoutes);
+	app.route("/v1", creditNoteRoutes);
 	app.route("/v1", creditRoutes);
 	app.route("/v1", balanceRoutes);
 	app.route("/v1", meteringRoutes);

@@ -6,6 +6,7 @@
 export * from "./schema/access";
 export * from "./schema/alerts";
 export * from "./schema/billing";
+export * from "./schema/credit-notes";
 export * from "./schema/customers";
 export * from "./schema/model-prices";
 export * from "./schema/subscriptions";

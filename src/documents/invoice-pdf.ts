@@ -22,13 +22,13 @@ export interface InvoiceDocumentOptions {
 	fonts: InvoiceFonts;
 }
 
-const PAGE = { width: 595.28, height: 841.89 }; // A4 in points
-const MARGIN = 56;
-const INK = rgb(0.11, 0.13, 0.17);
-const MUTED = rgb(0.42, 0.45, 0.5);
-const RULE = rgb(0.86, 0.87, 0.9);
-const BAND = rgb(0.95, 0.96, 0.97);
-const ACCENT = rgb(0.15, 0.33, 0.8);
+export const PAGE = { width: 595.28, height: 841.89 }; // A4 in points
+export const MARGIN = 56;
+export const INK = rgb(0.11, 0.13, 0.17);
+export const MUTED = rgb(0.42, 0.45, 0.5);
+export const RULE = rgb(0.86, 0.87, 0.9);
+export const BAND = rgb(0.95, 0.96, 0.97);
+export const ACCENT = rgb(0.15, 0.33, 0.8);
 
 const STATUS_LABEL = { open: "OPEN", paid: "PAID", void: "VOID" } as const;
 const STATUS_COLOR = { open: ACCENT, paid: rgb(0.09, 0.5, 0.27), void: rgb(0.7, 0.15, 0.15) } as const;
@@ -37,12 +37,12 @@ const STATUS_COLOR = { open: ACCENT, paid: rgb(0.09, 0.5, 0.27), void: rgb(0.7, 
 const COLUMNS = { quantityRight: PAGE.width - MARGIN - 130, amountRight: PAGE.width - MARGIN };
 const DESCRIPTION_WIDTH = COLUMNS.quantityRight - 90 - MARGIN;
 
-interface Pen {
+export interface Pen {
 	regular: PDFFont;
 	bold: PDFFont;
 }
 
-function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
+export function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
 	const lines: string[] = [];
 	let line = "";
 	for (const word of text.split(/\s+/)) {
@@ -58,7 +58,7 @@ function wrap(text: string, font: PDFFont, size: number, width: number): string[
 	return lines.length > 0 ? lines : [""];
 }
 
-function textRight(
+export function textRight(
 	page: PDFPage,
 	text: string,
 	right: number,

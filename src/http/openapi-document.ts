@@ -52,6 +52,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Alerts:
 		"Thresholds on usage or spend that notify, or block further events, and the entitlements they leave.",
 	Credits: "Prepaid credit grants of an account, their ledger and balance.",
+	"Credit notes": "Corrections of an issued invoice: off what is due, refunded, or given back as credit.",
 	Events: "The raw metering events: explore and export them.",
 	Health: "Whether the service is up; no key needed.",
 	"Customer portal":

@@ -3,8 +3,9 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
+import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
-import { type BillTo, invoiceLines, invoices, payments } from "../db/schema";
+import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
@@ -41,12 +42,17 @@ export interface InvoiceView {
 	due_at: string;
 	bill_to: BillTo;
 	credits_applied: number;
+	/** amount − credits_applied − what credit notes took off what was still due. */
 	amount_due: number;
-	/** The sum of its payments (a refund would count negative). */
+	/** The sum of its payments, refunds negative. */
 	amount_paid: number;
-	/** amount_due − amount_paid, never below 0. */
+	/** amount_due − amount_paid − what credit notes refunded, never below 0. */
 	amount_remaining: number;
 	payments: InvoicePaymentView[];
+	/** The sum of its credit notes' amounts (docs/credit-notes.md). */
+	amount_credited: number;
+	/** Its credit notes' ids, oldest first. */
+	credit_notes: string[];
 }
 
 export interface InvoicePaymentView {
@@ -59,6 +65,7 @@ export interface InvoicePaymentView {
 interface StoredPayment {
 	id: string;
 	invoiceId: string;
+	kind: "payment" | "refund";
 	amount: string;
 	reference: string | null;
 	createdAt: string;
@@ -80,12 +87,18 @@ export function invoiceView(
 	row: InvoiceRow,
 	lines: readonly StoredLine[],
 	paid: readonly StoredPayment[] = [],
+	creditNoteIds: readonly string[] = [],
 ): InvoiceView {
 	const { start, end } = periodBounds(row.billingPeriod);
 	const amount = Decimal.from(row.amount);
 	const creditsApplied = Decimal.from(row.creditsApplied);
-	const amountDue = amount.sub(creditsApplied);
+	const amountDue = amount.sub(creditsApplied).sub(Decimal.from(row.creditedToInvoice));
 	const amountPaid = Decimal.sum(paid.map((payment) => Decimal.from(payment.amount)));
+	const refunded = Decimal.sum(
+		paid
+			.filter((payment) => payment.kind === "refund")
+			.map((payment) => Decimal.from(payment.amount).negate()),
+	);
 	return {
 		id: row.id,
 		number: invoiceNumber(row.number),
@@ -114,13 +127,15 @@ export function invoiceView(
 		credits_applied: creditsApplied.toNumber(),
 		amount_due: amountDue.toNumber(),
 		amount_paid: amountPaid.toNumber(),
-		amount_remaining: Decimal.max(Decimal.ZERO, amountDue.sub(amountPaid)).toNumber(),
+		amount_remaining: Decimal.max(Decimal.ZERO, amountDue.sub(amountPaid).sub(refunded)).toNumber(),
 		payments: paid.map((payment) => ({
 			id: payment.id,
 			amount: Decimal.from(payment.amount).toNumber(),
 			reference: payment.reference,
 			paid_at: payment.createdAt,
 		})),
+		amount_credited: fromMinor(BigInt(row.creditedMinor), row.currency).toNumber(),
+		credit_notes: [...creditNoteIds],
 	};
 }
 
@@ -148,17 +163,20 @@ const lineColumns = {
 const paymentColumns = {
 	id: payments.id,
 	invoiceId: payments.invoiceId,
+	kind: payments.kind,
 	amount: payments.amount,
 	reference: payments.reference,
 	createdAt: payments.createdAt,
 };
+
+const creditNoteColumns = { id: creditNotes.id, invoiceId: creditNotes.invoiceId };
 
 export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow> {
 	return getInScope(db, scope, invoices, "invoice", id);
 }
 
 export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> {
-	const [rows, lines, paid] = await db.batch([
+	const [rows, lines, paid, notes] = await db.batch([
 		db
 			.select()
 			.from(invoices)
@@ -173,10 +191,20 @@ export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> 
 			.from(payments)
 			.where(inScope(scope, payments, eq(payments.invoiceId, id)))
 			.orderBy(asc(payments.createdAt), asc(payments.id)),
+		db
+			.select(creditNoteColumns)
+			.from(creditNotes)
+			.where(inScope(scope, creditNotes, eq(creditNotes.invoiceId, id)))
+			.orderBy(asc(creditNotes.number)),
 	]);
 	const [row] = rows;
 	if (!row) throw notFound("invoice", id);
-	return invoiceView(row, lines, paid);
+	return invoiceView(
+		row,
+		lines,
+		paid,
+		notes.map((note) => note.id),
+	);
 }
 
 export interface InvoiceFilters {
@@ -214,7 +242,7 @@ export async function listInvoices({
 		.orderBy(...newestFirst)
 		.limit(limit)
 		.offset(offset);
-	const [rows, [count], lines, paid] = await db.batch([
+	const [rows, [count], lines, paid, notes] = await db.batch([
 		db
 			.select()
 			.from(invoices)
@@ -233,7 +261,14 @@ export async function listInvoices({
 			.from(payments)
 			.where(and(inScope(scope, payments), inArray(payments.invoiceId, pageIds)))
 			.orderBy(asc(payments.createdAt), asc(payments.id)),
+		db
+			.select(creditNoteColumns)
+			.from(creditNotes)
+			.where(and(inScope(scope, creditNotes), inArray(creditNotes.invoiceId, pageIds)))
+			.orderBy(asc(creditNotes.number)),
 	]);
+	const notesOf = new Map<string, string[]>();
+	for (const note of notes) notesOf.set(note.invoiceId, [...(notesOf.get(note.invoiceId) ?? []), note.id]);
 	const paymentsOf = new Map<string, StoredPayment[]>();
 	for (const payment of paid)
 		paymentsOf.set(payment.invoiceId, [...(paymentsOf.get(payment.invoiceId) ?? []), payment]);
@@ -244,7 +279,9 @@ export async function listInvoices({
 		else linesOf.set(line.invoiceId, [line]);
 	}
 	return {
-		items: rows.map((row) => invoiceView(row, linesOf.get(row.id) ?? [], paymentsOf.get(row.id) ?? [])),
+		items: rows.map((row) =>
+			invoiceView(row, linesOf.get(row.id) ?? [], paymentsOf.get(row.id) ?? [], notesOf.get(row.id) ?? []),
+		),
 		total: count?.n ?? 0,
 	};
 }

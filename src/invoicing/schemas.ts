@@ -56,8 +56,14 @@ export const BillTo = z
 export const InvoicePayment = z
 	.object({
 		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
-		amount: z.number(),
-		reference: z.string().nullable().openapi({ example: "wire-2026-001" }),
+		amount: z.number().openapi({ description: "Negative for a refund made by a credit note." }),
+		reference: z
+			.string()
+			.nullable()
+			.openapi({
+				example: "wire-2026-001",
+				description: "A refund's reference is its credit note's number.",
+			}),
 		paid_at: z.string(),
 	})
 	.openapi("InvoicePayment");
@@ -88,12 +94,24 @@ export const Invoice = z
 		due_at: z.string().openapi({ description: "issued_at plus the account's net_terms_days." }),
 		bill_to: BillTo,
 		credits_applied: z.number().openapi({ description: "What prepaid credits paid of the amount." }),
-		amount_due: z.number().openapi({ description: "amount − credits_applied." }),
-		amount_paid: z.number().openapi({ description: "The sum of the invoice's payments." }),
-		amount_remaining: z
+		amount_due: z.number().openapi({
+			description: "amount − credits_applied − what credit notes took off what was still unpaid.",
+		}),
+		amount_paid: z
 			.number()
-			.openapi({ description: "What is still to pay: amount_due − amount_paid, never below 0." }),
+			.openapi({ description: "The sum of the invoice's payments; refunds of credit notes count negative." }),
+		amount_remaining: z.number().openapi({
+			description:
+				"What is still to pay: amount_due − amount_paid − what credit notes refunded, never below 0.",
+		}),
 		payments: z.array(InvoicePayment),
+		amount_credited: z.number().openapi({ description: "The sum of the invoice's credit notes." }),
+		credit_notes: z
+			.array(z.string())
+			.openapi({
+				example: ["cn_01jd0000000000000000000000"],
+				description: "Its credit notes' ids, oldest first.",
+			}),
 	})
 	.openapi("Invoice");
 

@@ -23,7 +23,8 @@ export type IdPrefix =
 	| "req"
 	| "alr"
 	| "pss"
-	| "mpr";
+	| "mpr"
+	| "cn";
 
 const RANDOM_DIGITS = 16;
 
