@@ -30,4 +30,9 @@ ALTER TABLE `invoices` ADD `credited_to_invoice` text DEFAULT '0' NOT NULL;--> s
 ALTER TABLE `payments` ADD `kind` text DEFAULT 'payment' NOT NULL;--> statement-breakpoint
 DROP INDEX `payments_invoice`;--> statement-breakpoint
 CREATE UNIQUE INDEX `payments_invoice` ON `payments` (`invoice_id`) WHERE `kind` = 'payment';--> statement-breakpoint
-CREATE INDEX `payments_invoice_all` ON `payments` (`invoice_id`);
+CREATE INDEX `payments_invoice_all` ON `payments` (`invoice_id`);--> statement-breakpoint
+-- Draft invoices (docs/credit-notes.md#draft-invoices): with grace days, a period's invoice is a draft first. A
+-- draft has no number yet; the column stays NOT NULL and unique, so a draft holds a negative placeholder that
+-- the API shows as null and finalizing replaces with the next number.
+ALTER TABLE `accounts` ADD `invoice_grace_days` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+CREATE INDEX `invoices_env_drafts` ON `invoices` (`environment`,`status`,`created_at`) WHERE `status` = 'draft';

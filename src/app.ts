@@ -19,6 +19,7 @@ import { idempotency } from "./http/idempotency";
 import { finishedDocument } from "./http/openapi-document";
 import { singleQueryValues } from "./http/query";
 import { newRouter } from "./http/router";
+import { draftInvoiceRoutes } from "./invoicing/draft-routes";
 import { invoiceRoutes } from "./invoicing/routes";
 import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
@@ -106,6 +107,7 @@ export function createApp() {
 	app.route("/v1", subscriptionRoutes);
 	app.route("/v1", upcomingInvoiceRoutes);
 	app.route("/v1", invoiceRoutes);
+	app.route("/v1", draftInvoiceRoutes);
 	app.route("/v1", paymentRoutes);
 	app.route("/v1", documentRoutes);
 	app.route("/v1", creditNoteRoutes);

@@ -45,8 +45,11 @@ function linesOf(input: CreateCreditNoteInput, invoice: InvoiceRow) {
 
 /** The credit note's split, or the reason it cannot be issued against the invoice as read. */
 function planCreditNote(input: CreateCreditNoteInput, invoice: InvoiceRow): Plan {
-	if (invoice.status === "void") {
-		throw conflict(`Invoice ${invoice.id} is void; only an open or paid invoice can be credited.`);
+	if (invoice.status === "void" || invoice.status === "draft") {
+		throw conflict(
+			`Invoice ${invoice.id} is ${invoice.status}; only an open or paid invoice can be credited` +
+				(invoice.status === "draft" ? " (change a draft's lines, or finalize it first)." : "."),
+		);
 	}
 	const digits = minorUnits(invoice.currency);
 	const lines = linesOf(input, invoice);

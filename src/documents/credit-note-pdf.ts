@@ -72,7 +72,7 @@ export async function renderCreditNotePdf(
 	const facts: [string, string][] = [
 		["Credit note number", note.number],
 		["Issue date", formatDate(note.created_at)],
-		["Invoice number", invoice.number],
+		["Invoice number", invoice.number ?? "—"],
 		["Billing period", formatPeriod(invoice.billing_period)],
 		["Reason", REASONS[note.reason]],
 	];

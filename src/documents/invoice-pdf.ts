@@ -30,8 +30,13 @@ export const RULE = rgb(0.86, 0.87, 0.9);
 export const BAND = rgb(0.95, 0.96, 0.97);
 export const ACCENT = rgb(0.15, 0.33, 0.8);
 
-const STATUS_LABEL = { open: "OPEN", paid: "PAID", void: "VOID" } as const;
-const STATUS_COLOR = { open: ACCENT, paid: rgb(0.09, 0.5, 0.27), void: rgb(0.7, 0.15, 0.15) } as const;
+const STATUS_LABEL = { draft: "DRAFT", open: "OPEN", paid: "PAID", void: "VOID" } as const;
+const STATUS_COLOR = {
+	draft: MUTED,
+	open: ACCENT,
+	paid: rgb(0.09, 0.5, 0.27),
+	void: rgb(0.7, 0.15, 0.15),
+} as const;
 
 /** Table columns: description fills what quantity and amount leave. */
 const COLUMNS = { quantityRight: PAGE.width - MARGIN - 130, amountRight: PAGE.width - MARGIN };
@@ -104,7 +109,7 @@ function drawHeading(page: PDFPage, pen: Pen, invoice: InvoiceView, seller: stri
 
 	// The invoice's facts, on the right.
 	const facts: [string, string][] = [
-		["Invoice number", invoice.number],
+		["Invoice number", invoice.number ?? "Draft (not numbered yet)"],
 		["Issue date", formatDate(invoice.issued_at)],
 		["Due date", formatDate(invoice.due_at)],
 		["Billing period", formatPeriod(invoice.billing_period)],
@@ -161,7 +166,13 @@ function drawFooter(
 		thickness: 0.5,
 		color: RULE,
 	});
-	page.drawText(`${seller} · ${invoice.number}`, { x: MARGIN, y, size: 8, font: pen.regular, color: MUTED });
+	page.drawText(`${seller} · ${invoice.number ?? "Draft"}`, {
+		x: MARGIN,
+		y,
+		size: 8,
+		font: pen.regular,
+		color: MUTED,
+	});
 	textRight(page, `Page ${index + 1} of ${count}`, PAGE.width - MARGIN, y, pen.regular, 8, MUTED);
 }
 
@@ -175,9 +186,9 @@ export async function renderInvoicePdf(
 		regular: await doc.embedFont(options.fonts.regular, { subset: true }),
 		bold: await doc.embedFont(options.fonts.bold, { subset: true }),
 	};
-	doc.setTitle(`Invoice ${invoice.number}`);
+	doc.setTitle(`Invoice ${invoice.number ?? "draft"}`);
 	doc.setAuthor(options.seller);
-	doc.setSubject(`Invoice ${invoice.number} for ${formatPeriod(invoice.billing_period)}`);
+	doc.setSubject(`Invoice ${invoice.number ?? "draft"} for ${formatPeriod(invoice.billing_period)}`);
 	doc.setCreator(options.seller);
 	doc.setProducer("pdf-lib");
 	doc.setCreationDate(new Date(invoice.issued_at));

@@ -23,7 +23,8 @@ export interface InvoiceLineView {
 
 export interface InvoiceView {
 	id: string;
-	number: string;
+	/** null while a draft, and for a draft that was discarded. */
+	number: string | null;
 	account_id: string;
 	subscription_id: string;
 	rate_plan_id: string;
@@ -101,7 +102,7 @@ export function invoiceView(
 	);
 	return {
 		id: row.id,
-		number: invoiceNumber(row.number),
+		number: row.number > 0 ? invoiceNumber(row.number) : null,
 		account_id: row.accountId,
 		subscription_id: row.subscriptionId,
 		rate_plan_id: row.ratePlanId,

@@ -22,6 +22,21 @@ function notOpen(row: InvoiceRow, verb: "pay" | "void"): Error {
 	);
 }
 
+/**
+ * Voiding a draft discards it: it stays readable, void and never numbered; it was never announced, so no
+ * webhook, and it applied no credits. The period's next generation invoices its usage again.
+ */
+async function discardDraft({ db, scope, id }: ById): Promise<InvoiceView> {
+	const [discarded] = await db
+		.update(invoices)
+		.set({ status: "void", voidedAt: nowIso() })
+		.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "draft")))
+		.returning({ id: invoices.id });
+	// Finalized meanwhile: void it as an issued invoice.
+	if (!discarded) return voidInvoice({ db, scope, id });
+	return getInvoice({ db, scope, id });
+}
+
 /** An invoice with credit notes stays: what it billed is corrected by them, not erased (docs/credit-notes.md). */
 function credited(row: InvoiceRow): Error {
 	return conflict(
@@ -113,6 +128,7 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 	if (row.status === "paid") throw notOpen(row, "void");
 	if (row.status === "void") return getInvoice({ db, scope, id });
 	if (row.creditedMinor > 0) throw credited(row);
+	if (row.status === "draft") return discardDraft({ db, scope, id });
 
 	const d1 = db.$client;
 	const voidedAt = nowIso();

@@ -57,13 +57,10 @@ export const InvoicePayment = z
 	.object({
 		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
 		amount: z.number().openapi({ description: "Negative for a refund made by a credit note." }),
-		reference: z
-			.string()
-			.nullable()
-			.openapi({
-				example: "wire-2026-001",
-				description: "A refund's reference is its credit note's number.",
-			}),
+		reference: z.string().nullable().openapi({
+			example: "wire-2026-001",
+			description: "A refund's reference is its credit note's number.",
+		}),
 		paid_at: z.string(),
 	})
 	.openapi("InvoicePayment");
@@ -71,7 +68,10 @@ export const InvoicePayment = z
 export const Invoice = z
 	.object({
 		id: z.string().openapi({ example: "inv_01jd0000000000000000000000" }),
-		number: z.string().openapi({ example: "INV-000001", description: "Sequential per environment." }),
+		number: z.string().nullable().openapi({
+			example: "INV-000001",
+			description: "Sequential per environment; null for a draft (and a draft discarded by void).",
+		}),
 		account_id: z.string(),
 		subscription_id: z.string(),
 		rate_plan_id: z.string().openapi({ description: "The plan in effect for the billing period." }),
@@ -83,7 +83,9 @@ export const Invoice = z
 		kind: z.enum(["regular", "supplementary"]).openapi({
 			description: "supplementary: usage that arrived after the period was first invoiced.",
 		}),
-		status: z.enum(["open", "paid", "void"]),
+		status: z.enum(["draft", "open", "paid", "void"]).openapi({
+			description: "draft: not issued yet, its lines still follow late usage (see finalize).",
+		}),
 		currency: z.string().openapi({ example: "USD" }),
 		line_items: z.array(InvoiceLine),
 		amount: z.number().openapi({ description: "The sum of the line amounts." }),
@@ -106,12 +108,10 @@ export const Invoice = z
 		}),
 		payments: z.array(InvoicePayment),
 		amount_credited: z.number().openapi({ description: "The sum of the invoice's credit notes." }),
-		credit_notes: z
-			.array(z.string())
-			.openapi({
-				example: ["cn_01jd0000000000000000000000"],
-				description: "Its credit notes' ids, oldest first.",
-			}),
+		credit_notes: z.array(z.string()).openapi({
+			example: ["cn_01jd0000000000000000000000"],
+			description: "Its credit notes' ids, oldest first.",
+		}),
 	})
 	.openapi("Invoice");
 
@@ -121,7 +121,7 @@ export const ListInvoicesQuery = z.strictObject({
 	...pageQuery,
 	account_id: z.string().min(1).optional(),
 	subscription_id: z.string().min(1).optional(),
-	status: z.enum(["open", "paid", "void"]).optional(),
+	status: z.enum(["draft", "open", "paid", "void"]).optional(),
 	billing_period: billingPeriod.optional(),
 	overdue: z
 		.enum(["true", "false"])

@@ -189,7 +189,7 @@ portalRoutes.openapi(
 		const bytes = await renderInvoicePdf(invoice, { seller: sellerName(c.env), fonts: interFonts });
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
-			"Content-Disposition": `inline; filename="${invoice.number}.pdf"`,
+			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,
 		});
 	},
 );

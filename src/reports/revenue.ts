@@ -1,4 +1,4 @@
-import { eq, gte, lte, sql } from "drizzle-orm";
+import { eq, gte, lte, ne, sql } from "drizzle-orm";
 import { creditNoteRevenueLines } from "../credit-notes/revenue-lines";
 import type { Db } from "../db/client";
 import { accounts, agents, invoices, ratePlans } from "../db/schema";
@@ -46,6 +46,8 @@ export async function revenueLines(
 		scope,
 		{ billingPeriod: invoices.billingPeriod, accountId: invoices.accountId, ratePlanId: invoices.ratePlanId },
 		eq(invoices.currency, currency),
+		// A draft is not issued yet: it is revenue once finalized (docs/credit-notes.md#draft-invoices).
+		ne(invoices.status, "draft"),
 		gte(invoices.billingPeriod, periods.first),
 		lte(invoices.billingPeriod, periods.last),
 	);

@@ -20,7 +20,8 @@ export const invoices = sqliteTable(
 		billingPeriod: text("billing_period").notNull(),
 		sequence: integer("sequence").notNull(),
 		kind: text("kind", { enum: ["regular", "supplementary"] }).notNull(),
-		status: text("status", { enum: ["open", "paid", "void"] }).notNull(),
+		// "draft": not issued yet (docs/credit-notes.md#draft-invoices); its number is a negative placeholder.
+		status: text("status", { enum: ["draft", "open", "paid", "void"] }).notNull(),
 		currency: text("currency").notNull(),
 		amount: text("amount").notNull(),
 		issuedAt: text("issued_at").notNull(),
