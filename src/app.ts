@@ -30,6 +30,7 @@ import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
 import { modelPriceRoutes } from "./model-prices/routes";
 import { paymentRoutes } from "./payments/routes";
+import { portalCreditNoteRoutes } from "./portal/credit-note-routes";
 import { portalGate } from "./portal/gate";
 import { portalRoutes } from "./portal/routes";
 import { portalSessionRoutes } from "./portal/session-routes";
@@ -124,6 +125,7 @@ export function createApp() {
 	app.use("/portal/api/*", portalGate);
 	app.use("/portal/api/*", singleQueryValues);
 	app.route("/portal/api", portalRoutes);
+	app.route("/portal/api", portalCreditNoteRoutes);
 
 	// MCP: the same key, limits and permissions as /v1; each tool runs its /v1 route through this app.
 	app.use("/mcp", gate);

@@ -2,7 +2,7 @@
  * Invoices as the API shows them (docs/billing.md#invoices), and reading them. Amounts and quantities are exact decimal
  * strings in D1 and become JSON numbers only here, at the edge.
  */
-import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
 import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
@@ -213,6 +213,8 @@ export interface InvoiceFilters {
 	subscription_id?: string;
 	status?: InvoiceStatus;
 	billing_period?: string;
+	/** true: only invoices issued (no drafts), for the customer's eyes. */
+	issued?: boolean;
 	/** true: open invoices past their due date (at `now`); false: every other invoice. */
 	overdue?: boolean;
 	now?: string;
@@ -234,6 +236,7 @@ export async function listInvoices({
 		filters.status === undefined ? undefined : eq(invoices.status, filters.status),
 		filters.billing_period === undefined ? undefined : eq(invoices.billingPeriod, filters.billing_period),
 		overdueCondition(filters.overdue, filters.now ?? new Date().toISOString()),
+		filters.issued === true ? ne(invoices.status, "draft") : undefined,
 	);
 	const newestFirst = [desc(invoices.createdAt), desc(invoices.id)] as const;
 	const pageIds = db
