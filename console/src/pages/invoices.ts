@@ -34,7 +34,7 @@ export async function invoicesPage(ctx: PageContext): Promise<void> {
 			h(
 				"select",
 				{ name: "status" },
-				["", "open", "paid", "void"].map((s) =>
+				["", "draft", "open", "paid", "void"].map((s) =>
 					h("option", { value: s, selected: filters.status === s }, s || "any"),
 				),
 			),
