@@ -166,7 +166,7 @@ describe("tools/list", () => {
 		expect(tools.simulate_price?.inputSchema.required).toEqual(["rate_plan_id", "usage"]);
 		expect(tools.list_invoices?.inputSchema.properties.status).toEqual({
 			type: "string",
-			enum: ["open", "paid", "void"],
+			enum: ["draft", "open", "paid", "void"],
 		});
 		for (const tool of Object.values(tools)) expect(tool.inputSchema.$schema).toBeUndefined();
 		expect(tools.record_action?.annotations.readOnlyHint).toBe(false);
