@@ -8,6 +8,7 @@
  */
 import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
 import type { InvoiceView } from "../invoicing/invoices";
+import { Decimal } from "../lib/decimal";
 import { subsettingFontkit, tagSubsetFonts } from "./font-subsets";
 import { formatCount, formatDate, formatMoney, formatPeriod } from "./format";
 
@@ -249,7 +250,11 @@ export async function renderInvoicePdf(
 	});
 
 	// Totals, right-aligned under the amounts; they never split across pages.
-	const paidRows = invoice.payments.length;
+	// What credit notes took off the amount due (docs/credit-notes.md), so that the totals add up on the page.
+	const creditedOff = Decimal.from(invoice.amount)
+		.sub(Decimal.from(invoice.credits_applied))
+		.sub(Decimal.from(invoice.amount_due));
+	const paidRows = invoice.payments.length + (creditedOff.isZero() ? 0 : 1);
 	if (y - (144 + paidRows * 14) < bottom) newPage();
 	y -= 6;
 	const labelX = PAGE.width - MARGIN - 230;
@@ -257,6 +262,9 @@ export async function renderInvoicePdf(
 		["Subtotal", formatMoney(invoice.amount, invoice.currency)],
 		["Credits applied", formatMoney(-invoice.credits_applied, invoice.currency)],
 	];
+	if (!creditedOff.isZero()) {
+		totals.push(["Credit notes", formatMoney(creditedOff.negate().toNumber(), invoice.currency)]);
+	}
 	for (const [label, value] of totals) {
 		page.drawText(label, { x: labelX, y, size, font: pen.regular, color: MUTED });
 		textRight(page, value, COLUMNS.amountRight - 8, y, pen.regular, size);

@@ -263,3 +263,27 @@ describe("concurrent credit notes", () => {
 		expect(new Set(numbers).size).toBe(14);
 	});
 });
+
+describe("credit notes racing a payment", () => {
+	it("never pays what a credit note took off, nor credits beyond the invoice", async () => {
+		const invoice = await openInvoice(100);
+		const [pay, ...notes] = await Promise.all([
+			post(`/v1/invoices/${invoice.id}/pay`, {}),
+			...Array.from({ length: 6 }, () =>
+				post(`/v1/invoices/${invoice.id}/credit-notes`, { amount: 10, reason: "other" }),
+			),
+		]);
+		expect([200, 409]).toContain(pay?.status);
+		expect(notes.every((note) => note.status === 201)).toBe(true);
+		const after = (await get(`/v1/invoices/${invoice.id}`)).body;
+		expect(after.amount_credited).toBe(60);
+		const stored = await storedCreditNotes(invoice.id);
+		const toInvoice = stored.reduce((sum, note) => sum + Number(note.to_invoice), 0);
+		const credited = stored.reduce((sum, note) => sum + Number(note.credited), 0);
+		// What the payment paid and what credit notes took off add up to the amount, once each.
+		const paid = after.payments.reduce((sum: number, p: { amount: number }) => sum + p.amount, 0);
+		expect(paid + toInvoice + after.amount_remaining).toBe(100);
+		expect(toInvoice + credited).toBe(60);
+		if (pay?.status === 200) expect(after.status).toBe("paid");
+	});
+});

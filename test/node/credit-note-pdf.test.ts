@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { CreditNoteView } from "../../src/credit-notes/credit-notes";
 import { renderCreditNotePdf } from "../../src/documents/credit-note-pdf";
+import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
 import type { InvoiceView } from "../../src/invoicing/invoices";
 
 // The credit note document (docs/credit-notes.md), read back with pdftotext as a customer's tools would.
@@ -66,5 +67,37 @@ describe("credit note PDF", { timeout: 60_000 }, () => {
 		expect(text).toMatch(/Off the amount due\s+USD 1,000\.00/);
 		expect(text).toMatch(/Given as credit\s+USD 250\.50/);
 		expect(text).toMatch(/Total credited USD 1,250\.50/);
+	});
+});
+
+describe("invoice PDF with credit notes", { timeout: 60_000 }, () => {
+	it("shows what credit notes took off, so the totals add up to the amount due", async () => {
+		const credited = {
+			...invoice,
+			status: "open",
+			kind: "regular",
+			issued_at: "2026-11-01T00:00:00.000Z",
+			due_at: "2026-12-01T00:00:00.000Z",
+			period_start: "2026-10-01T00:00:00.000Z",
+			period_end: "2026-11-01T00:00:00.000Z",
+			paid_at: null,
+			voided_at: null,
+			line_items: [{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 100 }],
+			amount: 100,
+			credits_applied: 10,
+			amount_due: 60,
+			amount_paid: 0,
+			amount_remaining: 60,
+			payments: [],
+			amount_credited: 30,
+			credit_notes: ["cn_01jd0000000000000000000000"],
+		} as InvoiceView;
+		const text = pdfText(
+			await renderInvoicePdf(credited, { seller: "Agent Metering & Billing", fonts }),
+			"invoice-credited",
+		);
+		expect(text).toMatch(/Credits applied\s+-USD 10\.00/);
+		expect(text).toMatch(/Credit notes\s+-USD 30\.00/);
+		expect(text).toMatch(/Amount due\s+USD 60\.00/);
 	});
 });
