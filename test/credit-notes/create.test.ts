@@ -287,3 +287,23 @@ describe("credit notes racing a payment", () => {
 		if (pay?.status === 200) expect(after.status).toBe("paid");
 	});
 });
+
+describe("Idempotency-Key on credit notes", () => {
+	it("a retried request answers the first credit note again and stores one", async () => {
+		const invoice = await openInvoice(100);
+		const body = { amount: 12, reason: "billing_error" };
+		const headers = { "Idempotency-Key": `cn-${invoice.id}` };
+		const first = await post(`/v1/invoices/${invoice.id}/credit-notes`, body, { headers });
+		const again = await post(`/v1/invoices/${invoice.id}/credit-notes`, body, { headers });
+		expect(first.status).toBe(201);
+		expect(again.status).toBe(201);
+		expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+		expect(again.body).toEqual(first.body);
+		expect(await storedCreditNotes(invoice.id)).toHaveLength(1);
+		expectError(
+			await post(`/v1/invoices/${invoice.id}/credit-notes`, { ...body, amount: 13 }, { headers }),
+			409,
+			"idempotency_key_reused",
+		);
+	});
+});
