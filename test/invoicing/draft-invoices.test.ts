@@ -167,6 +167,12 @@ describe("draft invoices", () => {
 			409,
 			"conflict",
 		);
+		// Issued, it is revenue: its customer's row is its amount, one-off line included.
+		const period = currentPeriod();
+		const revenue = await get(
+			`/v1/reports/revenue?start_date=${period}-01&end_date=${period}-28&group_by=customer`,
+		);
+		expect(revenue.body.breakdown).toContainEqual(expect.objectContaining({ id: account.id, revenue: 32 }));
 
 		// Usage after the draft was issued: a supplementary invoice of the calls alone, the one-off not repeated.
 		await sendActions(actions(instance, "call", 2));
