@@ -8,13 +8,16 @@
  * had taken), and `abortUnlessChanged` rolls the whole batch back otherwise. The loser of a race reads again and
  * plans again, so concurrent credit notes can never together take more than the invoice's amount.
  */
+import { eq } from "drizzle-orm";
 import { ledgerInsert } from "../credits/ledger";
 import { fromMinor, toMinor } from "../credits/plan";
 import { abortUnlessChanged, isAbortedByGuard, returned, statement } from "../db/batch";
 import type { ById } from "../db/rows";
-import { getInvoiceRow, type InvoiceRow, invoiceEventData, invoiceNumber } from "../invoicing/invoices";
+import { invoices, payments } from "../db/schema";
+import { inScope } from "../db/scope";
+import { type InvoiceRow, invoiceEventData, invoiceNumber } from "../invoicing/invoices";
 import { Decimal } from "../lib/decimal";
-import { conflict, validationError } from "../lib/errors";
+import { conflict, notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { minorUnits } from "../lib/money";
 import { nowIso } from "../lib/time";
@@ -43,8 +46,12 @@ function linesOf(input: CreateCreditNoteInput, invoice: InvoiceRow) {
 	return [{ description: `Credit on invoice ${invoiceNumber(invoice.number)}`, amount }];
 }
 
-/** The credit note's split, or the reason it cannot be issued against the invoice as read. */
-function planCreditNote(input: CreateCreditNoteInput, invoice: InvoiceRow): Plan {
+/**
+ * The credit note's split, or the reason it cannot be issued against the invoice as read. `paid` is what its
+ * payments brought in, net of earlier refunds: only that much money can be refunded; what prepaid credits covered
+ * goes back as credit even when a refund is asked, so that no invoice ever shows a negative amount paid.
+ */
+function planCreditNote(input: CreateCreditNoteInput, invoice: InvoiceRow, paid: Decimal): Plan {
 	if (invoice.status === "void" || invoice.status === "draft") {
 		throw conflict(
 			`Invoice ${invoice.id} is ${invoice.status}; only an open or paid invoice can be credited` +
@@ -76,12 +83,13 @@ function planCreditNote(input: CreateCreditNoteInput, invoice: InvoiceRow): Plan
 	const unpaid = invoice.status === "open" ? Decimal.max(Decimal.ZERO, due) : Decimal.ZERO;
 	const toInvoice = Decimal.min(total, unpaid);
 	const rest = total.sub(toInvoice);
+	const refunded = input.refund === true ? Decimal.min(rest, Decimal.max(Decimal.ZERO, paid)) : Decimal.ZERO;
 	return {
 		total,
 		lines: lines.map((line) => ({ description: line.description, amount: line.amount.toString() })),
 		toInvoice,
-		refunded: input.refund === true ? rest : Decimal.ZERO,
-		credited: input.refund === true ? Decimal.ZERO : rest,
+		refunded,
+		credited: rest.sub(refunded),
 		dueAfter: due.sub(toInvoice),
 	};
 }
@@ -93,8 +101,19 @@ export async function issueCreditNote({
 	input,
 }: ById & { input: CreateCreditNoteInput }): Promise<CreditNoteView> {
 	for (let attempt = 1; ; attempt++) {
-		const invoice = await getInvoiceRow({ db, scope, id });
-		const plan = planCreditNote(input, invoice);
+		// One batch, so the invoice and its payments are read as of the same moment.
+		const [[invoice], paid] = await db.batch([
+			db
+				.select()
+				.from(invoices)
+				.where(inScope(scope, invoices, eq(invoices.id, id))),
+			db
+				.select({ amount: payments.amount })
+				.from(payments)
+				.where(inScope(scope, payments, eq(payments.invoiceId, id))),
+		]);
+		if (!invoice) throw notFound("invoice", id);
+		const plan = planCreditNote(input, invoice, Decimal.sum(paid.map((row) => Decimal.from(row.amount))));
 		try {
 			return await storeCreditNote(db.$client, invoice, plan, input);
 		} catch (error) {

@@ -1,7 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createKey, expectError, get, post } from "../helpers";
-import { outboxEvents } from "../invoicing/fixtures";
+import {
+	createPlan,
+	currentPeriod,
+	generate,
+	type Invoice,
+	instanceKey,
+	outboxEvents,
+	subscribe,
+} from "../invoicing/fixtures";
 import {
 	creditNote,
 	grantsOf,
@@ -135,6 +143,26 @@ describe("POST /v1/invoices/{invoice_id}/credit-notes on a paid invoice", () => 
 		expect(await grantsOf(invoice.account_id)).toEqual([]);
 		const listed = (await get(`/v1/payments?invoice_id=${invoice.id}`)).body.payments;
 		expect(listed.map((p: { amount: number }) => p.amount).sort()).toEqual([-25.5, 100]);
+	});
+
+	it("refunds only money paid: what prepaid credits covered goes back as credit even with refund: true", async () => {
+		const invoice = await openInvoice(100);
+		// A second invoice of the same account, 40 of it paid by a grant made after the first.
+		await post(`/v1/accounts/${invoice.account_id}/credit-grants`, { amount: 40 });
+		const plan = await createPlan({ base_fee: 100, charges: [] });
+		await subscribe(invoice.account_id, plan.id, [instanceKey()]);
+		const second = (await generate(currentPeriod(), invoice.account_id)).invoices[0] as Invoice;
+		expect(second).toMatchObject({ credits_applied: 40, amount_due: 60, status: "open" });
+		const note = await creditNote(second.id, { amount: 80, reason: "other", refund: true });
+		// 60 off what was due; the 20 credits covered cannot be refunded as money: they go back as credit.
+		expect(note.applied).toEqual({ to_invoice: 60, refunded: 0, credited: 20 });
+		expect(await storedPayments(second.id)).toEqual([]);
+		expect((await get(`/v1/invoices/${second.id}`)).body).toMatchObject({
+			status: "paid",
+			amount_paid: 0,
+			amount_due: 0,
+			amount_remaining: 0,
+		});
 	});
 
 	it("by default the amount is given back as credit, which pays the account's next invoice", async () => {
