@@ -44,7 +44,8 @@ export const CreateCreditNote = z
 			.openapi({
 				description:
 					"What the credit note takes beyond what is still due: true refunds it (a payment of kind refund, " +
-					"negative); false, the default, gives it back as a credit grant of the account.",
+					"negative), up to what the invoice's payments brought in; false, the default, gives it back as a " +
+					"credit grant of the account, as is what prepaid credits covered in any case.",
 			}),
 	})
 	.superRefine((input, ctx) => {
