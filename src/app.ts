@@ -7,6 +7,7 @@ import { auditRoutes } from "./audit/routes";
 import { balanceRoutes } from "./balance/routes";
 import { costRoutes } from "./costs/routes";
 import { couponRoutes } from "./coupons/routes";
+import { creditNoteRoutes } from "./credit-notes/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
 import { eventRoutes } from "./events/routes";
@@ -21,6 +22,7 @@ import { idempotency } from "./http/idempotency";
 import { finishedDocument } from "./http/openapi-document";
 import { singleQueryValues } from "./http/query";
 import { newRouter } from "./http/router";
+import { draftInvoiceRoutes } from "./invoicing/draft-routes";
 import { invoiceRoutes } from "./invoicing/routes";
 import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
@@ -31,6 +33,7 @@ import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
 import { modelPriceRoutes } from "./model-prices/routes";
 import { paymentRoutes } from "./payments/routes";
+import { portalCreditNoteRoutes } from "./portal/credit-note-routes";
 import { portalGate } from "./portal/gate";
 import { portalRoutes } from "./portal/routes";
 import { portalSessionRoutes } from "./portal/session-routes";
@@ -111,8 +114,10 @@ export function createApp() {
 	app.route("/v1", couponRoutes);
 	app.route("/v1", upcomingInvoiceRoutes);
 	app.route("/v1", invoiceRoutes);
+	app.route("/v1", draftInvoiceRoutes);
 	app.route("/v1", paymentRoutes);
 	app.route("/v1", documentRoutes);
+	app.route("/v1", creditNoteRoutes);
 	app.route("/v1", creditRoutes);
 	app.route("/v1", balanceRoutes);
 	app.route("/v1", meteringRoutes);
@@ -128,6 +133,7 @@ export function createApp() {
 	app.use("/portal/api/*", portalGate);
 	app.use("/portal/api/*", singleQueryValues);
 	app.route("/portal/api", portalRoutes);
+	app.route("/portal/api", portalCreditNoteRoutes);
 
 	// MCP: the same key, limits and permissions as /v1; each tool runs its /v1 route through this app.
 	app.use("/mcp", gate);

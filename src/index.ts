@@ -1,6 +1,7 @@
 import { createApp } from "./app";
 import { database } from "./db/client";
 import type { Env } from "./env";
+import { finalizeDueDrafts } from "./invoicing/finalize";
 import type { InvoiceJob } from "./invoicing/jobs";
 import { handleInvoiceBatch, runMonthlyInvoicing } from "./invoicing/monthly";
 import { adoptPendingUsage } from "./subscriptions/adoption";
@@ -39,6 +40,7 @@ export default {
 				await resealWebhookSecrets(database(env.DB), env);
 				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
 				await adoptPendingUsage(env);
+				await finalizeDueDrafts(env, new Date(controller.scheduledTime));
 				break;
 			case "5 0 1 * *":
 				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));

@@ -48,6 +48,7 @@ export type CreditGrant = Schemas["CreditGrant"];
 export type Balance = Schemas["CreditBalance"];
 export type Alert = Schemas["Alert"];
 export type UnbilledUsage = Schemas["UnbilledUsage"];
+export type CreditNote = Schemas["CreditNote"];
 
 /** What an invoice of the second wave gains over the first: optional, so that an older invoice still reads. */
 export type InvoiceDocumentFields = Partial<
@@ -63,4 +64,5 @@ export const WEBHOOK_EVENTS = [
 	"subscription.created",
 	"subscription.updated",
 	"subscription.cancelled",
+	"credit_note.created",
 ] as const satisfies readonly Schemas["WebhookEventKind"][];

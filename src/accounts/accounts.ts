@@ -22,6 +22,8 @@ export interface AccountView {
 	external_id: string | null;
 	/** Days from an invoice's issue to its due date (docs/billing.md#invoice-documents-and-payments). */
 	net_terms_days: number;
+	/** Days a period's invoice stays a draft (docs/credit-notes.md#draft-invoices). */
+	invoice_grace_days: number;
 	created_at: string;
 }
 
@@ -32,6 +34,7 @@ export interface AccountInput {
 	currency?: string;
 	external_id?: string | null;
 	net_terms_days?: number;
+	invoice_grace_days?: number;
 }
 
 function toView(row: typeof accounts.$inferSelect): AccountView {
@@ -43,6 +46,7 @@ function toView(row: typeof accounts.$inferSelect): AccountView {
 		currency: row.currency,
 		external_id: row.externalId,
 		net_terms_days: row.netTermsDays,
+		invoice_grace_days: row.invoiceGraceDays,
 		created_at: row.createdAt,
 	};
 }
@@ -62,6 +66,7 @@ export async function createAccount({ db, scope, input }: { db: Db; scope: Scope
 		currency: input.currency ?? "USD",
 		externalId: input.external_id ?? null,
 		netTermsDays: input.net_terms_days ?? DEFAULT_NET_TERMS_DAYS,
+		invoiceGraceDays: input.invoice_grace_days ?? 0,
 		createdAt: now,
 		updatedAt: now,
 	};
@@ -108,6 +113,7 @@ export async function updateAccount({
 		...(input.billing_address !== undefined ? { billingAddress: input.billing_address } : {}),
 		...(input.external_id !== undefined ? { externalId: input.external_id } : {}),
 		...(input.net_terms_days !== undefined ? { netTermsDays: input.net_terms_days } : {}),
+		...(input.invoice_grace_days !== undefined ? { invoiceGraceDays: input.invoice_grace_days } : {}),
 		updatedAt: nowIso(),
 	};
 	try {

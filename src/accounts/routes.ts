@@ -27,6 +27,10 @@ const Account = z
 		currency: z.string().openapi({ example: "USD" }),
 		external_id: z.string().nullable(),
 		net_terms_days: z.number().int().openapi({ example: 30, description: "Days from issue to due date." }),
+		invoice_grace_days: z.number().int().openapi({
+			example: 0,
+			description: "Days a period's invoice stays a draft before it is finalized; 0: issued at once.",
+		}),
 		created_at: z.string(),
 	})
 	.openapi("Account");
@@ -44,6 +48,16 @@ const netTermsDays = z
 	.min(0)
 	.max(365)
 	.openapi({ description: "Days from an invoice's issue to its due date (0–365, default 30)." });
+const invoiceGraceDays = z
+	.number()
+	.int("Must be a whole number of days.")
+	.min(0)
+	.max(30)
+	.openapi({
+		description:
+			"0–30, default 0. More than 0: a period's regular invoice is made as a draft, updated by late usage, " +
+			"and finalized that many days after the period ends (or by hand).",
+	});
 
 const CreateAccount = z
 	.strictObject({
@@ -56,6 +70,7 @@ const CreateAccount = z
 			.optional(),
 		external_id: externalId.optional(),
 		net_terms_days: netTermsDays.optional(),
+		invoice_grace_days: invoiceGraceDays.optional(),
 	})
 	.openapi("CreateAccount");
 
@@ -66,6 +81,7 @@ const UpdateAccount = z
 		billing_address: BillingAddress.nullable().optional(),
 		external_id: externalId.optional(),
 		net_terms_days: netTermsDays.optional(),
+		invoice_grace_days: invoiceGraceDays.optional(),
 	})
 	.openapi("UpdateAccount");
 

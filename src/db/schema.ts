@@ -8,6 +8,7 @@ export * from "./schema/alerts";
 export * from "./schema/audit";
 export * from "./schema/billing";
 export * from "./schema/coupons";
+export * from "./schema/credit-notes";
 export * from "./schema/customers";
 export * from "./schema/model-prices";
 export * from "./schema/subscriptions";

@@ -8,6 +8,7 @@
  */
 import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
 import type { InvoiceView } from "../invoicing/invoices";
+import { Decimal } from "../lib/decimal";
 import { subsettingFontkit, tagSubsetFonts } from "./font-subsets";
 import { formatCount, formatDate, formatMoney, formatPeriod } from "./format";
 
@@ -22,27 +23,32 @@ export interface InvoiceDocumentOptions {
 	fonts: InvoiceFonts;
 }
 
-const PAGE = { width: 595.28, height: 841.89 }; // A4 in points
-const MARGIN = 56;
-const INK = rgb(0.11, 0.13, 0.17);
-const MUTED = rgb(0.42, 0.45, 0.5);
-const RULE = rgb(0.86, 0.87, 0.9);
-const BAND = rgb(0.95, 0.96, 0.97);
-const ACCENT = rgb(0.15, 0.33, 0.8);
+export const PAGE = { width: 595.28, height: 841.89 }; // A4 in points
+export const MARGIN = 56;
+export const INK = rgb(0.11, 0.13, 0.17);
+export const MUTED = rgb(0.42, 0.45, 0.5);
+export const RULE = rgb(0.86, 0.87, 0.9);
+export const BAND = rgb(0.95, 0.96, 0.97);
+export const ACCENT = rgb(0.15, 0.33, 0.8);
 
-const STATUS_LABEL = { open: "OPEN", paid: "PAID", void: "VOID" } as const;
-const STATUS_COLOR = { open: ACCENT, paid: rgb(0.09, 0.5, 0.27), void: rgb(0.7, 0.15, 0.15) } as const;
+const STATUS_LABEL = { draft: "DRAFT", open: "OPEN", paid: "PAID", void: "VOID" } as const;
+const STATUS_COLOR = {
+	draft: MUTED,
+	open: ACCENT,
+	paid: rgb(0.09, 0.5, 0.27),
+	void: rgb(0.7, 0.15, 0.15),
+} as const;
 
 /** Table columns: description fills what quantity and amount leave. */
 const COLUMNS = { quantityRight: PAGE.width - MARGIN - 130, amountRight: PAGE.width - MARGIN };
 const DESCRIPTION_WIDTH = COLUMNS.quantityRight - 90 - MARGIN;
 
-interface Pen {
+export interface Pen {
 	regular: PDFFont;
 	bold: PDFFont;
 }
 
-function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
+export function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
 	const lines: string[] = [];
 	let line = "";
 	for (const word of text.split(/\s+/)) {
@@ -58,7 +64,7 @@ function wrap(text: string, font: PDFFont, size: number, width: number): string[
 	return lines.length > 0 ? lines : [""];
 }
 
-function textRight(
+export function textRight(
 	page: PDFPage,
 	text: string,
 	right: number,
@@ -104,7 +110,7 @@ function drawHeading(page: PDFPage, pen: Pen, invoice: InvoiceView, seller: stri
 
 	// The invoice's facts, on the right.
 	const facts: [string, string][] = [
-		["Invoice number", invoice.number],
+		["Invoice number", invoice.number ?? "Draft (not numbered yet)"],
 		["Issue date", formatDate(invoice.issued_at)],
 		["Due date", formatDate(invoice.due_at)],
 		["Billing period", formatPeriod(invoice.billing_period)],
@@ -161,7 +167,13 @@ function drawFooter(
 		thickness: 0.5,
 		color: RULE,
 	});
-	page.drawText(`${seller} · ${invoice.number}`, { x: MARGIN, y, size: 8, font: pen.regular, color: MUTED });
+	page.drawText(`${seller} · ${invoice.number ?? "Draft"}`, {
+		x: MARGIN,
+		y,
+		size: 8,
+		font: pen.regular,
+		color: MUTED,
+	});
 	textRight(page, `Page ${index + 1} of ${count}`, PAGE.width - MARGIN, y, pen.regular, 8, MUTED);
 }
 
@@ -175,9 +187,9 @@ export async function renderInvoicePdf(
 		regular: await doc.embedFont(options.fonts.regular, { subset: true }),
 		bold: await doc.embedFont(options.fonts.bold, { subset: true }),
 	};
-	doc.setTitle(`Invoice ${invoice.number}`);
+	doc.setTitle(`Invoice ${invoice.number ?? "draft"}`);
 	doc.setAuthor(options.seller);
-	doc.setSubject(`Invoice ${invoice.number} for ${formatPeriod(invoice.billing_period)}`);
+	doc.setSubject(`Invoice ${invoice.number ?? "draft"} for ${formatPeriod(invoice.billing_period)}`);
 	doc.setCreator(options.seller);
 	doc.setProducer("pdf-lib");
 	doc.setCreationDate(new Date(invoice.issued_at));
@@ -238,7 +250,11 @@ export async function renderInvoicePdf(
 	});
 
 	// Totals, right-aligned under the amounts; they never split across pages.
-	const paidRows = invoice.payments.length;
+	// What credit notes took off the amount due (docs/credit-notes.md), so that the totals add up on the page.
+	const creditedOff = Decimal.from(invoice.amount)
+		.sub(Decimal.from(invoice.credits_applied))
+		.sub(Decimal.from(invoice.amount_due));
+	const paidRows = invoice.payments.length + (creditedOff.isZero() ? 0 : 1);
 	if (y - (144 + paidRows * 14) < bottom) newPage();
 	y -= 6;
 	const labelX = PAGE.width - MARGIN - 230;
@@ -246,6 +262,9 @@ export async function renderInvoicePdf(
 		["Subtotal", formatMoney(invoice.amount, invoice.currency)],
 		["Credits applied", formatMoney(-invoice.credits_applied, invoice.currency)],
 	];
+	if (!creditedOff.isZero()) {
+		totals.push(["Credit notes", formatMoney(creditedOff.negate().toNumber(), invoice.currency)]);
+	}
 	for (const [label, value] of totals) {
 		page.drawText(label, { x: labelX, y, size, font: pen.regular, color: MUTED });
 		textRight(page, value, COLUMNS.amountRight - 8, y, pen.regular, size);

@@ -42,7 +42,7 @@ documentRoutes.openapi(
 		});
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
-			"Content-Disposition": `inline; filename="${invoice.number}.pdf"`,
+			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,
 			"Cache-Control": "private, no-store",
 		});
 	},

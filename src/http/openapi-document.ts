@@ -55,6 +55,7 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Reservations:
 		"Budget holds: an agent reserves what a step may cost before running it; the event settles the hold.",
 	Credits: "Prepaid credit grants of an account, their ledger and balance.",
+	"Credit notes": "Corrections of an issued invoice: off what is due, refunded, or given back as credit.",
 	Events: "The raw metering events: explore and export them.",
 	Health: "Whether the service is up; no key needed.",
 	"Customer portal":

@@ -20,6 +20,7 @@ import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { finishPendingAdoptions } from "../subscriptions/adoption";
 import { draftInvoice, type InvoiceDraft } from "./draft";
+import { planDrafts, refreshDrafts, storeDrafts } from "./draft-invoices";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
 import { storeInvoices } from "./write";
@@ -77,11 +78,16 @@ async function invoiceGroup(
 		env,
 		group.flatMap((s) => subscriptionAccumulators(scope.environment, s.id, s.shards)),
 	);
-	const drafts = (await loadPeriodStates(db, scope, window, group)).flatMap(
-		(state) => draftInvoice(state) ?? [],
-	);
-	for (const draft of drafts) assertExactAmounts(draft, window.period);
-	return storeInvoices(db, env.DB, scope, window, drafts, nowIso());
+	const states = await loadPeriodStates(db, scope, window, group);
+	// Accounts with grace days get drafts, which late usage updates (draft-invoices.ts).
+	const { issue, newDrafts, refreshes } = await planDrafts(db, scope, window, states);
+	const drafts = issue.flatMap((state) => draftInvoice(state) ?? []);
+	for (const draft of [...drafts, ...newDrafts, ...refreshes.map((r) => r.metered)]) {
+		assertExactAmounts(draft, window.period);
+	}
+	await refreshDrafts(db, scope, refreshes);
+	const drafted = await storeDrafts(db, scope, window, newDrafts, nowIso());
+	return [...drafted, ...(await storeInvoices(db, env.DB, scope, window, drafts, nowIso()))];
 }
 
 /**

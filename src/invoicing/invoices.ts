@@ -2,9 +2,10 @@
  * Invoices as the API shows them (docs/billing.md#invoices), and reading them. Amounts and quantities are exact decimal
  * strings in D1 and become JSON numbers only here, at the edge.
  */
-import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
+import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
-import { type BillTo, invoiceLines, invoices, payments } from "../db/schema";
+import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
@@ -22,7 +23,8 @@ export interface InvoiceLineView {
 
 export interface InvoiceView {
 	id: string;
-	number: string;
+	/** null while a draft, and for a draft that was discarded. */
+	number: string | null;
 	account_id: string;
 	subscription_id: string;
 	rate_plan_id: string;
@@ -41,12 +43,17 @@ export interface InvoiceView {
 	due_at: string;
 	bill_to: BillTo;
 	credits_applied: number;
+	/** amount − credits_applied − what credit notes took off what was still due. */
 	amount_due: number;
-	/** The sum of its payments (a refund would count negative). */
+	/** The sum of its payments, refunds negative. */
 	amount_paid: number;
-	/** amount_due − amount_paid, never below 0. */
+	/** amount_due − amount_paid − what credit notes refunded, never below 0. */
 	amount_remaining: number;
 	payments: InvoicePaymentView[];
+	/** The sum of its credit notes' amounts (docs/credit-notes.md). */
+	amount_credited: number;
+	/** Its credit notes' ids, oldest first. */
+	credit_notes: string[];
 }
 
 export interface InvoicePaymentView {
@@ -59,6 +66,7 @@ export interface InvoicePaymentView {
 interface StoredPayment {
 	id: string;
 	invoiceId: string;
+	kind: "payment" | "refund";
 	amount: string;
 	reference: string | null;
 	createdAt: string;
@@ -80,15 +88,21 @@ export function invoiceView(
 	row: InvoiceRow,
 	lines: readonly StoredLine[],
 	paid: readonly StoredPayment[] = [],
+	creditNoteIds: readonly string[] = [],
 ): InvoiceView {
 	const { start, end } = periodBounds(row.billingPeriod);
 	const amount = Decimal.from(row.amount);
 	const creditsApplied = Decimal.from(row.creditsApplied);
-	const amountDue = amount.sub(creditsApplied);
+	const amountDue = amount.sub(creditsApplied).sub(Decimal.from(row.creditedToInvoice));
 	const amountPaid = Decimal.sum(paid.map((payment) => Decimal.from(payment.amount)));
+	const refunded = Decimal.sum(
+		paid
+			.filter((payment) => payment.kind === "refund")
+			.map((payment) => Decimal.from(payment.amount).negate()),
+	);
 	return {
 		id: row.id,
-		number: invoiceNumber(row.number),
+		number: row.number > 0 ? invoiceNumber(row.number) : null,
 		account_id: row.accountId,
 		subscription_id: row.subscriptionId,
 		rate_plan_id: row.ratePlanId,
@@ -114,13 +128,15 @@ export function invoiceView(
 		credits_applied: creditsApplied.toNumber(),
 		amount_due: amountDue.toNumber(),
 		amount_paid: amountPaid.toNumber(),
-		amount_remaining: Decimal.max(Decimal.ZERO, amountDue.sub(amountPaid)).toNumber(),
+		amount_remaining: Decimal.max(Decimal.ZERO, amountDue.sub(amountPaid).sub(refunded)).toNumber(),
 		payments: paid.map((payment) => ({
 			id: payment.id,
 			amount: Decimal.from(payment.amount).toNumber(),
 			reference: payment.reference,
 			paid_at: payment.createdAt,
 		})),
+		amount_credited: fromMinor(BigInt(row.creditedMinor), row.currency).toNumber(),
+		credit_notes: [...creditNoteIds],
 	};
 }
 
@@ -148,17 +164,20 @@ const lineColumns = {
 const paymentColumns = {
 	id: payments.id,
 	invoiceId: payments.invoiceId,
+	kind: payments.kind,
 	amount: payments.amount,
 	reference: payments.reference,
 	createdAt: payments.createdAt,
 };
+
+const creditNoteColumns = { id: creditNotes.id, invoiceId: creditNotes.invoiceId };
 
 export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow> {
 	return getInScope(db, scope, invoices, "invoice", id);
 }
 
 export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> {
-	const [rows, lines, paid] = await db.batch([
+	const [rows, lines, paid, notes] = await db.batch([
 		db
 			.select()
 			.from(invoices)
@@ -173,10 +192,20 @@ export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> 
 			.from(payments)
 			.where(inScope(scope, payments, eq(payments.invoiceId, id)))
 			.orderBy(asc(payments.createdAt), asc(payments.id)),
+		db
+			.select(creditNoteColumns)
+			.from(creditNotes)
+			.where(inScope(scope, creditNotes, eq(creditNotes.invoiceId, id)))
+			.orderBy(asc(creditNotes.number)),
 	]);
 	const [row] = rows;
 	if (!row) throw notFound("invoice", id);
-	return invoiceView(row, lines, paid);
+	return invoiceView(
+		row,
+		lines,
+		paid,
+		notes.map((note) => note.id),
+	);
 }
 
 export interface InvoiceFilters {
@@ -184,6 +213,8 @@ export interface InvoiceFilters {
 	subscription_id?: string;
 	status?: InvoiceStatus;
 	billing_period?: string;
+	/** true: only invoices issued (no drafts), for the customer's eyes. */
+	issued?: boolean;
 	/** true: open invoices past their due date (at `now`); false: every other invoice. */
 	overdue?: boolean;
 	now?: string;
@@ -205,6 +236,7 @@ export async function listInvoices({
 		filters.status === undefined ? undefined : eq(invoices.status, filters.status),
 		filters.billing_period === undefined ? undefined : eq(invoices.billingPeriod, filters.billing_period),
 		overdueCondition(filters.overdue, filters.now ?? new Date().toISOString()),
+		filters.issued === true ? ne(invoices.status, "draft") : undefined,
 	);
 	const newestFirst = [desc(invoices.createdAt), desc(invoices.id)] as const;
 	const pageIds = db
@@ -214,7 +246,7 @@ export async function listInvoices({
 		.orderBy(...newestFirst)
 		.limit(limit)
 		.offset(offset);
-	const [rows, [count], lines, paid] = await db.batch([
+	const [rows, [count], lines, paid, notes] = await db.batch([
 		db
 			.select()
 			.from(invoices)
@@ -233,7 +265,14 @@ export async function listInvoices({
 			.from(payments)
 			.where(and(inScope(scope, payments), inArray(payments.invoiceId, pageIds)))
 			.orderBy(asc(payments.createdAt), asc(payments.id)),
+		db
+			.select(creditNoteColumns)
+			.from(creditNotes)
+			.where(and(inScope(scope, creditNotes), inArray(creditNotes.invoiceId, pageIds)))
+			.orderBy(asc(creditNotes.number)),
 	]);
+	const notesOf = new Map<string, string[]>();
+	for (const note of notes) notesOf.set(note.invoiceId, [...(notesOf.get(note.invoiceId) ?? []), note.id]);
 	const paymentsOf = new Map<string, StoredPayment[]>();
 	for (const payment of paid)
 		paymentsOf.set(payment.invoiceId, [...(paymentsOf.get(payment.invoiceId) ?? []), payment]);
@@ -244,7 +283,9 @@ export async function listInvoices({
 		else linesOf.set(line.invoiceId, [line]);
 	}
 	return {
-		items: rows.map((row) => invoiceView(row, linesOf.get(row.id) ?? [], paymentsOf.get(row.id) ?? [])),
+		items: rows.map((row) =>
+			invoiceView(row, linesOf.get(row.id) ?? [], paymentsOf.get(row.id) ?? [], notesOf.get(row.id) ?? []),
+		),
 		total: count?.n ?? 0,
 	};
 }

@@ -4,7 +4,7 @@
  * parameter (json_each), so a group costs the same few statements whatever its size, and no statement nears
  * D1's 100 bound parameters.
  */
-import { and, asc, eq, gt, gte, isNull, lt, or, type SQL, sql } from "drizzle-orm";
+import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
 import type { SelectedFields, SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
@@ -25,6 +25,7 @@ import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { billedLines } from "./billed-lines";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
+import { ONE_OFF_METRIC } from "./one-off-lines";
 
 export interface SubscriptionInPeriod {
 	id: string;
@@ -156,6 +157,8 @@ export async function loadPeriodStates(
 			{ subscriptionId: invoices.subscriptionId, quantity: invoiceLines.quantity },
 			eq(invoices.billingPeriod, window.period),
 			isOneOf(invoices.subscriptionId, ids),
+			// Lines added by hand are billed once, outside what usage is compared with (one-off-lines.ts).
+			ne(invoiceLines.metric, ONE_OFF_METRIC),
 		),
 		// Filtered, max and unique_count sources (docs/pricing.md#filters-aggregations-and-minimums), per agent; combined per source in JS (max or sum).
 		usageByAgent(

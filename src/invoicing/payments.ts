@@ -24,6 +24,28 @@ function notOpen(row: InvoiceRow, verb: "pay" | "void"): Error {
 }
 
 /**
+ * Voiding a draft discards it: it stays readable, void and never numbered; it was never announced, so no
+ * webhook, and it applied no credits. The period's next generation invoices its usage again.
+ */
+async function discardDraft({ db, scope, id }: ById): Promise<InvoiceView> {
+	const [discarded] = await db
+		.update(invoices)
+		.set({ status: "void", voidedAt: nowIso() })
+		.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "draft")))
+		.returning({ id: invoices.id });
+	// Finalized meanwhile: void it as an issued invoice.
+	if (!discarded) return voidInvoice({ db, scope, id });
+	return getInvoice({ db, scope, id });
+}
+
+/** An invoice with credit notes stays: what it billed is corrected by them, not erased (docs/credit-notes.md). */
+function credited(row: InvoiceRow): Error {
+	return conflict(
+		`Invoice ${row.id} has credit notes and cannot be voided; credit what is left of it instead.`,
+	);
+}
+
+/**
  * Marks the invoice paid, records the payment and emits invoice.paid then payment.successful, all in one batch.
  * The payment's amount is read back from the invoice *as just paid by this batch*; if the UPDATE changed nothing
  * (a concurrent pay or void won), that read is NULL, the NOT NULL column refuses it and the batch rolls back.
@@ -42,14 +64,26 @@ export async function payInvoice({
 	const paidAt = nowIso();
 	const paymentId = newId("pay");
 	const paid: InvoiceRow = { ...row, status: "paid", paidAt };
-	const due = Decimal.from(row.amount).sub(Decimal.from(row.creditsApplied));
+	// What credit notes took off the amount due (docs/credit-notes.md) is not paid; a credit note issued since the
+	// read changes credited_minor, and the UPDATE below then changes nothing and the batch rolls back.
+	const due = Decimal.from(row.amount)
+		.sub(Decimal.from(row.creditsApplied))
+		.sub(Decimal.from(row.creditedToInvoice));
 	const amount = due.toNumber();
 	try {
 		await db.batch([
 			db
 				.update(invoices)
 				.set({ status: "paid", paidAt })
-				.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open"))),
+				.where(
+					inScope(
+						scope,
+						invoices,
+						eq(invoices.id, id),
+						eq(invoices.status, "open"),
+						eq(invoices.creditedMinor, row.creditedMinor),
+					),
+				),
 			db.insert(payments).values({
 				id: paymentId,
 				environment: scope.environment,
@@ -87,6 +121,9 @@ export async function payInvoice({
 	} catch (error) {
 		const now = await getInvoiceRow({ db, scope, id });
 		if (now.status !== "open") throw notOpen(now, "pay");
+		if (now.creditedMinor !== row.creditedMinor) {
+			throw conflict(`A credit note changed what is due on invoice ${id} meanwhile; pay again.`);
+		}
 		throw error;
 	}
 	return getInvoice({ db, scope, id });
@@ -101,6 +138,8 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 	const row = await getInvoiceRow({ db, scope, id });
 	if (row.status === "paid") throw notOpen(row, "void");
 	if (row.status === "void") return getInvoice({ db, scope, id });
+	if (row.creditedMinor > 0) throw credited(row);
+	if (row.status === "draft") return discardDraft({ db, scope, id });
 
 	const d1 = db.$client;
 	const voidedAt = nowIso();
@@ -117,7 +156,15 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 				db
 					.update(invoices)
 					.set({ status: "void", voidedAt })
-					.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "open"))),
+					.where(
+						inScope(
+							scope,
+							invoices,
+							eq(invoices.id, id),
+							eq(invoices.status, "open"),
+							eq(invoices.creditedMinor, 0),
+						),
+					),
 			),
 			abortUnlessChanged(d1),
 			fromDrizzle(d1, giveCreditsBack),
@@ -137,6 +184,7 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 		if (!isAbortedByGuard(error)) throw error;
 		const now = await getInvoiceRow({ db, scope, id });
 		if (now.status === "paid") throw notOpen(now, "void");
+		if (now.creditedMinor > 0) throw credited(now);
 	}
 	return getInvoice({ db, scope, id });
 }

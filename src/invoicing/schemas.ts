@@ -58,8 +58,11 @@ export const BillTo = z
 export const InvoicePayment = z
 	.object({
 		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
-		amount: z.number(),
-		reference: z.string().nullable().openapi({ example: "wire-2026-001" }),
+		amount: z.number().openapi({ description: "Negative for a refund made by a credit note." }),
+		reference: z.string().nullable().openapi({
+			example: "wire-2026-001",
+			description: "A refund's reference is its credit note's number.",
+		}),
 		paid_at: z.string(),
 	})
 	.openapi("InvoicePayment");
@@ -67,7 +70,10 @@ export const InvoicePayment = z
 export const Invoice = z
 	.object({
 		id: z.string().openapi({ example: "inv_01jd0000000000000000000000" }),
-		number: z.string().openapi({ example: "INV-000001", description: "Sequential per environment." }),
+		number: z.string().nullable().openapi({
+			example: "INV-000001",
+			description: "Sequential per environment; null for a draft (and a draft discarded by void).",
+		}),
 		account_id: z.string(),
 		subscription_id: z.string(),
 		rate_plan_id: z.string().openapi({ description: "The plan in effect for the billing period." }),
@@ -79,7 +85,9 @@ export const Invoice = z
 		kind: z.enum(["regular", "supplementary"]).openapi({
 			description: "supplementary: usage that arrived after the period was first invoiced.",
 		}),
-		status: z.enum(["open", "paid", "void"]),
+		status: z.enum(["draft", "open", "paid", "void"]).openapi({
+			description: "draft: not issued yet, its lines still follow late usage (see finalize).",
+		}),
 		currency: z.string().openapi({ example: "USD" }),
 		line_items: z.array(InvoiceLine),
 		amount: z.number().openapi({ description: "The sum of the line amounts." }),
@@ -90,12 +98,22 @@ export const Invoice = z
 		due_at: z.string().openapi({ description: "issued_at plus the account's net_terms_days." }),
 		bill_to: BillTo,
 		credits_applied: z.number().openapi({ description: "What prepaid credits paid of the amount." }),
-		amount_due: z.number().openapi({ description: "amount − credits_applied." }),
-		amount_paid: z.number().openapi({ description: "The sum of the invoice's payments." }),
-		amount_remaining: z
+		amount_due: z.number().openapi({
+			description: "amount − credits_applied − what credit notes took off what was still unpaid.",
+		}),
+		amount_paid: z
 			.number()
-			.openapi({ description: "What is still to pay: amount_due − amount_paid, never below 0." }),
+			.openapi({ description: "The sum of the invoice's payments; refunds of credit notes count negative." }),
+		amount_remaining: z.number().openapi({
+			description:
+				"What is still to pay: amount_due − amount_paid − what credit notes refunded, never below 0.",
+		}),
 		payments: z.array(InvoicePayment),
+		amount_credited: z.number().openapi({ description: "The sum of the invoice's credit notes." }),
+		credit_notes: z.array(z.string()).openapi({
+			example: ["cn_01jd0000000000000000000000"],
+			description: "Its credit notes' ids, oldest first.",
+		}),
 	})
 	.openapi("Invoice");
 
@@ -105,7 +123,7 @@ export const ListInvoicesQuery = z.strictObject({
 	...pageQuery,
 	account_id: z.string().min(1).optional(),
 	subscription_id: z.string().min(1).optional(),
-	status: z.enum(["open", "paid", "void"]).optional(),
+	status: z.enum(["draft", "open", "paid", "void"]).optional(),
 	billing_period: billingPeriod.optional(),
 	overdue: z
 		.enum(["true", "false"])

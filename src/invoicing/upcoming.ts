@@ -92,6 +92,8 @@ export async function upcomingInvoice({
 		paidAt: terms.paidAt,
 		voidedAt: null,
 		createdAt: at,
+		creditedMinor: 0,
+		creditedToInvoice: "0",
 	};
 	const lines = (draft?.lines ?? []).map((line) => ({
 		metric: line.metric,

@@ -61,6 +61,8 @@ function invoiceRow(
 		dueAt: terms.dueAt,
 		billTo: terms.billTo,
 		creditsApplied: terms.creditsApplied.toString(),
+		creditedMinor: 0,
+		creditedToInvoice: "0",
 	};
 }
 

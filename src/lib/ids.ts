@@ -26,7 +26,8 @@ export type IdPrefix =
 	| "mpr"
 	| "rsv"
 	| "cpn"
-	| "dsc";
+	| "dsc"
+	| "cn";
 
 const RANDOM_DIGITS = 16;
 

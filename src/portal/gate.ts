@@ -44,6 +44,8 @@ export const PORTAL_PATHS = [
 	"/portal/api/invoices/{invoice_id}",
 	"/portal/api/invoices/{invoice_id}/pdf",
 	"/portal/api/payments",
+	"/portal/api/credit-notes",
+	"/portal/api/credit-notes/{credit_note_id}/pdf",
 ] as const;
 
 const patterns = PORTAL_PATHS.map((path) => new RegExp(`^${path.replace(/\{[^}]+\}/g, "[^/]+")}/?$`));

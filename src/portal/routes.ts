@@ -137,7 +137,7 @@ portalRoutes.openapi(
 		const { limit, offset, status } = c.req.valid("query");
 		const { items, total } = await listInvoices({
 			...scopeOf(c),
-			filters: { account_id: c.get("session").accountId, status },
+			filters: { account_id: c.get("session").accountId, status, issued: true },
 			limit,
 			offset,
 		});
@@ -148,7 +148,10 @@ portalRoutes.openapi(
 /** The invoice if it is the session's account's; any other answers 404 like an unknown id. */
 async function accountInvoice(c: Context<PortalEnv>, id: string) {
 	const invoice = await getInvoice({ ...scopeOf(c), id });
-	if (invoice.account_id !== c.get("session").accountId) throw notFound("invoice", id);
+	// A draft is the operator's until it is finalized.
+	if (invoice.account_id !== c.get("session").accountId || invoice.status === "draft") {
+		throw notFound("invoice", id);
+	}
 	return invoice;
 }
 
@@ -189,7 +192,7 @@ portalRoutes.openapi(
 		const bytes = await renderInvoicePdf(invoice, { seller: sellerName(c.env), fonts: interFonts });
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
-			"Content-Disposition": `inline; filename="${invoice.number}.pdf"`,
+			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,
 		});
 	},
 );

@@ -1,4 +1,5 @@
-import { eq, gte, lte, sql } from "drizzle-orm";
+import { eq, gte, lte, ne, sql } from "drizzle-orm";
+import { creditNoteRevenueLines } from "../credit-notes/revenue-lines";
 import type { Db } from "../db/client";
 import { accounts, agents, invoices, ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -29,7 +30,8 @@ export const UNATTRIBUTED = "unattributed";
 
 /**
  * Revenue is read from invoice lines (an aggregate already), never from events: the lines of invoices that are
- * not void, whose billing period starts within the range, in one currency.
+ * not void, whose billing period starts within the range, in one currency — net of their credit notes, which
+ * come as negative lines split like their invoice's (credit-notes/revenue-lines.ts).
  */
 export async function revenueLines(
 	db: Db,
@@ -39,14 +41,18 @@ export async function revenueLines(
 ): Promise<RevenueLine[]> {
 	const periods = periodsStartingIn(range);
 	if (!periods) return [];
-	return billedLines(
+	const billed = await billedLines(
 		db,
 		scope,
 		{ billingPeriod: invoices.billingPeriod, accountId: invoices.accountId, ratePlanId: invoices.ratePlanId },
 		eq(invoices.currency, currency),
+		// A draft is not issued yet: it is revenue once finalized (docs/credit-notes.md#draft-invoices).
+		ne(invoices.status, "draft"),
 		gte(invoices.billingPeriod, periods.first),
 		lte(invoices.billingPeriod, periods.last),
-	).then((rows) => rows.map((row) => ({ ...row, amount: Decimal.from(row.amount) })));
+	);
+	const credited = await creditNoteRevenueLines(db, scope, periods, currency);
+	return [...billed.map((row) => ({ ...row, amount: Decimal.from(row.amount) })), ...credited];
 }
 
 function addTo(totals: Map<string | null, Decimal>, id: string | null, amount: Decimal) {

@@ -113,6 +113,16 @@ const AlertTriggered = z
 	})
 	.openapi("AlertTriggeredData");
 
+const CreditNoteCreated = z
+	.object({
+		credit_note_id: id("cn"),
+		invoice_id: id("inv"),
+		account_id: id("acct"),
+		amount: z.number().openapi({ example: 25 }),
+		currency: Currency,
+	})
+	.openapi("CreditNoteCreatedData");
+
 const payloads: Record<DocumentedKind, { data: z.ZodType; summary: string }> = {
 	"invoice.created": { data: InvoiceCreated, summary: "An invoice was generated" },
 	"invoice.paid": { data: InvoicePaid, summary: "An invoice was paid" },
@@ -126,6 +136,7 @@ const payloads: Record<DocumentedKind, { data: z.ZodType; summary: string }> = {
 		data: AlertTriggered,
 		summary: "Usage crossed an alert's threshold, or the live margin fell below a margin alert's",
 	},
+	"credit_note.created": { data: CreditNoteCreated, summary: "A credit note was issued on an invoice" },
 };
 
 const signatureHeaders = z.object({

@@ -16,6 +16,7 @@ export const WEBHOOK_EVENT_KINDS = [
 	"subscription.updated",
 	"subscription.cancelled",
 	"alert.triggered",
+	"credit_note.created",
 ] as const;
 
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];

@@ -68,6 +68,14 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 				billing_period: periodOf(now),
 				block: false,
 			};
+		case "credit_note.created":
+			return {
+				credit_note_id: newId("cn"),
+				invoice_id: invoice.invoice_id,
+				account_id: invoice.account_id,
+				amount: 25,
+				currency: invoice.currency,
+			};
 	}
 }
 

@@ -19,6 +19,7 @@ describe("accounts (§8)", () => {
 			currency: "USD",
 			external_id: null,
 			net_terms_days: 30,
+			invoice_grace_days: 0,
 			created_at: expect.any(String),
 		});
 		expect((await get(`/v1/accounts/${response.body.id}`)).body).toEqual(response.body);

@@ -183,7 +183,7 @@ describe("tools/list", () => {
 		);
 		expect(tools.list_invoices?.inputSchema.properties.status).toEqual({
 			type: "string",
-			enum: ["open", "paid", "void"],
+			enum: ["draft", "open", "paid", "void"],
 		});
 		expect(tools.reserve_budget?.inputSchema).toMatchObject({
 			required: ["agent_key", "amount"],

@@ -38,6 +38,8 @@ const discounted: InvoiceView = {
 	amount_due: 200,
 	amount_paid: 0,
 	amount_remaining: 200,
+	amount_credited: 0,
+	credit_notes: [],
 	payments: [],
 };
 

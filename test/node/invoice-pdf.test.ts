@@ -68,6 +68,8 @@ const sampleInvoice: InvoiceView = {
 	amount_paid: 0,
 	amount_remaining: 1882.3,
 	payments: [],
+	amount_credited: 0,
+	credit_notes: [],
 };
 
 /** The text as pdftotext extracts it: by default keeping the layout, or with `reading: true` in reading order. */

@@ -43,6 +43,7 @@ const DATA_FIELDS: Record<(typeof WEBHOOK_EVENT_KINDS)[number], string[]> = {
 	"subscription.created": subscriptionFields,
 	"subscription.updated": subscriptionFields,
 	"subscription.cancelled": subscriptionFields,
+	"credit_note.created": ["credit_note_id", "invoice_id", "account_id", "amount", "currency"],
 	"alert.triggered": [
 		"alert_id",
 		"account_id",

@@ -117,7 +117,7 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 			table(
 				["number", "period", "kind", "status", "amount"],
 				invoices.invoices.map((invoice) => [
-					link(`#/invoices/${invoice.id}`, invoice.number),
+					link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft"),
 					invoice.billing_period,
 					invoice.kind,
 					badge(invoice.status),

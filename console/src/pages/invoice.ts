@@ -4,6 +4,7 @@ import { fill, formValues, h } from "../dom";
 import { dateTime, money, quantity } from "../format";
 import type { Account, Invoice, InvoiceDocumentFields } from "../types";
 import { badge, confirmAction, field, link, runInto, section, table } from "../ui";
+import { creditNotesSection, draftActions } from "./credit-notes";
 
 export async function invoicePage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
@@ -16,10 +17,12 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 		.get<Account>(`/accounts/${invoice.account_id}`, undefined, ctx.signal)
 		.catch(() => null);
 	const format = (amount: number) => money(amount, invoice.currency);
+	const creditNotes =
+		invoice.status === "draft" ? null : await creditNotesSection(ctx, invoice).catch(() => null);
 	fill(
 		ctx.view,
-		h("p", { class: "crumbs" }, link("#/invoices", "Invoices"), " / ", invoice.number),
-		h("h1", null, `Invoice ${invoice.number} `, badge(invoice.status)),
+		h("p", { class: "crumbs" }, link("#/invoices", "Invoices"), " / ", invoice.number ?? "Draft"),
+		h("h1", null, `Invoice ${invoice.number ?? "(draft)"} `, badge(invoice.status)),
 		h(
 			"dl",
 			{ class: "facts" },
@@ -93,7 +96,9 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 					"No payment recorded.",
 				),
 			),
-		invoice.status === "open" ? actions(ctx, invoice) : null,
+		invoice.status === "draft" ? draftActions(ctx, invoice) : null,
+		invoice.status === "open" || invoice.status === "draft" ? actions(ctx, invoice) : null,
+		creditNotes,
 	);
 }
 
@@ -118,10 +123,17 @@ function actions(ctx: PageContext, invoice: Invoice): HTMLElement {
 			return null;
 		});
 	});
-	const voidButton = h("button", { type: "button", class: "danger" }, "Void invoice");
+	const draft = invoice.status === "draft";
+	const voidButton = h(
+		"button",
+		{ type: "button", class: "danger" },
+		draft ? "Discard draft" : "Void invoice",
+	);
 	voidButton.addEventListener("click", async () => {
 		const sure = await confirmAction(
-			`Void invoice ${invoice.number} of ${money(invoice.amount, invoice.currency)}? A void invoice cannot be paid or reopened.`,
+			draft
+				? `Discard this draft of ${money(invoice.amount, invoice.currency)}? The next generation of its period makes a new one.`
+				: `Void invoice ${invoice.number} of ${money(invoice.amount, invoice.currency)}? A void invoice cannot be paid or reopened.`,
 			"Void it",
 			ctx.signal,
 		);
@@ -132,6 +144,7 @@ function actions(ctx: PageContext, invoice: Invoice): HTMLElement {
 			return null;
 		});
 	});
+	if (draft) return section("Discard", h("div", { class: "actions" }, voidButton), result);
 	return section("Settle", payForm, h("div", { class: "actions" }, voidButton), result);
 }
 

@@ -34,7 +34,7 @@ export async function invoicesPage(ctx: PageContext): Promise<void> {
 			h(
 				"select",
 				{ name: "status" },
-				["", "open", "paid", "void"].map((s) =>
+				["", "draft", "open", "paid", "void"].map((s) =>
 					h("option", { value: s, selected: filters.status === s }, s || "any"),
 				),
 			),
@@ -86,7 +86,7 @@ function invoiceTable(
 		table(
 			["number", "account", "period", "kind", "status", "amount", "issued"],
 			invoices.invoices.map((invoice) => [
-				link(`#/invoices/${invoice.id}`, invoice.number),
+				link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft"),
 				link(`#/customers/${invoice.account_id}`, nameOr(accounts, invoice.account_id)),
 				invoice.billing_period,
 				invoice.kind,
@@ -160,7 +160,7 @@ function generateSection(
 						h(
 							"li",
 							null,
-							link(`#/invoices/${invoice.id}`, invoice.number),
+							link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft"),
 							` · ${invoice.kind} · ${money(invoice.amount, invoice.currency)}`,
 						),
 					),

@@ -1,3 +1,4 @@
+import { sql } from "drizzle-orm";
 import { index, integer, primaryKey, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 // Invoices, their lines and numbering, payments, and prepaid credits (grants and their ledger).
@@ -19,7 +20,8 @@ export const invoices = sqliteTable(
 		billingPeriod: text("billing_period").notNull(),
 		sequence: integer("sequence").notNull(),
 		kind: text("kind", { enum: ["regular", "supplementary"] }).notNull(),
-		status: text("status", { enum: ["open", "paid", "void"] }).notNull(),
+		// "draft": not issued yet (docs/credit-notes.md#draft-invoices); its number is a negative placeholder.
+		status: text("status", { enum: ["draft", "open", "paid", "void"] }).notNull(),
 		currency: text("currency").notNull(),
 		amount: text("amount").notNull(),
 		issuedAt: text("issued_at").notNull(),
@@ -31,6 +33,9 @@ export const invoices = sqliteTable(
 		billTo: text("bill_to", { mode: "json" }).$type<BillTo>(),
 		// docs/billing.md#prepaid-credits: what prepaid credits paid of `amount` (amount_due = amount − credits_applied).
 		creditsApplied: text("credits_applied").notNull().default("0"),
+		// docs/credit-notes.md: what credit notes took of `amount` (minor units), and the part of it off amount_due.
+		creditedMinor: integer("credited_minor").notNull().default(0),
+		creditedToInvoice: text("credited_to_invoice").notNull().default("0"),
 	},
 	(t) => [
 		uniqueIndex("invoices_subscription_period_seq").on(t.subscriptionId, t.billingPeriod, t.sequence),
@@ -71,9 +76,14 @@ export const payments = sqliteTable(
 		reference: text("reference"),
 		createdAt: text("created_at").notNull(),
 		accountId: text("account_id"),
+		// "refund": money given back by a credit note, with a negative amount (docs/credit-notes.md).
+		kind: text("kind", { enum: ["payment", "refund"] })
+			.notNull()
+			.default("payment"),
 	},
 	(t) => [
-		uniqueIndex("payments_invoice").on(t.invoiceId),
+		uniqueIndex("payments_invoice").on(t.invoiceId).where(sql`kind = 'payment'`),
+		index("payments_invoice_all").on(t.invoiceId),
 		index("payments_env_created").on(t.environment, t.createdAt, t.id),
 	],
 );

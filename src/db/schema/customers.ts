@@ -44,6 +44,8 @@ export const accounts = sqliteTable(
 		createdAt: text("created_at").notNull(),
 		updatedAt: text("updated_at").notNull(),
 		netTermsDays: integer("net_terms_days").notNull().default(30),
+		// Days a period's invoice stays a draft (docs/credit-notes.md#draft-invoices).
+		invoiceGraceDays: integer("invoice_grace_days").notNull().default(0),
 	},
 	(t) => [
 		index("accounts_env_created").on(t.environment, t.createdAt, t.id),

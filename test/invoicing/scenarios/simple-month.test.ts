@@ -105,6 +105,8 @@ describe("scenario: a simple month", () => {
 			amount_paid: 0,
 			amount_remaining: 201.55,
 			payments: [],
+			amount_credited: 0,
+			credit_notes: [],
 		});
 		expect((await get(`/v1/invoices/${invoice.id}`)).body).toEqual(invoice);
 

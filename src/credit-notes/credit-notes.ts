@@ -1,0 +1,84 @@
+/**
+ * Credit notes as the API shows them (docs/credit-notes.md), and reading them. Amounts are exact decimal strings in
+ * D1 and become JSON numbers only here.
+ */
+import { eq } from "drizzle-orm";
+import { newestFirst } from "../db/pages";
+import { type ById, getInScope, type Listing } from "../db/rows";
+import { creditNotes } from "../db/schema";
+import { inScope } from "../db/scope";
+import { Decimal } from "../lib/decimal";
+import type { CREDIT_NOTE_REASONS } from "./schemas";
+
+export type CreditNoteRow = typeof creditNotes.$inferSelect;
+export type CreditNoteReason = (typeof CREDIT_NOTE_REASONS)[number];
+
+export interface CreditNoteView {
+	id: string;
+	number: string;
+	invoice_id: string;
+	account_id: string;
+	currency: string;
+	amount: number;
+	reason: CreditNoteReason;
+	memo: string | null;
+	lines: { description: string; amount: number }[];
+	applied: { to_invoice: number; refunded: number; credited: number };
+	created_at: string;
+}
+
+/** "CN-000042": sequential per environment, six digits until it needs more. */
+export function creditNoteNumber(number: number): string {
+	return `CN-${String(number).padStart(6, "0")}`;
+}
+
+export function creditNoteView(row: CreditNoteRow): CreditNoteView {
+	const number = (x: string) => Decimal.from(x).toNumber();
+	return {
+		id: row.id,
+		number: creditNoteNumber(row.number),
+		invoice_id: row.invoiceId,
+		account_id: row.accountId,
+		currency: row.currency,
+		amount: number(row.amount),
+		reason: row.reason as CreditNoteReason,
+		memo: row.memo,
+		lines: row.lines.map((line) => ({ description: line.description, amount: number(line.amount) })),
+		applied: {
+			to_invoice: number(row.toInvoice),
+			refunded: number(row.refunded),
+			credited: number(row.credited),
+		},
+		created_at: row.createdAt,
+	};
+}
+
+export async function getCreditNoteRow({ db, scope, id }: ById): Promise<CreditNoteRow> {
+	return getInScope(db, scope, creditNotes, "credit note", id);
+}
+
+export async function getCreditNote(input: ById): Promise<CreditNoteView> {
+	return creditNoteView(await getCreditNoteRow(input));
+}
+
+export interface CreditNoteFilters {
+	account_id?: string;
+	invoice_id?: string;
+}
+
+export async function listCreditNotes({
+	db,
+	scope,
+	filters,
+	limit,
+	offset,
+}: Listing<CreditNoteFilters>): Promise<{ items: CreditNoteView[]; total: number }> {
+	const where = inScope(
+		scope,
+		creditNotes,
+		filters.account_id === undefined ? undefined : eq(creditNotes.accountId, filters.account_id),
+		filters.invoice_id === undefined ? undefined : eq(creditNotes.invoiceId, filters.invoice_id),
+	);
+	const { rows, total } = await newestFirst(db, creditNotes, where, { limit, offset });
+	return { items: rows.map(creditNoteView), total };
+}

@@ -1,0 +1,118 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { renderCreditNotePdf } from "../documents/credit-note-pdf";
+import { interFonts } from "../documents/fonts";
+import { sellerName } from "../documents/seller";
+import { scopeOf } from "../http/context";
+import { bodyErrors, errorResponses } from "../http/errors";
+import { json } from "../http/openapi";
+import { READ, WRITE } from "../http/permissions";
+import { apiRouter } from "../http/router";
+import { getInvoice } from "../invoicing/invoices";
+import { pageOf, pageSchema } from "../schemas/pages";
+import { getCreditNote, listCreditNotes } from "./credit-notes";
+import { issueCreditNote } from "./issue";
+import {
+	CreateCreditNote,
+	CreditNote,
+	CreditNoteParams,
+	InvoiceParams,
+	ListCreditNotesQuery,
+} from "./schemas";
+
+export const creditNoteRoutes = apiRouter();
+
+creditNoteRoutes.openapi(
+	createRoute({
+		access: WRITE,
+		method: "post",
+		path: "/invoices/{invoice_id}/credit-notes",
+		operationId: "createCreditNote",
+		tags: ["Credit notes"],
+		summary: "Credit an invoice",
+		description:
+			"Give exactly one of amount and lines. The amount goes first off what is still unpaid of the invoice's " +
+			"amount due (an invoice left with nothing due is paid, with no payment); the rest is refunded " +
+			"(refund: true, a payment of kind refund with a negative amount) or given back as a credit grant of the " +
+			"account. 409 when the invoice is void, or when the amount is more than the invoice's amount minus " +
+			"earlier credit notes. Emits credit_note.created.",
+		request: { params: InvoiceParams, body: { required: true, ...json(CreateCreditNote) } },
+		responses: {
+			201: { description: "The credit note", ...json(CreditNote) },
+			...errorResponses(...bodyErrors, 404, 409),
+		},
+	}),
+	async (c) => {
+		const note = await issueCreditNote({
+			...scopeOf(c),
+			id: c.req.valid("param").invoice_id,
+			input: c.req.valid("json"),
+		});
+		return c.json(note, 201);
+	},
+);
+
+creditNoteRoutes.openapi(
+	createRoute({
+		access: READ,
+		method: "get",
+		path: "/credit-notes",
+		operationId: "listCreditNotes",
+		tags: ["Credit notes"],
+		summary: "List credit notes",
+		request: { query: ListCreditNotesQuery },
+		responses: {
+			200: { description: "Credit notes, newest first", ...json(pageSchema("credit_notes", CreditNote)) },
+			...errorResponses(400),
+		},
+	}),
+	async (c) => {
+		const { limit, offset, ...filters } = c.req.valid("query");
+		const { items, total } = await listCreditNotes({ ...scopeOf(c), filters, limit, offset });
+		return c.json(pageOf("credit_notes", items, total, { limit, offset }), 200);
+	},
+);
+
+creditNoteRoutes.openapi(
+	createRoute({
+		access: READ,
+		method: "get",
+		path: "/credit-notes/{credit_note_id}",
+		operationId: "getCreditNote",
+		tags: ["Credit notes"],
+		summary: "Get a credit note",
+		request: { params: CreditNoteParams },
+		responses: { 200: { description: "The credit note", ...json(CreditNote) }, ...errorResponses(404) },
+	}),
+	async (c) => c.json(await getCreditNote({ ...scopeOf(c), id: c.req.valid("param").credit_note_id }), 200),
+);
+
+creditNoteRoutes.openapi(
+	createRoute({
+		access: READ,
+		method: "get",
+		path: "/credit-notes/{credit_note_id}/pdf",
+		operationId: "getCreditNotePdf",
+		tags: ["Credit notes"],
+		summary: "The credit note as a printable PDF",
+		description: "A4, in the invoice's style: the credit note's and the invoice's numbers, lines and amount.",
+		request: { params: CreditNoteParams },
+		responses: {
+			200: {
+				description: "The credit note document",
+				content: { "application/pdf": { schema: z.string().openapi({ format: "binary" }) } },
+			},
+			...errorResponses(404),
+		},
+	}),
+	async (c) => {
+		const inScope = scopeOf(c);
+		const note = await getCreditNote({ ...inScope, id: c.req.valid("param").credit_note_id });
+		const invoice = await getInvoice({ ...inScope, id: note.invoice_id });
+		const bytes = await renderCreditNotePdf(note, invoice, { seller: sellerName(c.env), fonts: interFonts });
+		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+			"Content-Type": "application/pdf",
+			"Content-Disposition": `inline; filename="${note.number}.pdf"`,
+			"Cache-Control": "private, no-store",
+		});
+	},
+);

@@ -1,0 +1,291 @@
+/**
+ * Draft invoices (docs/credit-notes.md#draft-invoices). An account with grace days gets its period's regular
+ * invoice as a draft first: no number yet, no credits, no webhook, not revenue. Until it is finalized, usage
+ * that arrives for the period updates the draft's lines (the whole period rated again, as the regular invoice
+ * would be) instead of making a supplementary invoice. One-off lines added by hand are kept as they are.
+ *
+ * A draft's number column holds a negative placeholder (the column is NOT NULL and unique); the API shows null.
+ */
+import { and, asc, eq, inArray } from "drizzle-orm";
+import type { PeriodWindow } from "../billing-period/period";
+import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
+import { type Db, isUniqueViolation } from "../db/client";
+import { accounts, invoiceLines, invoices } from "../db/schema";
+import { inScope, type Scope } from "../db/scope";
+import { Decimal } from "../lib/decimal";
+import { newId } from "../lib/ids";
+import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from "./draft";
+import { type InvoiceView, invoiceView } from "./invoices";
+import { dueDate, type IssuedAccountRow, issuedAccountsQuery } from "./issue";
+import { ONE_OFF_METRIC } from "./one-off-lines";
+
+interface StoredDraftLine {
+	invoiceId: string;
+	metric: string;
+	description: string;
+	quantity: string;
+	amount: string;
+	agentShares: { agent_id: string | null; quantity: string }[] | null;
+}
+
+export interface DraftRefresh {
+	invoiceId: string;
+	/** The period rated again: the draft's lines other than its one-off lines. */
+	metered: InvoiceDraft;
+	oneOffs: StoredDraftLine[];
+	/** How many lines the draft had when read: a line added meanwhile makes the refresh wait for the next run. */
+	linesRead: number;
+}
+
+export interface DraftPlan {
+	/** Subscriptions invoiced as usual. */
+	issue: SubscriptionPeriodState[];
+	/** New drafts, for accounts with grace days and no invoice of the period yet. */
+	newDrafts: InvoiceDraft[];
+	/** Drafts whose lines late usage changed. */
+	refreshes: DraftRefresh[];
+}
+
+const sameLines = (a: readonly StoredDraftLine[], b: InvoiceDraft["lines"]) =>
+	a.length === b.length &&
+	a.every((line, i) => {
+		const other = b[i] as InvoiceDraft["lines"][number];
+		return (
+			line.metric === other.metric &&
+			Decimal.from(line.quantity).eq(other.quantity) &&
+			Decimal.from(line.amount).eq(other.amount)
+		);
+	});
+
+/** Which subscriptions of the group get a new draft, an updated draft, or an invoice as usual. */
+export async function planDrafts(
+	db: Db,
+	scope: Scope,
+	window: PeriodWindow,
+	states: readonly SubscriptionPeriodState[],
+): Promise<DraftPlan> {
+	if (states.length === 0) return { issue: [], newDrafts: [], refreshes: [] };
+	const accountIds = [...new Set(states.map((state) => state.accountId))];
+	const subscriptionIds = states.map((state) => state.subscriptionId);
+	const drafted = db
+		.select({ id: invoices.id })
+		.from(invoices)
+		.where(
+			inScope(
+				scope,
+				invoices,
+				eq(invoices.status, "draft"),
+				eq(invoices.billingPeriod, window.period),
+				inArray(invoices.subscriptionId, subscriptionIds),
+			),
+		);
+	const [graceRows, draftRows, lineRows] = await db.batch([
+		db
+			.select({ id: accounts.id, graceDays: accounts.invoiceGraceDays })
+			.from(accounts)
+			.where(inScope(scope, accounts, inArray(accounts.id, accountIds))),
+		db
+			.select({ id: invoices.id, subscriptionId: invoices.subscriptionId })
+			.from(invoices)
+			.where(
+				inScope(
+					scope,
+					invoices,
+					eq(invoices.status, "draft"),
+					eq(invoices.billingPeriod, window.period),
+					inArray(invoices.subscriptionId, subscriptionIds),
+				),
+			),
+		db
+			.select({
+				invoiceId: invoiceLines.invoiceId,
+				metric: invoiceLines.metric,
+				description: invoiceLines.description,
+				quantity: invoiceLines.quantity,
+				amount: invoiceLines.amount,
+				agentShares: invoiceLines.agentShares,
+			})
+			.from(invoiceLines)
+			.where(and(inScope(scope, invoiceLines), inArray(invoiceLines.invoiceId, drafted)))
+			.orderBy(asc(invoiceLines.invoiceId), asc(invoiceLines.position)),
+	]);
+	const graceOf = new Map(graceRows.map((row) => [row.id, row.graceDays]));
+	const draftOf = new Map(draftRows.map((row) => [row.subscriptionId, row.id]));
+	const linesOf = new Map<string, StoredDraftLine[]>();
+	for (const line of lineRows) linesOf.set(line.invoiceId, [...(linesOf.get(line.invoiceId) ?? []), line]);
+
+	const plan: DraftPlan = { issue: [], newDrafts: [], refreshes: [] };
+	for (const state of states) {
+		const draftId = draftOf.get(state.subscriptionId);
+		if (draftId !== undefined) {
+			const metered = draftInvoice({ ...state, invoiced: false, invoicedWhileOpen: false, billedLines: [] });
+			const lines = linesOf.get(draftId) ?? [];
+			const oneOffs = lines.filter((line) => line.metric === ONE_OFF_METRIC);
+			const current = lines.filter((line) => line.metric !== ONE_OFF_METRIC);
+			if (metered !== null && !sameLines(current, metered.lines)) {
+				plan.refreshes.push({ invoiceId: draftId, metered, oneOffs, linesRead: lines.length });
+			}
+		} else if (!state.invoiced && (graceOf.get(state.accountId) ?? 0) > 0) {
+			const regular = draftInvoice(state);
+			if (regular !== null) plan.newDrafts.push(regular);
+		} else {
+			plan.issue.push(state);
+		}
+	}
+	return plan;
+}
+
+/** A negative placeholder for a draft's number: unique in practice (47 random bits), never shown. */
+function placeholderNumber(): number {
+	const [high = 0, low = 0] = crypto.getRandomValues(new Uint32Array(2));
+	return -((high & 0x7fff) * 2 ** 32 + low + 1);
+}
+
+function lineRows(invoiceId: string, lines: InvoiceDraft["lines"], oneOffs: readonly StoredDraftLine[]) {
+	return [
+		...lines.map((line) => ({
+			metric: line.metric,
+			description: line.description,
+			quantity: line.quantity.toString(),
+			amount: line.amount.toString(),
+			agent_shares: line.agentShares === null ? null : JSON.stringify(line.agentShares),
+		})),
+		...oneOffs.map((line) => ({
+			metric: line.metric,
+			description: line.description,
+			quantity: line.quantity,
+			amount: line.amount,
+			agent_shares: null,
+		})),
+	].map((line, position) => JSON.stringify({ invoice_id: invoiceId, position, ...line }));
+}
+
+function insertLines(d1: D1Database, environment: string, rows: string[]): D1PreparedStatement {
+	return statement(
+		d1,
+		`INSERT INTO invoice_lines (invoice_id, position, environment, metric, description, quantity, amount, agent_shares)
+		SELECT l.value ->> '$.invoice_id', l.value ->> '$.position', ?1, l.value ->> '$.metric',
+			l.value ->> '$.description', l.value ->> '$.quantity', l.value ->> '$.amount', l.value ->> '$.agent_shares'
+		FROM json_each(?2) AS l`,
+		environment,
+		`[${rows.join(",")}]`,
+	);
+}
+
+/** Stores new drafts, one batch each; a draft a concurrent generator stored first is skipped. */
+export async function storeDrafts(
+	db: Db,
+	scope: Scope,
+	window: PeriodWindow,
+	drafts: readonly InvoiceDraft[],
+	now: string,
+): Promise<InvoiceView[]> {
+	if (drafts.length === 0) return [];
+	const d1 = db.$client;
+	const accountIds = [...new Set(drafts.map((draft) => draft.accountId))];
+	const read = await issuedAccountsQuery(d1, scope, accountIds).all<IssuedAccountRow>();
+	const accountOf = new Map(read.results.map((row) => [row.id, row]));
+	const stored: InvoiceView[] = [];
+	for (const draft of drafts) {
+		const account = accountOf.get(draft.accountId);
+		if (!account) continue;
+		const row = {
+			id: newId("inv"),
+			environment: scope.environment,
+			number: placeholderNumber(),
+			accountId: draft.accountId,
+			subscriptionId: draft.subscriptionId,
+			ratePlanId: draft.ratePlanId,
+			billingPeriod: window.period,
+			sequence: draft.sequence,
+			kind: draft.kind,
+			status: "draft" as const,
+			currency: draft.currency,
+			amount: draft.amount.toString(),
+			issuedAt: now,
+			paidAt: null,
+			voidedAt: null,
+			createdAt: now,
+			// Provisional until finalized, when they are set again from the account as it is then.
+			dueAt: dueDate(now, account.net_terms_days),
+			billTo: {
+				name: account.name,
+				email: account.email,
+				billing_address: account.billing_address === null ? null : JSON.parse(account.billing_address),
+			},
+			creditsApplied: "0",
+			creditedMinor: 0,
+			creditedToInvoice: "0",
+		};
+		const rows = lineRows(row.id, draft.lines, []);
+		try {
+			await d1.batch([
+				statement(
+					d1,
+					`INSERT INTO invoices (id, environment, number, account_id, subscription_id, rate_plan_id, billing_period,
+						sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at, due_at, bill_to,
+						credits_applied)
+					VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'draft', ?10, ?11, ?12, NULL, NULL, ?12, ?13, ?14, '0')`,
+					row.id,
+					row.environment,
+					row.number,
+					row.accountId,
+					row.subscriptionId,
+					row.ratePlanId,
+					row.billingPeriod,
+					row.sequence,
+					row.kind,
+					row.currency,
+					row.amount,
+					now,
+					row.dueAt,
+					JSON.stringify(row.billTo),
+				),
+				...(rows.length > 0 ? [insertLines(d1, scope.environment, rows)] : []),
+			]);
+		} catch (error) {
+			if (isUniqueViolation(error)) continue;
+			throw error;
+		}
+		stored.push(
+			invoiceView(
+				row,
+				draft.lines.map((line) => ({
+					...line,
+					quantity: line.quantity.toString(),
+					amount: line.amount.toString(),
+				})),
+			),
+		);
+	}
+	return stored;
+}
+
+/**
+ * Replaces the metered lines of drafts with the period rated again, keeping their one-off lines after them. A
+ * draft finalized, discarded or given a line since it was read is left alone (the next run sees it as it is).
+ */
+export async function refreshDrafts(db: Db, scope: Scope, refreshes: readonly DraftRefresh[]): Promise<void> {
+	const d1 = db.$client;
+	for (const { invoiceId, metered, oneOffs, linesRead } of refreshes) {
+		const amount = metered.amount.add(Decimal.sum(oneOffs.map((line) => Decimal.from(line.amount))));
+		try {
+			await d1.batch([
+				statement(
+					d1,
+					`UPDATE invoices SET amount = ?3 WHERE environment = ?1 AND id = ?2 AND status = 'draft'
+						AND (SELECT COUNT(*) FROM invoice_lines WHERE invoice_id = ?2) = ?4`,
+					scope.environment,
+					invoiceId,
+					amount.toString(),
+					linesRead,
+				),
+				abortUnlessChanged(d1),
+				statement(d1, "DELETE FROM invoice_lines WHERE invoice_id = ?1", invoiceId),
+				insertLines(d1, scope.environment, lineRows(invoiceId, metered.lines, oneOffs)),
+			]);
+		} catch (error) {
+			if (!isAbortedByGuard(error)) throw error;
+		}
+	}
+}

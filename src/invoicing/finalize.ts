@@ -1,0 +1,138 @@
+/**
+ * Finalizing a draft invoice (docs/credit-notes.md#draft-invoices): by hand, or by the cron once the account's
+ * grace days have passed since the period ended. The draft is first brought up to date with the period's usage
+ * (the same generation as POST /v1/invoices/generate), then issued as any invoice is: the next number,
+ * issued_at, due date and bill-to, prepaid credits applied, invoice.created with the status after credits (and
+ * invoice.paid when credits paid it). One guarded batch: a draft finalized, discarded or changed meanwhile
+ * makes it roll back whole.
+ */
+import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
+import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
+import { database } from "../db/client";
+import type { Scope } from "../db/scope";
+import type { Env, Environment } from "../env";
+import { Decimal } from "../lib/decimal";
+import { conflict } from "../lib/errors";
+import { newId } from "../lib/ids";
+import { nowIso } from "../lib/time";
+import { dispatchOutbox } from "../webhooks/dispatch";
+import { outboxInsertMany } from "../webhooks/outbox";
+import type { InvoiceDraft } from "./draft";
+import { generateInvoicesForPeriod } from "./generate";
+import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
+import { applicationRows, prepareIssue } from "./issue";
+
+const ATTEMPTS = 5;
+
+function notDraft(row: InvoiceRow): Error {
+	return conflict(`Invoice ${row.id} is ${row.status}; only a draft invoice can be finalized.`);
+}
+
+export async function finalizeInvoice({
+	env,
+	scope,
+	id,
+}: {
+	env: Env;
+	scope: Scope;
+	id: string;
+}): Promise<InvoiceView> {
+	const db = database(env.DB);
+	const row = await getInvoiceRow({ db, scope, id });
+	if (row.status !== "draft") throw notDraft(row);
+	// Late usage of the period goes on the draft before it is issued.
+	await generateInvoicesForPeriod({ env, scope, billingPeriod: row.billingPeriod, accountId: row.accountId });
+	for (let attempt = 1; ; attempt++) {
+		const now = nowIso();
+		const current = await getInvoiceRow({ db, scope, id });
+		if (current.status !== "draft") throw notDraft(current);
+		try {
+			await issueDraft(db.$client, scope, current, now);
+			return getInvoice({ db, scope, id });
+		} catch (error) {
+			if (!(isAbortedByGuard(error) || isCreditOverdrawn(error)) || attempt === ATTEMPTS) throw error;
+		}
+	}
+}
+
+async function issueDraft(d1: D1Database, scope: Scope, draft: InvoiceRow, now: string): Promise<void> {
+	const amount = Decimal.from(draft.amount);
+	const [terms] = await prepareIssue(
+		d1,
+		scope,
+		[{ accountId: draft.accountId, amount, currency: draft.currency } as InvoiceDraft],
+		now,
+	);
+	if (!terms) throw new Error(`no terms for draft ${draft.id}`);
+	const environment = scope.environment;
+	const issued: InvoiceRow = {
+		...draft,
+		status: terms.status,
+		paidAt: terms.paidAt,
+		issuedAt: now,
+		dueAt: terms.dueAt,
+		billTo: terms.billTo,
+		creditsApplied: terms.creditsApplied.toString(),
+	};
+	const data = invoiceEventData(issued);
+	const events = [{ id: newId("evt"), event: "invoice.created", data: JSON.stringify(data) }];
+	if (terms.status === "paid") {
+		events.push({ id: newId("evt"), event: "invoice.paid", data: JSON.stringify({ ...data, paid_at: now }) });
+	}
+	await d1.batch([
+		statement(
+			d1,
+			`INSERT INTO invoice_counters (environment, last_number) VALUES (?1, 1)
+			ON CONFLICT (environment) DO UPDATE SET last_number = last_number + 1`,
+			environment,
+		),
+		statement(
+			d1,
+			`UPDATE invoices SET number = (SELECT last_number FROM invoice_counters WHERE environment = ?1),
+				status = ?3, paid_at = ?4, issued_at = ?5, due_at = ?6, bill_to = ?7, credits_applied = ?8
+			WHERE environment = ?1 AND id = ?2 AND status = 'draft' AND amount = ?9`,
+			environment,
+			draft.id,
+			terms.status,
+			terms.paidAt,
+			now,
+			terms.dueAt,
+			JSON.stringify(terms.billTo),
+			terms.creditsApplied.toString(),
+			draft.amount,
+		),
+		abortUnlessChanged(d1),
+		...ledgerInsert(d1, environment, applicationRows(draft.id, draft.accountId, terms), now),
+		...outboxInsertMany(d1, environment, events, now),
+	]);
+}
+
+/** Drafts finalized per cron run at most; the rest wait for the next run (every few minutes). */
+const DRAFTS_PER_RUN = 25;
+
+/**
+ * The cron's part: finalizes drafts whose grace has passed — the account's grace days after the later of the
+ * period's end and the draft's creation. Returns how many were finalized.
+ */
+export async function finalizeDueDrafts(env: Env, now: Date): Promise<number> {
+	const { results } = await env.DB.prepare(
+		`SELECT i.environment, i.id FROM invoices i JOIN accounts a ON a.id = i.account_id
+		WHERE i.status = 'draft'
+			AND MAX(julianday(i.created_at), julianday(date(i.billing_period || '-01', '+1 month'))) + a.invoice_grace_days
+				<= julianday(?1)
+		ORDER BY i.created_at, i.id LIMIT ?2`,
+	)
+		.bind(now.toISOString(), DRAFTS_PER_RUN)
+		.all<{ environment: Environment; id: string }>();
+	let finalized = 0;
+	for (const draft of results) {
+		try {
+			await finalizeInvoice({ env, scope: { environment: draft.environment }, id: draft.id });
+			finalized++;
+		} catch (error) {
+			console.error(JSON.stringify({ at: "finalize-drafts", invoice: draft.id, error: String(error) }));
+		}
+	}
+	if (finalized > 0) await dispatchOutbox(env);
+	return finalized;
+}
