@@ -9,12 +9,14 @@
  * plans again, so concurrent credit notes can never together take more than the invoice's amount.
  */
 import { eq } from "drizzle-orm";
+import { auditInsert, created } from "../audit/record";
 import { ledgerInsert } from "../credits/ledger";
 import { fromMinor, toMinor } from "../credits/plan";
 import { abortUnlessChanged, isAbortedByGuard, returned, statement } from "../db/batch";
 import type { ById } from "../db/rows";
 import { invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
+import type { Environment } from "../env";
 import { type InvoiceRow, invoiceEventData, invoiceNumber } from "../invoicing/invoices";
 import { Decimal } from "../lib/decimal";
 import { conflict, notFound, validationError } from "../lib/errors";
@@ -246,7 +248,30 @@ async function storeCreditNote(
 			data: JSON.stringify({ ...invoiceEventData(paid), paid_at: now }),
 		});
 	}
-	statements.push(...outboxInsertMany(d1, environment, events, now));
+	statements.push(
+		...outboxInsertMany(d1, environment, events, now),
+		auditInsert(
+			d1,
+			{ environment: environment as Environment },
+			{
+				action: "credit_note.created",
+				resourceId: noteId,
+				changes: created({
+					invoice_id: invoice.id,
+					account_id: invoice.accountId,
+					amount: plan.total.toString(),
+					currency: invoice.currency,
+					reason: input.reason,
+					memo: input.memo ?? null,
+					applied: {
+						to_invoice: plan.toInvoice.toString(),
+						refunded: plan.refunded.toString(),
+						credited: plan.credited.toString(),
+					},
+				}),
+			},
+		),
+	);
 	const results = await d1.batch(statements);
 	const [stored] = returned<{ number: number }>(results[3]);
 	if (stored === undefined) throw new Error(`credit note ${noteId} was stored without a number`);

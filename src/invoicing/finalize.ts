@@ -6,6 +6,8 @@
  * invoice.paid when credits paid it). One guarded batch: a draft finalized, discarded or changed meanwhile
  * makes it roll back whole.
  */
+
+import { auditInsert } from "../audit/record";
 import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import { database } from "../db/client";
@@ -104,6 +106,16 @@ async function issueDraft(d1: D1Database, scope: Scope, draft: InvoiceRow, now: 
 		abortUnlessChanged(d1),
 		...ledgerInsert(d1, environment, applicationRows(draft.id, draft.accountId, terms), now),
 		...outboxInsertMany(d1, environment, events, now),
+		auditInsert(d1, scope, {
+			action: "invoice.finalized",
+			resourceId: draft.id,
+			changes: {
+				status: ["draft", terms.status],
+				issued_at: [null, now],
+				due_at: [null, terms.dueAt],
+				credits_applied: [null, terms.creditsApplied.toString()],
+			},
+		}),
 	]);
 }
 

@@ -3,6 +3,7 @@
  * billed once. Their metric cannot be a plan's (plan metrics are [a-z0-9_]), so updates of the draft keep them
  * apart from the metered lines, and later supplementary invoices neither repeat nor reverse them.
  */
+import { auditInsert } from "../audit/record";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { ById } from "../db/rows";
 import { Decimal } from "../lib/decimal";
@@ -62,6 +63,14 @@ export async function addOneOffLine({
 					line.description,
 					amount.toString(),
 				),
+				auditInsert(d1, scope, {
+					action: "invoice.updated",
+					resourceId: id,
+					changes: {
+						amount: [row.amount, total.toString()],
+						line_added: [null, { description: line.description, amount: amount.toString() }],
+					},
+				}),
 			]);
 			return getInvoice({ db, scope, id });
 		} catch (error) {

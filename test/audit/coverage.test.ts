@@ -33,6 +33,20 @@ async function openInvoice() {
 	return generateOne(currentPeriod(), account.id);
 }
 
+async function draftInvoice() {
+	const account = await createAccount(undefined, { invoice_grace_days: 3 });
+	const plan = await createPlan();
+	const made = await post("/v1/subscriptions", {
+		account_id: account.id,
+		rate_plan_id: plan.id,
+		agent_instance_ids: [uniqueKey()],
+	});
+	expect(made.status, JSON.stringify(made.body)).toBe(201);
+	const draft = await generateOne(currentPeriod(), account.id);
+	expect(draft.status).toBe("draft");
+	return draft;
+}
+
 async function testDelivery() {
 	stubReceiver();
 	const endpoint = await createEndpoint();
@@ -154,6 +168,20 @@ const EXAMPLES: Record<string, () => Promise<Example>> = {
 	}),
 	"POST /v1/invoices/{invoice_id}/void": async () => ({
 		path: `/v1/invoices/${(await openInvoice()).id}/void`,
+		records: "invoice",
+	}),
+	"POST /v1/invoices/{invoice_id}/credit-notes": async () => ({
+		path: `/v1/invoices/${(await openInvoice()).id}/credit-notes`,
+		body: { amount: 1, reason: "billing_error" },
+		records: "credit_note",
+	}),
+	"POST /v1/invoices/{invoice_id}/lines": async () => ({
+		path: `/v1/invoices/${(await draftInvoice()).id}/lines`,
+		body: { description: "Onboarding", amount: 5 },
+		records: "invoice",
+	}),
+	"POST /v1/invoices/{invoice_id}/finalize": async () => ({
+		path: `/v1/invoices/${(await draftInvoice()).id}/finalize`,
 		records: "invoice",
 	}),
 	"POST /v1/alerts": async () => {
