@@ -3,6 +3,7 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, not, type SQL, sql } from "drizzle-orm";
+import { DISCOUNT_METRIC } from "../coupons/period-discount";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, invoiceLines, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
@@ -15,6 +16,8 @@ export type InvoiceStatus = InvoiceRow["status"];
 
 export interface InvoiceLineView {
 	metric: string;
+	/** "flat" on a discount line: what simulate and real-time usage call it too. */
+	model?: "flat";
 	description: string;
 	quantity: number;
 	amount: number;
@@ -100,6 +103,7 @@ export function invoiceView(
 		currency: row.currency,
 		line_items: lines.map((line) => ({
 			metric: line.metric,
+			...(line.metric === DISCOUNT_METRIC ? { model: "flat" as const } : {}),
 			description: line.description,
 			quantity: Decimal.from(line.quantity).toNumber(),
 			amount: Decimal.from(line.amount).toNumber(),
