@@ -155,6 +155,37 @@ describe("audit records", () => {
 	});
 });
 
+describe("audit changes", () => {
+	it("show money as JSON numbers and statuses as the API names them", async () => {
+		const { account, subscription } = await customer({ base_fee: 12.5, charges: [] });
+		const grant = await post(`/v1/accounts/${account.id}/credit-grants`, { amount: 2.25 });
+		expect(grant.status).toBe(201);
+		expect((await recordsFor(grant.body.id))[0]?.changes.amount).toEqual([2.25]);
+		const agent = await createAgent();
+		const cost = await post("/v1/costs", {
+			agent_id: agent.id,
+			cost_type: "gpu",
+			amount: 7.5,
+			period: currentPeriod(),
+		});
+		expect(cost.status, JSON.stringify(cost.body)).toBe(201);
+		expect((await recordsFor(cost.body.id))[0]?.changes.amount).toEqual([7.5]);
+		const alert = await post("/v1/alerts", { subscription_id: subscription.id, threshold: 100.5 });
+		expect(alert.status, JSON.stringify(alert.body)).toBe(201);
+		expect((await recordsFor(alert.body.id))[0]?.changes.threshold).toEqual([100.5]);
+		const invoice = await generateOne(currentPeriod(), account.id);
+		const created = (await recordsFor(invoice.id)).find((r) => r.action === "invoice.created");
+		expect(created?.changes.amount).toEqual([invoice.amount]);
+		expect(created?.changes.credits_applied).toEqual([invoice.credits_applied]);
+
+		const other = await createAccount();
+		const spare = await post(`/v1/accounts/${other.id}/credit-grants`, { amount: 5 });
+		expect((await post(`/v1/accounts/${other.id}/credit-grants/${spare.body.id}/void`, {})).status).toBe(200);
+		const voided = (await recordsFor(spare.body.id)).find((r) => r.action === "credit_grant.voided");
+		expect(voided?.changes.status).toEqual(["active", "void"]);
+	});
+});
+
 describe("GET /v1/audit-log", () => {
 	it("is for admin keys only", async () => {
 		for (const kind of ["read-only", "read-write", "sdk"] as const) {

@@ -321,3 +321,61 @@ describe("price overrides", () => {
 		expect(invoice.amount).toBe(2);
 	});
 });
+
+describe("price overrides, further", () => {
+	it("refuse an unknown metric or a bad model on create, storing no subscription", async () => {
+		const plan = await post("/v1/pricing/rate-plans", { name: "P", charges: [calls(1)] });
+		const account = await post("/v1/accounts", { name: "A", email: "a@a.test" });
+		for (const override of [
+			{ metric: "nope", model: "per_unit", unit_price: 1 },
+			{ metric: "calls", model: "per_unit" },
+			{ metric: "calls", model: "per_unit", unit_price: -1 },
+			{ metric: "calls", model: "per_unit", unit_price: 1, source: { kind: "action", type: "x", aggregate: "count" } },
+		]) {
+			const r = await post("/v1/subscriptions", {
+				account_id: account.body.id,
+				rate_plan_id: plan.body.id,
+				agent_instance_ids: [`k-${crypto.randomUUID().slice(0, 8)}`],
+				price_overrides: [override],
+			});
+			expectError(r, 400, "validation_error");
+		}
+		const list = await get(`/v1/subscriptions?account_id=${account.body.id}`);
+		expect(list.body.total).toBe(0);
+	});
+
+	it("a PATCH leaves the current period at its prices: usage, upcoming and the invoice", async () => {
+		const { account, subscription, instances } = await customer({ charges: [calls(1)] });
+		await sendActions(actions(instances[0] as string, "llm_call", 4));
+		const changed = await patch(`/v1/subscriptions/${subscription.id}`, {
+			price_overrides: [{ metric: "calls", model: "per_unit", unit_price: 0.1 }],
+		});
+		expect(changed.status).toBe(200);
+		expect(changed.body.price_overrides ?? []).toEqual([]);
+		const usage = await get(`/v1/usage?subscription_id=${subscription.id}`);
+		expect(usage.body.total).toBe(4);
+		const upcoming = await get(`/v1/invoices/upcoming?subscription_id=${subscription.id}`);
+		expect(upcoming.body.amount).toBe(4);
+		const invoice = await generateOne(currentPeriod(), account.id);
+		expect(invoice.amount).toBe(4);
+	});
+
+	it("from create, usage and upcoming honour them", async () => {
+		const plan = await post("/v1/pricing/rate-plans", { name: "P", charges: [calls(1)] });
+		const account = await post("/v1/accounts", { name: "A", email: "a@a.test" });
+		const key = `k-${crypto.randomUUID().slice(0, 8)}`;
+		const sub = await post("/v1/subscriptions", {
+			account_id: account.body.id,
+			rate_plan_id: plan.body.id,
+			agent_instance_ids: [key],
+			price_overrides: [{ metric: "calls", model: "package", package_size: 10, package_price: 3 }],
+		});
+		expect(sub.status).toBe(201);
+		await sendActions(actions(key, "llm_call", 11));
+		const usage = await get(`/v1/usage?subscription_id=${sub.body.id}`);
+		expect(usage.body.total).toBe(6);
+		expect(usage.body.charges[0]).toMatchObject({ metric: "calls", model: "package", amount: 6 });
+		const upcoming = await get(`/v1/invoices/upcoming?subscription_id=${sub.body.id}`);
+		expect(upcoming.body.amount).toBe(6);
+	});
+});
