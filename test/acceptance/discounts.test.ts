@@ -2,6 +2,7 @@
  * Black-box checks of negotiated prices, coupons and discounts, written from docs/discounts.md's promises:
  * field shapes, bounds, statuses and the discount line's place on an invoice.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createKey, del, expectError, get, patch, post } from "../helpers";
 import {
@@ -330,7 +331,12 @@ describe("price overrides, further", () => {
 			{ metric: "nope", model: "per_unit", unit_price: 1 },
 			{ metric: "calls", model: "per_unit" },
 			{ metric: "calls", model: "per_unit", unit_price: -1 },
-			{ metric: "calls", model: "per_unit", unit_price: 1, source: { kind: "action", type: "x", aggregate: "count" } },
+			{
+				metric: "calls",
+				model: "per_unit",
+				unit_price: 1,
+				source: { kind: "action", type: "x", aggregate: "count" },
+			},
 		]) {
 			const r = await post("/v1/subscriptions", {
 				account_id: account.body.id,
@@ -377,5 +383,101 @@ describe("price overrides, further", () => {
 		expect(usage.body.charges[0]).toMatchObject({ metric: "calls", model: "package", amount: 6 });
 		const upcoming = await get(`/v1/invoices/upcoming?subscription_id=${sub.body.id}`);
 		expect(upcoming.body.amount).toBe(6);
+	});
+});
+
+describe("discounts, further", () => {
+	async function coupon(fields: Record<string, unknown>, key?: string) {
+		const r = await post("/v1/coupons", { code: code(), ...fields }, key ? { key } : {});
+		expect(r.status, JSON.stringify(r.body)).toBe(201);
+		return r.body as { id: string; code: string };
+	}
+
+	it("an expired coupon answers 409, and nothing is stored", async () => {
+		const { subscription } = await customer({ charges: [calls(1)] });
+		const c = await coupon({
+			percent_off: 10,
+			duration: "once",
+			redeem_by: new Date(Date.now() + 3_600_000).toISOString(),
+		});
+		await env.DB.prepare("UPDATE coupons SET redeem_by = ? WHERE id = ?")
+			.bind(new Date(Date.now() - 1000).toISOString(), c.id)
+			.run();
+		expectError(
+			await post(`/v1/subscriptions/${subscription.id}/discounts`, { coupon_id: c.id }),
+			409,
+			"conflict",
+		);
+		expect((await get(`/v1/coupons/${c.id}`)).body.times_redeemed).toBe(0);
+		expect((await get(`/v1/subscriptions/${subscription.id}`)).body.discount ?? null).toBeNull();
+	});
+
+	it("is applied by read-write keys, not read-only; a replay redeems once", async () => {
+		const { subscription } = await customer({ charges: [calls(1)] });
+		const c = await coupon({ percent_off: 10, duration: "forever" });
+		expectError(
+			await post(
+				`/v1/subscriptions/${subscription.id}/discounts`,
+				{ coupon_id: c.id },
+				{ key: await createKey("read-only") },
+			),
+			403,
+			"forbidden",
+		);
+		const headers = { "Idempotency-Key": `d-${crypto.randomUUID()}` };
+		const key = await createKey("read-write");
+		const first = await post(
+			`/v1/subscriptions/${subscription.id}/discounts`,
+			{ coupon_id: c.id },
+			{ key, headers },
+		);
+		expect(first.status).toBe(201);
+		const again = await post(
+			`/v1/subscriptions/${subscription.id}/discounts`,
+			{ coupon_id: c.id },
+			{ key, headers },
+		);
+		expect(again.status).toBe(201);
+		expect(again.body).toEqual(first.body);
+		expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+		expect((await get(`/v1/coupons/${c.id}`)).body.times_redeemed).toBe(1);
+	});
+
+	it("comes before credits: credits pay what the discount leaves", async () => {
+		const { account, subscription } = await customer({ base_fee: 40, charges: [calls(1)] });
+		expect((await post(`/v1/accounts/${account.id}/credit-grants`, { amount: 5 })).status).toBe(201);
+		const c = await coupon({ percent_off: 20, duration: "once" });
+		await post(`/v1/subscriptions/${subscription.id}/discounts`, { coupon_id: c.id });
+		const invoice = await generateOne(currentPeriod(), account.id);
+		expect(invoice.amount).toBe(32);
+		expect(invoice.credits_applied).toBe(5);
+		expect(invoice.amount_due).toBe(27);
+	});
+
+	it("a zero-decimal currency writes its amount without decimals", async () => {
+		const account = await post("/v1/accounts", { name: "J", email: "j@j.test", currency: "JPY" });
+		const plan = await post("/v1/pricing/rate-plans", {
+			name: "J",
+			currency: "JPY",
+			base_fee: 1000,
+			charges: [calls(1)],
+		});
+		const key = `k-${crypto.randomUUID().slice(0, 8)}`;
+		const sub = await post("/v1/subscriptions", {
+			account_id: account.body.id,
+			rate_plan_id: plan.body.id,
+			agent_instance_ids: [key],
+		});
+		expect(sub.status, JSON.stringify(sub.body)).toBe(201);
+		const c = await coupon({ amount_off: 300, currency: "JPY", duration: "once" });
+		const usd = await coupon({ amount_off: 3, currency: "USD", duration: "once" });
+		expectError(
+			await post(`/v1/subscriptions/${sub.body.id}/discounts`, { coupon_id: usd.id }),
+			409,
+			"conflict",
+		);
+		expect((await post(`/v1/subscriptions/${sub.body.id}/discounts`, { coupon_id: c.id })).status).toBe(201);
+		const invoice = await generateOne(currentPeriod(), account.body.id);
+		expect(invoice.line_items.at(-1)).toMatchObject({ description: `${c.code} (JPY 300 off)`, amount: -300 });
 	});
 });
