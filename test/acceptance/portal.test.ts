@@ -165,3 +165,34 @@ describe("the portal API", () => {
 		expect((await get(`/v1/invoices/${myInvoice.id}`)).body.status).toBe(myInvoice.status);
 	});
 });
+
+describe("the portal API, further", () => {
+	it("answers lists in the contract's shape, X-Request-Id on every answer, 404 for unknown routes", async () => {
+		const { account } = await customer({ base_fee: 10, charges: [] });
+		await generateOne(currentPeriod(), account.id);
+		const s = await session(account.id);
+		const list = await portal("/invoices", s.token);
+		expect(list.body).toMatchObject({ total: 1, limit: 20, offset: 0 });
+		expect(list.headers.get("X-Request-Id")).toBeTruthy();
+		expectError(await portal("/invoices?limit=0", s.token), 400, "validation_error");
+		expectError(await portal("/nope", s.token), 404, "not_found");
+		const overview = await portal("/overview", s.token);
+		expect(overview.headers.get("X-Request-Id")).toBeTruthy();
+		expect(overview.body.account.name).toBe("Acme");
+		expect(overview.body.account.email).toBe("billing@acme.test");
+		const unauth = await portal("/overview", null);
+		expect(unauth.headers.get("X-Request-Id")).toBe(unauth.body.error.request_id);
+	});
+
+	it("a session of the test environment shows only that environment's account", async () => {
+		const testAdmin = await createKey("admin", "test");
+		const account = await createAccount(testAdmin, { name: "Test Co" });
+		const s = await session(account.id, {}, testAdmin);
+		const overview = await portal("/overview", s.token);
+		expect(overview.status).toBe(200);
+		expect(overview.body.account.id).toBe(account.id);
+		expectError(await del(`/v1/portal-sessions/${s.id}`), 404, "not_found");
+		expect((await del(`/v1/portal-sessions/${s.id}`, { key: testAdmin })).status).toBe(204);
+		expectError(await portal("/overview", s.token), 401, "unauthorized");
+	});
+});
