@@ -481,3 +481,54 @@ describe("discounts, further", () => {
 		expect(invoice.line_items.at(-1)).toMatchObject({ description: `${c.code} (JPY 300 off)`, amount: -300 });
 	});
 });
+
+describe("coupons and discounts, conventions", () => {
+	it("refuse unknown fields, bad list parameters; archive with no body", async () => {
+		expectError(await get("/v1/coupons?limit=0"), 400, "validation_error");
+		expectError(await get("/v1/coupons?limit=101"), 400, "validation_error");
+		const { subscription } = await customer({ charges: [calls(1)] });
+		const made = await post("/v1/coupons", { code: code(), percent_off: 5, duration: "once" });
+		expectError(
+			await post(`/v1/subscriptions/${subscription.id}/discounts`, {
+				coupon_id: made.body.id,
+				start_period: "2030-01",
+			}),
+			400,
+			"validation_error",
+		);
+		expectError(
+			await post(`/v1/subscriptions/${subscription.id}/discounts`, {
+				coupon_id: made.body.id,
+				code: made.body.code,
+			}),
+			400,
+			"validation_error",
+		);
+		expectError(
+			await post("/v1/coupons", { code: code(), percent_off: 5, duration: "once", times_redeemed: 3 }),
+			400,
+			"validation_error",
+		);
+		expectError(
+			await post("/v1/coupons", { code: code(), percent_off: 5.0000000000001, duration: "once" }),
+			400,
+			"validation_error",
+		);
+		expectError(
+			await post("/v1/coupons", { code: code(), amount_off: 1e16, currency: "USD", duration: "once" }),
+			400,
+			"validation_error",
+		);
+		expectError(
+			await post("/v1/coupons", { code: code(), amount_off: 5, currency: "usd", duration: "once" }),
+			400,
+			"validation_error",
+		);
+		expectError(
+			await post("/v1/coupons", { code: "", percent_off: 5, duration: "once" }),
+			400,
+			"validation_error",
+		);
+		expectError(await post("/v1/coupons", { percent_off: 5, duration: "once" }), 400, "validation_error");
+	});
+});

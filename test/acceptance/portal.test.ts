@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ADMIN_KEY, createAccount, createKey, del, expectError, get, post } from "../helpers";
+import { ADMIN_KEY, call, createAccount, createKey, del, expectError, get, post } from "../helpers";
 import { currentPeriod, customer, generateOne } from "../invoicing/fixtures";
 
 async function session(accountId: string, body: Record<string, unknown> = {}, key = ADMIN_KEY) {
@@ -194,5 +194,28 @@ describe("the portal API, further", () => {
 		expectError(await del(`/v1/portal-sessions/${s.id}`), 404, "not_found");
 		expect((await del(`/v1/portal-sessions/${s.id}`, { key: testAdmin })).status).toBe(204);
 		expectError(await portal("/overview", s.token), 401, "unauthorized");
+	});
+});
+
+describe("portal sessions, conventions", () => {
+	it("are created with no body at all; unknown fields 400; a changed body with the same key 409", async () => {
+		const account = await createAccount();
+		const bare = await call("POST", `/v1/accounts/${account.id}/portal-sessions`);
+		expect(bare.status, JSON.stringify(bare.body)).toBe(201);
+		expect(bare.body.token).toMatch(/^pst_/);
+		expectError(
+			await post(`/v1/accounts/${account.id}/portal-sessions`, { expires_in: 600, scope: "all" }),
+			400,
+			"validation_error",
+		);
+		const headers = { "Idempotency-Key": `p-${crypto.randomUUID()}` };
+		expect(
+			(await post(`/v1/accounts/${account.id}/portal-sessions`, { expires_in: 600 }, { headers })).status,
+		).toBe(201);
+		expectError(
+			await post(`/v1/accounts/${account.id}/portal-sessions`, { expires_in: 900 }, { headers }),
+			409,
+			"idempotency_key_reused",
+		);
 	});
 });
