@@ -274,3 +274,32 @@ describe("GET /v1/audit-log", () => {
 		).toHaveLength(0);
 	});
 });
+
+describe("audit cursors under concurrent writes", () => {
+	it("never repeat a record nor show one written after the walk began", async () => {
+		for (let i = 0; i < 12; i++) await createAgent(ADMIN_KEY, { name: `walk-${i}` });
+		const first = await get("/v1/audit-log?limit=4");
+		const startedWith = new Set<string>(first.body.records.map((r: AuditRecord) => r.id));
+		const seen: AuditRecord[] = [...first.body.records];
+		let cursor: string | null = first.body.next_cursor;
+		const written: string[] = [];
+		for (let page = 0; page < 3 && cursor !== null; page++) {
+			const made = await Promise.all(
+				Array.from({ length: 5 }, () => createAgent(ADMIN_KEY, { name: "meanwhile" })),
+			);
+			written.push(...made.map((a) => a.id));
+			const next = await get(`/v1/audit-log?limit=4&cursor=${encodeURIComponent(cursor)}`);
+			expect(next.status).toBe(200);
+			seen.push(...next.body.records);
+			cursor = next.body.next_cursor;
+		}
+		const ids = seen.map((r) => r.id);
+		expect(new Set(ids).size).toBe(ids.length);
+		for (const r of seen) expect(written).not.toContain(r.resource_id);
+		expect(startedWith.size).toBe(4);
+		for (let i = 1; i < seen.length; i++) {
+			const [a, b] = [seen[i - 1] as AuditRecord, seen[i] as AuditRecord];
+			expect(a.at > b.at || (a.at === b.at && a.id > b.id)).toBe(true);
+		}
+	});
+});
