@@ -219,3 +219,25 @@ describe("portal sessions, conventions", () => {
 		);
 	});
 });
+
+describe("docs/portal.md's promises", () => {
+	it("405 for other methods, rate-limit headers, no-store, url null on replay", async () => {
+		const account = await createAccount();
+		const headers = { "Idempotency-Key": `p-${crypto.randomUUID()}` };
+		const s = await post(`/v1/accounts/${account.id}/portal-sessions`, {}, { headers });
+		const again = await post(`/v1/accounts/${account.id}/portal-sessions`, {}, { headers });
+		expect(again.body.url).toBeNull();
+		const token = s.body.token as string;
+		const r = await portal("/overview", token);
+		expect(r.headers.get("X-RateLimit-Limit")).toBeTruthy();
+		expect(r.headers.get("X-RateLimit-Remaining")).toBeTruthy();
+		expect(r.headers.get("Cache-Control")).toContain("no-store");
+		for (const method of ["POST", "PATCH", "DELETE"]) {
+			const w = await call(method, "/portal/api/overview", {
+				key: token,
+				body: method === "DELETE" ? undefined : {},
+			});
+			expectError(w, 405, "method_not_allowed");
+		}
+	});
+});
