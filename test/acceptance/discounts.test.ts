@@ -532,3 +532,46 @@ describe("coupons and discounts, conventions", () => {
 		expectError(await post("/v1/coupons", { percent_off: 5, duration: "once" }), 400, "validation_error");
 	});
 });
+
+describe("docs/discounts.md's promises", () => {
+	it("a metric named twice is 400; re-sending the current prices withdraws a pending change", async () => {
+		const { subscription } = await customer({ charges: [calls(1)] });
+		expectError(
+			await patch(`/v1/subscriptions/${subscription.id}`, {
+				price_overrides: [
+					{ metric: "calls", model: "per_unit", unit_price: 0.5 },
+					{ metric: "calls", model: "per_unit", unit_price: 0.4 },
+				],
+			}),
+			400,
+			"validation_error",
+		);
+		expect(
+			(
+				await patch(`/v1/subscriptions/${subscription.id}`, {
+					price_overrides: [{ metric: "calls", model: "per_unit", unit_price: 0.5 }],
+				})
+			).body.pending_price_overrides,
+		).toHaveLength(1);
+		const back = await patch(`/v1/subscriptions/${subscription.id}`, { price_overrides: [] });
+		expect(back.status).toBe(200);
+		expect(back.body.pending_price_overrides).toBeNull();
+		expect(back.body.price_overrides).toEqual([]);
+	});
+
+	it("a cancelled subscription takes no discount; an unknown coupon id is 404", async () => {
+		const { subscription } = await customer({ charges: [calls(1)] });
+		const c = await post("/v1/coupons", { code: code(), percent_off: 5, duration: "once" });
+		expectError(
+			await post(`/v1/subscriptions/${subscription.id}/discounts`, { coupon_id: "cpn_unknown" }),
+			404,
+			"not_found",
+		);
+		expect((await post(`/v1/subscriptions/${subscription.id}/cancel`, {})).status).toBe(200);
+		expectError(
+			await post(`/v1/subscriptions/${subscription.id}/discounts`, { coupon_id: c.body.id }),
+			409,
+			"conflict",
+		);
+	});
+});
