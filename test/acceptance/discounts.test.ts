@@ -575,3 +575,24 @@ describe("docs/discounts.md's promises", () => {
 		);
 	});
 });
+
+describe("simulate with a subscription", () => {
+	it("answers the simulation's shape with the subscription's plan", async () => {
+		const { subscription } = await customer({ base_fee: 5, charges: [calls(2)] });
+		const sim = await post("/v1/pricing/simulate", { subscription_id: subscription.id, usage: { calls: 3 } });
+		expect(sim.status).toBe(200);
+		expect(sim.body).toMatchObject({ rate_plan_id: subscription.rate_plan_id, currency: "USD", total: 11 });
+		expect(sim.body.charges[0]).toEqual({
+			metric: "base_fee",
+			model: "flat",
+			quantity: 1,
+			billable_quantity: 1,
+			amount: 5,
+		});
+		expectError(
+			await post("/v1/pricing/simulate", { subscription_id: subscription.id, usage: { nope: 1 } }),
+			400,
+			"validation_error",
+		);
+	});
+});
