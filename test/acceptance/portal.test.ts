@@ -241,3 +241,20 @@ describe("docs/portal.md's promises", () => {
 		}
 	});
 });
+
+describe("revoking portal sessions", () => {
+	it("read-write keys revoke, read-only and SDK keys get 403, the token keeps working until revoked", async () => {
+		const account = await createAccount();
+		const s = await session(account.id);
+		expectError(
+			await del(`/v1/portal-sessions/${s.id}`, { key: await createKey("read-only") }),
+			403,
+			"forbidden",
+		);
+		expectError(await del(`/v1/portal-sessions/${s.id}`, { key: await createKey("sdk") }), 403, "forbidden");
+		expect((await portal("/overview", s.token)).status).toBe(200);
+		const revoked = await del(`/v1/portal-sessions/${s.id}`, { key: await createKey("read-write") });
+		expect(revoked.status).toBe(204);
+		expectError(await portal("/invoices", s.token), 401, "unauthorized");
+	});
+});
