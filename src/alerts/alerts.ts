@@ -115,7 +115,7 @@ export async function createAlert({
 		changes: created({
 			subscription_id: row.subscriptionId,
 			metric: row.metric,
-			threshold: row.threshold,
+			threshold: Decimal.from(row.threshold).toNumber(),
 			name: row.name,
 			block: row.block,
 		}),
@@ -219,7 +219,11 @@ export async function deleteAlert({
 		{
 			action: "alert.deleted",
 			resourceId: id,
-			changes: removed({ subscription_id: row.subscriptionId, metric: row.metric, threshold: row.threshold }),
+			changes: removed({
+				subscription_id: row.subscriptionId,
+				metric: row.metric,
+				threshold: Decimal.from(row.threshold).toNumber(),
+			}),
 		},
 	);
 }

@@ -112,7 +112,7 @@ export async function createManualCost({
 			agent_id: record.agent_id,
 			customer_id: record.customer_id,
 			cost_type: record.cost_type,
-			amount: record.amount.toString(),
+			amount: Decimal.from(record.amount).toNumber(),
 			currency: record.currency,
 			period: record.period,
 		}),

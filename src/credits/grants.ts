@@ -140,7 +140,7 @@ export async function createGrant({
 			resourceId: row.id,
 			changes: created({
 				account_id: accountId,
-				amount: row.amount,
+				amount: Decimal.from(row.amount).toNumber(),
 				currency,
 				expires_at: expiresAt,
 				description: row.description,
@@ -235,7 +235,7 @@ export async function voidGrant({
 			auditInsert(d1, scope, {
 				action: "credit_grant.voided",
 				resourceId: grantId,
-				changes: { status: ["active", "voided"], voided_at: [null, now] },
+				changes: { status: ["active", "void"], voided_at: [null, now] },
 			}),
 		]);
 	} catch (error) {

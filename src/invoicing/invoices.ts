@@ -3,6 +3,7 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
+import { DISCOUNT_METRIC } from "../coupons/period-discount";
 import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
@@ -16,6 +17,8 @@ export type InvoiceStatus = InvoiceRow["status"];
 
 export interface InvoiceLineView {
 	metric: string;
+	/** "flat" on a discount line: what simulate and real-time usage call it too. */
+	model?: "flat";
 	description: string;
 	quantity: number;
 	amount: number;
@@ -114,6 +117,7 @@ export function invoiceView(
 		currency: row.currency,
 		line_items: lines.map((line) => ({
 			metric: line.metric,
+			...(line.metric === DISCOUNT_METRIC ? { model: "flat" as const } : {}),
 			description: line.description,
 			quantity: Decimal.from(line.quantity).toNumber(),
 			amount: Decimal.from(line.amount).toNumber(),

@@ -39,6 +39,10 @@ export const InvoiceLine = z
 				'"base_fee" for the base fee, "minimum_commitment" for a minimum commitment\'s top-up, "discount" for a ' +
 				"coupon's discount (a negative amount).",
 		}),
+		model: z
+			.literal("flat")
+			.optional()
+			.openapi({ description: 'On a discount line only: "flat", as simulate and real-time usage show it.' }),
 		description: z.string().openapi({ example: "LLM tokens — 1,234,567 units (first 100,000 included)" }),
 		quantity: z.number().openapi({ description: "On a supplementary invoice: the quantity added since." }),
 		amount: z.number().openapi({ description: "Major units of the invoice's currency." }),

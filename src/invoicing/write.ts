@@ -18,6 +18,7 @@ import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { chunkJsonRows, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import type { Scope } from "../db/scope";
+import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
@@ -229,8 +230,8 @@ async function insertInvoices(
 				kind: row.kind,
 				status: row.status,
 				currency: row.currency,
-				amount: row.amount,
-				credits_applied: row.creditsApplied,
+				amount: Decimal.from(row.amount).toNumber(),
+				credits_applied: Decimal.from(row.creditsApplied).toNumber(),
 			}),
 		})),
 	);
