@@ -259,14 +259,14 @@ async function storeCreditNote(
 				changes: created({
 					invoice_id: invoice.id,
 					account_id: invoice.accountId,
-					amount: plan.total.toString(),
+					amount: plan.total.toNumber(),
 					currency: invoice.currency,
 					reason: input.reason,
 					memo: input.memo ?? null,
 					applied: {
-						to_invoice: plan.toInvoice.toString(),
-						refunded: plan.refunded.toString(),
-						credited: plan.credited.toString(),
+						to_invoice: plan.toInvoice.toNumber(),
+						refunded: plan.refunded.toNumber(),
+						credited: plan.credited.toNumber(),
 					},
 				}),
 			},

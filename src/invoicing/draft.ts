@@ -184,8 +184,7 @@ function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] 
 		.map(([agent_id, quantity]) => ({ agent_id, quantity: quantity.toString() }));
 }
 
-/** The base fee's or the minimum's description: the lines that no charge of the plan makes. */
-/** A line without a charge: the minimum's top-up, or the base fee (prorated or not). */
+/** A line without a charge: the minimum's top-up, the base fee (prorated or not), or the discount. */
 function flatDescription(line: MeteredLine): string {
 	if (line.metric === MINIMUM_METRIC) return MINIMUM_DESCRIPTION;
 	if (line.label !== undefined) return line.label;
@@ -256,7 +255,9 @@ function differenceLine(
 	// A discount is one line a period whatever invoices carried it: only its amount can differ.
 	if (amount.isZero() && (quantity.isZero() || line.metric === DISCOUNT_METRIC)) return null;
 	let description: string;
-	if (line.charge === null) description = `${flatDescription(line)} — adjustment`;
+	// A discount line reads as the coupon says on every invoice; the others say they adjust what was billed.
+	if (line.metric === DISCOUNT_METRIC) description = flatDescription(line);
+	else if (line.charge === null) description = `${flatDescription(line)} — adjustment`;
 	else if (quantity.isNegative() || quantity.isZero()) {
 		description = `${labelOf(line.charge)} — adjustment of ${formatQuantity(quantity)} units`;
 	} else {

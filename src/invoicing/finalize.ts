@@ -113,7 +113,7 @@ async function issueDraft(d1: D1Database, scope: Scope, draft: InvoiceRow, now: 
 				status: ["draft", terms.status],
 				issued_at: [null, now],
 				due_at: [null, terms.dueAt],
-				credits_applied: [null, terms.creditsApplied.toString()],
+				credits_applied: [null, terms.creditsApplied.toNumber()],
 			},
 		}),
 	]);

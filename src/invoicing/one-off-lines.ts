@@ -67,8 +67,8 @@ export async function addOneOffLine({
 					action: "invoice.updated",
 					resourceId: id,
 					changes: {
-						amount: [row.amount, total.toString()],
-						line_added: [null, { description: line.description, amount: amount.toString() }],
+						amount: [Decimal.from(row.amount).toNumber(), total.toNumber()],
+						line_added: [null, { description: line.description, amount: amount.toNumber() }],
 					},
 				}),
 			]);

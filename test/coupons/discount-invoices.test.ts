@@ -73,7 +73,7 @@ describe("percent-off discounts", () => {
 			["calls", 3, 1],
 			["discount", 1, -0.15],
 		]);
-		expect(supplementary.line_items.at(-1)?.description).toBe(`${code} (15% off) — adjustment`);
+		expect(supplementary.line_items.at(-1)?.description).toBe(`${code} (15% off)`);
 	});
 
 	it("come after the minimum commitment's top-up", async () => {
