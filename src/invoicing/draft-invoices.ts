@@ -67,18 +67,14 @@ export async function planDrafts(
 	if (states.length === 0) return { issue: [], newDrafts: [], refreshes: [] };
 	const accountIds = [...new Set(states.map((state) => state.accountId))];
 	const subscriptionIds = states.map((state) => state.subscriptionId);
-	const drafted = db
-		.select({ id: invoices.id })
-		.from(invoices)
-		.where(
-			inScope(
-				scope,
-				invoices,
-				eq(invoices.status, "draft"),
-				eq(invoices.billingPeriod, window.period),
-				inArray(invoices.subscriptionId, subscriptionIds),
-			),
-		);
+	const isDraftOfPeriod = inScope(
+		scope,
+		invoices,
+		eq(invoices.status, "draft"),
+		eq(invoices.billingPeriod, window.period),
+		inArray(invoices.subscriptionId, subscriptionIds),
+	);
+	const drafted = db.select({ id: invoices.id }).from(invoices).where(isDraftOfPeriod);
 	const [graceRows, draftRows, lineRows] = await db.batch([
 		db
 			.select({ id: accounts.id, graceDays: accounts.invoiceGraceDays })
@@ -87,15 +83,7 @@ export async function planDrafts(
 		db
 			.select({ id: invoices.id, subscriptionId: invoices.subscriptionId })
 			.from(invoices)
-			.where(
-				inScope(
-					scope,
-					invoices,
-					eq(invoices.status, "draft"),
-					eq(invoices.billingPeriod, window.period),
-					inArray(invoices.subscriptionId, subscriptionIds),
-				),
-			),
+			.where(isDraftOfPeriod),
 		db
 			.select({
 				invoiceId: invoiceLines.invoiceId,

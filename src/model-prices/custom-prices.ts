@@ -18,7 +18,13 @@ import { DEFAULT_CURRENCY } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { PriceBook } from "../model-costs/cost";
 import { customPrices } from "../model-costs/price-book";
-import { catalogPrices, type ModelPrice, type PriceOrigin, withDefaultRates } from "../model-costs/prices";
+import {
+	catalogPrices,
+	type ModelPrice,
+	modelPriceJson,
+	type PriceOrigin,
+	withDefaultRates,
+} from "../model-costs/prices";
 
 export const MAX_EFFECTIVE_FROM_BACK_MS = 35 * 24 * 60 * 60 * 1000;
 
@@ -86,17 +92,7 @@ export async function createCustomPrice({
 	await writeAudited(db, scope, [insert], {
 		action: "model_price.created",
 		resourceId: price.id,
-		changes: created({
-			provider: price.provider,
-			model: price.model,
-			currency: price.currency,
-			input_per_million: price.input_per_million.toNumber(),
-			output_per_million: price.output_per_million.toNumber(),
-			cached_input_per_million: price.cached_input_per_million.toNumber(),
-			reasoning_per_million: price.reasoning_per_million.toNumber(),
-			per_request: price.per_request.toNumber(),
-			effective_from: price.effective_from,
-		}),
+		changes: created(recordedFields(price)),
 	});
 	return price;
 }
@@ -176,4 +172,10 @@ export async function listModelPrices(db: Db, scope: Scope, filter: ModelPriceFi
 						? -1
 						: 0,
 		);
+}
+
+/** What a custom price's audit record says it was made with: its API fields but its id, origin and creation. */
+function recordedFields(price: ModelPrice) {
+	const { id: _id, origin: _origin, created_at: _createdAt, ...fields } = modelPriceJson(price);
+	return fields;
 }
