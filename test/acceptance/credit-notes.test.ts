@@ -177,6 +177,28 @@ describe("draft invoices: acceptance", () => {
 		expect((await outboxEvents("invoice.created", draft.id)).map((e) => e.data.status)).toEqual(["open"]);
 	});
 
+	it("a draft of the open period still counts in its live margins, once", async () => {
+		const plan = await createPlan({ base_fee: 10, charges: [] });
+		const account = await createAccount(undefined, { invoice_grace_days: 3 });
+		await subscribe(account.id, plan.id, [instanceKey()]);
+		const margins = `/v1/reports/margins?billing_period=${currentPeriod()}&group_by=customer`;
+		const rowOf = async () =>
+			(await get(margins)).body.breakdown.find((row: { id: string }) => row.id === account.id);
+		expect(await rowOf()).toMatchObject({ revenue: 10 });
+		// Drafting the period's invoice changes nothing of what the period would bill if it closed now.
+		const { invoices } = await generate(currentPeriod(), account.id);
+		expect(invoices[0]?.status).toBe("draft");
+		expect(await rowOf()).toMatchObject({ revenue: 10 });
+		await post(`/v1/invoices/${invoices[0]?.id}/lines`, { description: "Setup", amount: 5 });
+		expect(await rowOf()).toMatchObject({ revenue: 15 });
+		// Not in the revenue report, which counts issued invoices only.
+		const period = currentPeriod();
+		const revenue = await get(
+			`/v1/reports/revenue?start_date=${period}-01&end_date=${period}-28&group_by=customer`,
+		);
+		expect(revenue.body.breakdown.map((row: { id: string }) => row.id)).not.toContain(account.id);
+	});
+
 	it("a voided draft takes no lines and is never revenue", async () => {
 		const { account, draft } = await draftInvoice(77);
 		expect((await post(`/v1/invoices/${draft.id}/void`)).status).toBe(200);
