@@ -111,6 +111,26 @@ describe("credit notes: shape and split", () => {
 		);
 	});
 
+	it("on an invoice paid partly by credits, a full refund returns the money and the credits", async () => {
+		const first = await openInvoice(100);
+		await post(`/v1/accounts/${first.account_id}/credit-grants`, { amount: 40 });
+		const plan = await createPlan({ base_fee: 100, charges: [] });
+		await subscribe(first.account_id, plan.id, [instanceKey()]);
+		const second = (await generate(currentPeriod(), first.account_id)).invoices[0];
+		expect(second).toMatchObject({ credits_applied: 40, amount_due: 60 });
+		expect((await post(`/v1/invoices/${second?.id}/pay`, {})).body).toMatchObject({ amount_paid: 60 });
+		const note = await creditNote(second?.id as string, { amount: 100, reason: "fraudulent", refund: true });
+		expect(note.applied).toEqual({ to_invoice: 0, refunded: 60, credited: 40 });
+		expect(await invoiceOf(second?.id as string)).toMatchObject({
+			status: "paid",
+			amount_paid: 0,
+			amount_remaining: 0,
+			amount_credited: 100,
+		});
+		const balance = (await get(`/v1/accounts/${first.account_id}/balance`)).body;
+		expect(balance.available).toBe(40);
+	});
+
 	it("an invoice with a payment cannot be voided (409)", async () => {
 		const invoice = await paidInvoice(10);
 		expectError(await post(`/v1/invoices/${invoice.id}/void`), 409, "conflict");
@@ -230,6 +250,18 @@ describe("draft invoices: acceptance", () => {
 		);
 		expect(await invoiceOf(draft.id)).toMatchObject({ status: "draft", amount: 10 });
 		expect((await get(`/v1/invoices?status=draft`, { key: readOnly })).status).toBe(200);
+	});
+
+	it("a retried finalize answers the first again and emits invoice.created once", async () => {
+		const { draft } = await draftInvoice();
+		const headers = { "Idempotency-Key": `fin-${draft.id}` };
+		const first = await post(`/v1/invoices/${draft.id}/finalize`, undefined, { headers });
+		const again = await post(`/v1/invoices/${draft.id}/finalize`, undefined, { headers });
+		expect(first.status).toBe(200);
+		expect(again.status).toBe(200);
+		expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+		expect(again.body).toEqual(first.body);
+		expect(await outboxEvents("invoice.created", draft.id)).toHaveLength(1);
 	});
 
 	it("a retried one-off line is added once", async () => {
