@@ -7,11 +7,14 @@ import { describe, expect, it } from "vitest";
 import { creditNote, openInvoice, paidInvoice, storedCreditNotes } from "../credit-notes/fixtures";
 import { createAccount, createKey, expectError, get, post } from "../helpers";
 import {
+	actions,
 	createPlan,
 	currentPeriod,
 	generate,
 	instanceKey,
+	linesOf,
 	outboxEvents,
+	sendActions,
 	subscribe,
 } from "../invoicing/fixtures";
 
@@ -262,6 +265,40 @@ describe("draft invoices: acceptance", () => {
 		expect(again.headers.get("Idempotent-Replayed")).toBe("true");
 		expect(again.body).toEqual(first.body);
 		expect(await outboxEvents("invoice.created", draft.id)).toHaveLength(1);
+	});
+
+	it("a deduction line is billed once: late usage neither repeats nor reverses it", async () => {
+		const plan = await createPlan({
+			base_fee: 10,
+			charges: [
+				{
+					metric: "calls",
+					source: { kind: "action", type: "call", aggregate: "count" },
+					model: "per_unit",
+					unit_price: 1,
+				},
+			],
+		});
+		const account = await createAccount(undefined, { invoice_grace_days: 5 });
+		const instance = instanceKey();
+		await subscribe(account.id, plan.id, [instance]);
+		await sendActions(actions(instance, "call", 2));
+		const draft = (await generate(currentPeriod(), account.id)).invoices[0];
+		expect(draft).toMatchObject({ status: "draft", amount: 12 });
+		const deduction = await post(`/v1/invoices/${draft?.id}/lines`, { description: "Goodwill", amount: -5 });
+		expect(deduction.body).toMatchObject({ amount: 7 });
+		// Late usage while a draft: the draft is updated, the deduction kept once.
+		await sendActions(actions(instance, "call", 3));
+		await generate(currentPeriod(), account.id);
+		expect(await invoiceOf(draft?.id as string)).toMatchObject({ status: "draft", amount: 10 });
+		const issued = (await post(`/v1/invoices/${draft?.id}/finalize`)).body;
+		expect(issued).toMatchObject({ status: "open", amount: 10 });
+		// After it is issued: a supplementary invoice of the new calls alone.
+		await sendActions(actions(instance, "call", 1));
+		const { invoices } = await generate(currentPeriod(), account.id);
+		expect(invoices).toHaveLength(1);
+		expect(invoices[0]).toMatchObject({ kind: "supplementary", amount: 1 });
+		expect(linesOf(invoices[0] as (typeof invoices)[number])).toEqual([["calls", 1, 1]]);
 	});
 
 	it("a retried one-off line is added once", async () => {
