@@ -238,6 +238,18 @@ describe("draft invoices: acceptance", () => {
 		expect(revenue.body.breakdown.map((row: { id: string }) => row.id)).not.toContain(account.id);
 	});
 
+	it("a voided draft takes no invoice number: the next finalized one follows the last issued", async () => {
+		const { draft: discarded } = await draftInvoice();
+		expect((await post(`/v1/invoices/${discarded.id}/void`)).status).toBe(200);
+		const { draft } = await draftInvoice();
+		const { last } = (await env.DB.prepare(
+			"SELECT MAX(number) AS last FROM invoices WHERE environment = 'live'",
+		).first()) as { last: number };
+		const issued = (await post(`/v1/invoices/${draft.id}/finalize`)).body;
+		expect(issued.number).toBe(`INV-${String(last + 1).padStart(6, "0")}`);
+		expect((await invoiceOf(discarded.id)).number).toBeNull();
+	});
+
 	it("a read-only key cannot add lines or finalize (403), nothing changed", async () => {
 		const { draft } = await draftInvoice();
 		const readOnly = await createKey("read-only");
