@@ -33,7 +33,7 @@ creditNoteRoutes.openapi(
 			"Give exactly one of amount and lines. The amount goes first off what is still unpaid of the invoice's " +
 			"amount due (an invoice left with nothing due is paid, with no payment); the rest is refunded " +
 			"(refund: true, a payment of kind refund with a negative amount) or given back as a credit grant of the " +
-			"account. 409 when the invoice is void, or when the amount is more than the invoice's amount minus " +
+			"account. 409 when the invoice is void or a draft, or when the amount is more than the invoice's amount minus " +
 			"earlier credit notes. Emits credit_note.created.",
 		request: { params: InvoiceParams, body: { required: true, ...json(CreateCreditNote) } },
 		responses: {

@@ -64,7 +64,8 @@ export async function marginsOfPeriod({
 	const { start, end } = periodBounds(billingPeriod);
 	const periods = { first: billingPeriod, last: billingPeriod };
 	const [issued, drafted] = await Promise.all([
-		revenueLines(db, scope, { start: new Date(start), end: new Date(end) }, currency),
+		// The open period's drafts are part of what it would bill if it closed now.
+		revenueLines(db, scope, { start: new Date(start), end: new Date(end) }, currency, { drafts: open }),
 		open ? upcomingLines(env, scope, billingPeriod, currency) : [],
 	]);
 	// Costs are read after the drafts: rating flushed the subscriptions' accumulators, so their costs are in D1.
