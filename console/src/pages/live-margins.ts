@@ -10,6 +10,7 @@ import { money, percent } from "../format";
 import { currencySelect } from "../range-form";
 import type { MarginsReport } from "../types";
 import { field, fillWhenReady, section, table } from "../ui";
+import { marginTotals } from "./margins";
 
 const GROUPS = [
 	["model", "model"],
@@ -98,32 +99,7 @@ async function marginsReport(
 				? `${period} is open: revenue is what its invoices would be if it closed now, costs are those recorded so far. Updated ${new Date().toISOString().slice(11, 19)} UTC.`
 				: `${period} is closed: revenue as invoiced, costs as recorded.`,
 		),
-		section(
-			"Totals",
-			h(
-				"dl",
-				{ class: "metrics", "aria-label": "Totals" },
-				(
-					[
-						["revenue", "Revenue", format(report.revenue)],
-						["costs", "Costs", format(report.costs)],
-						["margin", "Margin", format(report.margin)],
-						["margin_percent", "Margin %", percent(report.margin_percent)],
-					] as const
-				).map(([key, name, text]) =>
-					h(
-						"div",
-						{
-							class: `metric${report[key] < 0 ? " negative" : ""}`,
-							"data-field": key,
-							"data-value": report[key],
-						},
-						h("dt", null, name),
-						h("dd", null, text),
-					),
-				),
-			),
-		),
+		marginTotals(report),
 		section(
 			`By ${label}`,
 			rows.length > 0 &&

@@ -80,32 +80,7 @@ async function marginReport(ctx: PageContext, range: DateRange, group: Group): P
 	return h(
 		"div",
 		null,
-		section(
-			"Totals",
-			h(
-				"dl",
-				{ class: "metrics", "aria-label": "Totals" },
-				(
-					[
-						["revenue", "Revenue", format(report.revenue)],
-						["costs", "Costs", format(report.costs)],
-						["margin", "Margin", format(report.margin)],
-						["margin_percent", "Margin %", percent(report.margin_percent)],
-					] as const
-				).map(([key, label, text]) =>
-					h(
-						"div",
-						{
-							class: `metric${report[key] < 0 ? " negative" : ""}`,
-							"data-field": key,
-							"data-value": report[key],
-						},
-						h("dt", null, label),
-						h("dd", null, text),
-					),
-				),
-			),
-		),
+		marginTotals(report),
 		section(
 			"By month",
 			series.length > 0
@@ -159,6 +134,43 @@ async function marginReport(ctx: PageContext, range: DateRange, group: Group): P
 				"No revenue or costs in this range.",
 			),
 			rows.some((row) => row.id === null) && unattributedNote(group, true),
+		),
+	);
+}
+
+/** Revenue, costs, margin and margin % of a report, as the P&L and the live margins pages show them. */
+export function marginTotals(report: {
+	currency: string;
+	revenue: number;
+	costs: number;
+	margin: number;
+	margin_percent: number;
+}): Node {
+	const format = (value: number) => money(value, report.currency);
+	return section(
+		"Totals",
+		h(
+			"dl",
+			{ class: "metrics", "aria-label": "Totals" },
+			(
+				[
+					["revenue", "Revenue", format(report.revenue)],
+					["costs", "Costs", format(report.costs)],
+					["margin", "Margin", format(report.margin)],
+					["margin_percent", "Margin %", percent(report.margin_percent)],
+				] as const
+			).map(([key, label, text]) =>
+				h(
+					"div",
+					{
+						class: `metric${report[key] < 0 ? " negative" : ""}`,
+						"data-field": key,
+						"data-value": report[key],
+					},
+					h("dt", null, label),
+					h("dd", null, text),
+				),
+			),
 		),
 	);
 }
