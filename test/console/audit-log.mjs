@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
-import { apiClient, startBrowser } from "./harness.mjs";
+import { apiClient, openConsoleRoute, startBrowser } from "./harness.mjs";
 
 const STEP_MS = 60_000;
 const hardStop = setTimeout(() => {
@@ -67,11 +67,7 @@ async function signIn(key) {
 	await page.waitForSelector("main#main[data-state]");
 }
 
-async function open(hash) {
-	await page.goto(`${worker.base}/console${hash}`);
-	const path = hash.slice(1).split("?")[0];
-	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
-}
+const open = (hash) => openConsoleRoute(page, worker.base, hash);
 
 const rows = () => page.locator("[data-audit-log] tbody tr");
 

@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
-import { apiClient, startBrowser } from "./harness.mjs";
+import { apiClient, openConsoleRoute, signInToConsole, startBrowser } from "./harness.mjs";
 
 const hardStop = setTimeout(() => {
 	console.error("console coupon tests: over 4 minutes, giving up");
@@ -44,10 +44,7 @@ before(async () => {
 	});
 	browser = await startBrowser();
 	page = browser.page;
-	await page.goto(`${worker.base}/console`);
-	await page.fill("input[name=key]", worker.adminKey);
-	await page.click("button:has-text('Sign in')");
-	await page.waitForSelector("header.top");
+	await signInToConsole(page, worker.base, worker.adminKey);
 });
 
 after(async () => {
@@ -56,10 +53,7 @@ after(async () => {
 	clearTimeout(hardStop);
 });
 
-async function open(hash) {
-	await page.goto(`${worker.base}/console${hash}`);
-	await page.waitForSelector(`main#main[data-route="${hash.slice(1).split("?")[0]}"][data-state]`);
-}
+const open = (hash) => openConsoleRoute(page, worker.base, hash);
 
 async function seriousViolations() {
 	// Evaluated, not injected as a script tag: the console's CSP allows no inline script.

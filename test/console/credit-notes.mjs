@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
-import { apiClient, startBrowser } from "./harness.mjs";
+import { apiClient, openConsoleRoute, signInToConsole, startBrowser } from "./harness.mjs";
 
 const STEP_MS = 60_000;
 const hardStop = setTimeout(() => {
@@ -47,10 +47,7 @@ before(async () => {
 	data.draft = await invoiceFor("Draft Co", 20, { invoice_grace_days: 3 });
 	browser = await startBrowser();
 	page = browser.page;
-	await page.goto(`${worker.base}/console`);
-	await page.fill("input[name=key]", worker.adminKey);
-	await page.click("button:has-text('Sign in')");
-	await page.waitForSelector("header.top");
+	await signInToConsole(page, worker.base, worker.adminKey);
 });
 
 after(async () => {
@@ -59,13 +56,7 @@ after(async () => {
 	clearTimeout(hardStop);
 });
 
-async function open(hash) {
-	const url = `${worker.base}/console${hash}`;
-	if (page.url() === url) await page.reload();
-	else await page.goto(url);
-	const path = hash.slice(1).split("?")[0];
-	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
-}
+const open = (hash) => openConsoleRoute(page, worker.base, hash);
 
 function step(name, fn) {
 	it(name, { timeout: STEP_MS }, async () => {

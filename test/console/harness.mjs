@@ -117,3 +117,23 @@ export function apiClient(base, key) {
 		return parsed;
 	};
 }
+
+/** Signs the console in with `key` and waits for its header: where a console test's browser starts. */
+export async function signInToConsole(page, base, key) {
+	await page.goto(`${base}/console`);
+	await page.fill("input[name=key]", key);
+	await page.click("button:has-text('Sign in')");
+	await page.waitForSelector("header.top");
+}
+
+/**
+ * Opens a console route (`#/…`) and waits until the page has drawn it. Going to the URL already shown changes
+ * nothing, so that one is reloaded, to read its data again.
+ */
+export async function openConsoleRoute(page, base, hash) {
+	const url = `${base}/console${hash}`;
+	if (page.url() === url) await page.reload();
+	else await page.goto(url);
+	const path = hash.slice(1).split("?")[0];
+	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
+}

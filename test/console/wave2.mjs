@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
-import { apiClient, saveScreenshot, startBrowser } from "./harness.mjs";
+import { apiClient, openConsoleRoute, saveScreenshot, signInToConsole, startBrowser } from "./harness.mjs";
 import { seed } from "./seed.mjs";
 
 const STEP_MS = 60_000;
@@ -48,10 +48,7 @@ before(async () => {
 	);
 	browser = await startBrowser();
 	page = browser.page;
-	await page.goto(`${worker.base}/console`);
-	await page.fill("input[name=key]", worker.adminKey);
-	await page.click("button:has-text('Sign in')");
-	await page.waitForSelector("header.top");
+	await signInToConsole(page, worker.base, worker.adminKey);
 });
 
 after(async () => {
@@ -60,14 +57,7 @@ after(async () => {
 	clearTimeout(hardStop);
 });
 
-async function open(hash) {
-	const url = `${worker.base}/console${hash}`;
-	// Going to the URL already shown changes nothing: reload it to read the data again.
-	if (page.url() === url) await page.reload();
-	else await page.goto(url);
-	const path = hash.slice(1).split("?")[0];
-	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
-}
+const open = (hash) => openConsoleRoute(page, worker.base, hash);
 
 function step(name, fn) {
 	it(name, { timeout: STEP_MS }, async () => {
