@@ -1,17 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { CreditNoteView } from "../../src/credit-notes/credit-notes";
 import { renderCreditNotePdf } from "../../src/documents/credit-note-pdf";
 import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
 import type { InvoiceView } from "../../src/invoicing/invoices";
+import { fonts, pdfText } from "./pdf-support";
 
 // The credit note document (docs/credit-notes.md), read back with pdftotext as a customer's tools would.
-const fonts = {
-	regular: readFileSync("node_modules/@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf"),
-	bold: readFileSync("node_modules/@expo-google-fonts/inter/600SemiBold/Inter_600SemiBold.ttf"),
-};
-
 const invoice = {
 	id: "inv_01jd0000000000000000000000",
 	number: "INV-000042",
@@ -36,13 +30,6 @@ const note: CreditNoteView = {
 	applied: { to_invoice: 1000, refunded: 0, credited: 250.5 },
 	created_at: "2026-11-20T10:00:00.000Z",
 };
-
-function pdfText(bytes: Uint8Array, name: string): string {
-	mkdirSync("test-results", { recursive: true });
-	const path = `test-results/${name}.pdf`;
-	writeFileSync(path, bytes);
-	return execFileSync("pdftotext", ["-layout", path, "-"], { encoding: "utf8" });
-}
 
 describe("credit note PDF", { timeout: 60_000 }, () => {
 	it("holds the credit note's and the invoice's numbers, the lines, where the money went and the total", async () => {

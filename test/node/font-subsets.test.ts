@@ -1,17 +1,14 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import fontkit from "@pdf-lib/fontkit";
 import { PDFDocument } from "pdf-lib";
 import { describe, expect, it } from "vitest";
 import { subsetTag, subsettingFontkit, tagSubsetFonts } from "../../src/documents/font-subsets";
+import { fonts } from "./pdf-support";
 
 // Subset fonts, read back with poppler (Debian poppler-utils, installed by .ci/run): pdffonts must list every
 // font as an embedded subset, pdftotext must still find the text, and a subset must draw exactly what the whole
 // font draws. (invoice-pdf.test.ts reads the invoice itself back with pdftotext.)
-const fonts = {
-	regular: readFileSync("node_modules/@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf"),
-	bold: readFileSync("node_modules/@expo-google-fonts/inter/600SemiBold/Inter_600SemiBold.ttf"),
-};
 
 function saved(bytes: Uint8Array, name: string): string {
 	mkdirSync("test-results", { recursive: true });

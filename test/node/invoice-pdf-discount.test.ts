@@ -1,14 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
 import type { InvoiceView } from "../../src/invoicing/invoices";
+import { fonts, pdfText } from "./pdf-support";
 
 // An invoice with a coupon's discount line (docs/discounts.md), read back with pdftotext as customers' tools do.
-const fonts = {
-	regular: readFileSync("node_modules/@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf"),
-	bold: readFileSync("node_modules/@expo-google-fonts/inter/600SemiBold/Inter_600SemiBold.ttf"),
-};
 
 const discounted: InvoiceView = {
 	id: "inv_01jd0000000000000000000001",
@@ -46,11 +41,7 @@ const discounted: InvoiceView = {
 describe("invoice PDF with a discount", { timeout: 60_000 }, () => {
 	it("shows the discount line with its code and negative amount, and the discounted total", async () => {
 		const bytes = await renderInvoicePdf(discounted, { seller: "Agent Metering & Billing", fonts });
-		mkdirSync("test-results", { recursive: true });
-		writeFileSync("test-results/invoice-discount.pdf", bytes);
-		const text = execFileSync("pdftotext", ["-layout", "test-results/invoice-discount.pdf", "-"], {
-			encoding: "utf8",
-		});
+		const text = pdfText(bytes, "invoice-discount");
 		expect(text).toMatch(/LAUNCH20 \(20% off\)\s+1\s+-USD 50\.00/);
 		expect(text).toMatch(/Amount due\s+USD 200\.00/);
 	});

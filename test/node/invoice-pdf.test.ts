@@ -1,16 +1,10 @@
-import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
 import type { InvoiceView } from "../../src/invoicing/invoices";
+import { fonts, pdfText } from "./pdf-support";
 
 // The invoice document (§20), read back the way a customer's tools read it: pdftotext (Debian poppler-utils,
 // installed by .ci/run) must find the invoice number, its dates, every line and the amount due.
-// The same font files the Worker bundles (src/documents/fonts.ts); tests run from the project's root.
-const fonts = {
-	regular: readFileSync("node_modules/@expo-google-fonts/inter/400Regular/Inter_400Regular.ttf"),
-	bold: readFileSync("node_modules/@expo-google-fonts/inter/600SemiBold/Inter_600SemiBold.ttf"),
-};
 
 const sampleInvoice: InvoiceView = {
 	id: "inv_01jd0000000000000000000000",
@@ -71,18 +65,6 @@ const sampleInvoice: InvoiceView = {
 	amount_credited: 0,
 	credit_notes: [],
 };
-
-/** The text as pdftotext extracts it: by default keeping the layout, or with `reading: true` in reading order. */
-function pdfText(bytes: Uint8Array, name: string, { reading = false } = {}): string {
-	mkdirSync("test-results", { recursive: true });
-	const path = `test-results/${name}.pdf`;
-	writeFileSync(path, bytes);
-	try {
-		return execFileSync("pdftotext", [...(reading ? [] : ["-layout"]), path, "-"], { encoding: "utf8" });
-	} catch (error) {
-		throw new Error(`pdftotext failed (install Debian's poppler-utils, as .ci/run does): ${error}`);
-	}
-}
 
 describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 	it("is a PDF whose text holds the seller, number, dates, bill-to, every line, credits and amount due", async () => {
