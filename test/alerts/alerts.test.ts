@@ -5,6 +5,7 @@ import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulat
 import { createKey, del, expectError, get, post } from "../helpers";
 import { currentPeriod, customer, instanceKey, sdkKey, shiftPeriod } from "../invoicing/fixtures";
 import { subscriptionAccumulator } from "../subscriptions/fixtures";
+import { sendCalls, triggeredEvents } from "./fixtures";
 
 // Alerts and budgets (§18): evaluated by the accumulator on ingest, one alert.triggered per period.
 // calls: $0.01 each; base fee $10.
@@ -19,21 +20,6 @@ const plan = {
 		},
 	],
 };
-
-async function sendCalls(agentKey: string, count: number) {
-	const events = Array.from({ length: count }, () => ({ agent_key: agentKey, action_type: "llm_call" }));
-	const response = await post("/v1/actions/batch", { events }, { key: await sdkKey() });
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-}
-
-async function triggeredEvents(alertId: string) {
-	const { results } = await env.DB.prepare(
-		"SELECT data FROM webhook_events WHERE event = 'alert.triggered' AND json_extract(data, '$.alert_id') = ?1",
-	)
-		.bind(alertId)
-		.all<{ data: string }>();
-	return results.map((row) => JSON.parse(row.data));
-}
 
 async function createAlert(body: Record<string, unknown>) {
 	const response = await post("/v1/alerts", body);

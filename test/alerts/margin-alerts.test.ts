@@ -3,9 +3,10 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { expectError, get, post } from "../helpers";
-import { currentPeriod, customer, sdkKey, shiftPeriod } from "../invoicing/fixtures";
+import { currentPeriod, customer, shiftPeriod } from "../invoicing/fixtures";
 import { subscriptionAccumulator } from "../subscriptions/fixtures";
 import { captureQueue, consume, createEndpoint, dispatchFor, stubReceiver } from "../webhooks/fixtures";
+import { sendCalls, triggeredEvents } from "./fixtures";
 
 // Margin alerts (docs/margins.md#margin-alerts): evaluated by the accumulator on ingest, from the revenue so far
 // (as GET /v1/usage rates it) and the costs it computed for the period's events; one alert.triggered per period.
@@ -27,25 +28,6 @@ const GPT4O_CALL = { model: "gpt-4o", input_tokens: 1000, output_tokens: 500, ca
 afterEach(() => {
 	vi.restoreAllMocks();
 });
-
-async function send(agentKey: string, count: number, metadata?: Record<string, unknown>) {
-	const events = Array.from({ length: count }, () => ({
-		agent_key: agentKey,
-		action_type: "llm_call",
-		metadata,
-	}));
-	const response = await post("/v1/actions/batch", { events }, { key: await sdkKey() });
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-}
-
-async function triggeredEvents(alertId: string) {
-	const { results } = await env.DB.prepare(
-		"SELECT data FROM webhook_events WHERE event = 'alert.triggered' AND json_extract(data, '$.alert_id') = ?1",
-	)
-		.bind(alertId)
-		.all<{ data: string }>();
-	return results.map((row) => JSON.parse(row.data));
-}
 
 async function marginAlert(body: Record<string, unknown>) {
 	const response = await post("/v1/alerts", { type: "margin", ...body });
@@ -137,14 +119,14 @@ describe("margin alert evaluation on ingest", () => {
 		const alert = await marginAlert({ subscription_id: subscription.id, threshold: 20, min_costs: 1 });
 
 		// Revenue 10.03, costs 3 × 0.00775 = 0.02325 from the model prices: no trigger.
-		await send(agentKey, 3, GPT4O_CALL);
+		await sendCalls(agentKey, 3, GPT4O_CALL);
 		// Revenue 10.04, costs 0.52325: margin 94.79%, and costs under min_costs anyway.
-		await send(agentKey, 1, { cost: 0.5 });
+		await sendCalls(agentKey, 1, { cost: 0.5 });
 		expect(await triggeredEvents(alert.id)).toEqual([]);
 		// Revenue 10.05, costs 8.52325: margin 1.52675 / 10.05 = 15.19% < 20%.
-		await send(agentKey, 1, { cost: 8 });
+		await sendCalls(agentKey, 1, { cost: 8 });
 		// Already triggered this period: no second one.
-		await send(agentKey, 2, { cost: 3 });
+		await sendCalls(agentKey, 2, { cost: 3 });
 		await subscriptionAccumulator(subscription.id).flush();
 
 		const expected = {
@@ -176,8 +158,8 @@ describe("margin alert evaluation on ingest", () => {
 			state.storage.sql.exec("UPDATE alert_triggers SET period = ?", shiftPeriod(currentPeriod(), -1));
 			(instance as unknown as { alerts: { forget(): void } }).alerts.forget();
 		});
-		await send(agentKey, 1);
-		await send(agentKey, 1);
+		await sendCalls(agentKey, 1);
+		await sendCalls(agentKey, 1);
 		await stub.flush();
 		// Revenue 10.08 (8 calls), costs 14.52325: (10.08 − 14.52325) / 10.08 = −44.08%.
 		expect((await triggeredEvents(alert.id)).map((e) => e.value)).toEqual([15.19, -44.08]);
@@ -187,12 +169,12 @@ describe("margin alert evaluation on ingest", () => {
 		const { subscription, instances } = await customer(plan);
 		const [agentKey] = instances as [string];
 		const alert = await marginAlert({ subscription_id: subscription.id, threshold: 100, min_costs: 5 });
-		await send(agentKey, 1, { cost: 4 });
-		await send(agentKey, 1, { cost: 1 });
+		await sendCalls(agentKey, 1, { cost: 4 });
+		await sendCalls(agentKey, 1, { cost: 1 });
 		await subscriptionAccumulator(subscription.id).flush();
 		// Costs exactly 5: not more than min_costs.
 		expect(await triggeredEvents(alert.id)).toEqual([]);
-		await send(agentKey, 1, { cost: 0.01 });
+		await sendCalls(agentKey, 1, { cost: 0.01 });
 		await subscriptionAccumulator(subscription.id).flush();
 		// Revenue 10.03, costs 5.01: margin 5.02 / 10.03 = 50.05%.
 		expect(await triggeredEvents(alert.id)).toMatchObject([
@@ -204,7 +186,7 @@ describe("margin alert evaluation on ingest", () => {
 		const { subscription, instances } = await customer({ ...plan, base_fee: 30, prorate: true });
 		const [agentKey] = instances as [string];
 		const alert = await marginAlert({ subscription_id: subscription.id, threshold: 100 });
-		await send(agentKey, 1, { cost: 1000 });
+		await sendCalls(agentKey, 1, { cost: 1000 });
 		await subscriptionAccumulator(subscription.id).flush();
 		const usage = await get(`/v1/usage?subscription_id=${subscription.id}`);
 		expect(usage.status).toBe(200);
@@ -220,7 +202,7 @@ describe("margin alert evaluation on ingest", () => {
 		});
 		const [agentKey] = instances as [string];
 		const alert = await marginAlert({ subscription_id: subscription.id, threshold: -10000 });
-		await send(agentKey, 1, { cost: 0.001 });
+		await sendCalls(agentKey, 1, { cost: 0.001 });
 		await subscriptionAccumulator(subscription.id).flush();
 		expect(await triggeredEvents(alert.id)).toMatchObject([
 			{ type: "margin", revenue: 0, costs: 0.001, margin_percent: 0, value: 0 },
@@ -230,12 +212,12 @@ describe("margin alert evaluation on ingest", () => {
 	it("triggers at once when created over a margin already below, costs in another currency aside", async () => {
 		const { subscription, instances } = await customer(plan);
 		const [agentKey] = instances as [string];
-		await send(agentKey, 1, { cost: 9, cost_currency: "EUR" });
+		await sendCalls(agentKey, 1, { cost: 9, cost_currency: "EUR" });
 		await subscriptionAccumulator(subscription.id).flush();
 		const ignored = await marginAlert({ subscription_id: subscription.id, threshold: 50 });
 		await subscriptionAccumulator(subscription.id).flush();
 		expect(await triggeredEvents(ignored.id)).toEqual([]);
-		await send(agentKey, 1, { cost: 9 });
+		await sendCalls(agentKey, 1, { cost: 9 });
 		await subscriptionAccumulator(subscription.id).flush();
 		const later = await marginAlert({ subscription_id: subscription.id, threshold: 50 });
 		await subscriptionAccumulator(subscription.id).flush();
