@@ -2,21 +2,20 @@
  * The credit note as a printable document (docs/credit-notes.md), in the invoice's style (invoice-pdf.ts): pure,
  * credit note and its invoice in, PDF bytes out; Inter embedded as subsets, so the text is extractable.
  */
-import { PDFDocument } from "pdf-lib";
 import type { CreditNoteView } from "../credit-notes/credit-notes";
 import type { InvoiceView } from "../invoicing/invoices";
-import { subsettingFontkit, tagSubsetFonts } from "./font-subsets";
 import { formatDate, formatMoney, formatPeriod } from "./format";
 import {
 	ACCENT,
 	BAND,
+	finishDocument,
 	INK,
 	type InvoiceDocumentOptions,
 	MARGIN,
 	MUTED,
 	PAGE,
-	type Pen,
 	RULE,
+	startDocument,
 	textRight,
 	wrap,
 } from "./invoice-pdf";
@@ -35,19 +34,11 @@ export async function renderCreditNotePdf(
 	invoice: InvoiceView,
 	options: InvoiceDocumentOptions,
 ): Promise<Uint8Array> {
-	const doc = await PDFDocument.create();
-	doc.registerFontkit(subsettingFontkit);
-	const pen: Pen = {
-		regular: await doc.embedFont(options.fonts.regular, { subset: true }),
-		bold: await doc.embedFont(options.fonts.bold, { subset: true }),
-	};
-	doc.setTitle(`Credit note ${note.number}`);
-	doc.setAuthor(options.seller);
-	doc.setSubject(`Credit note ${note.number} on invoice ${invoice.number}`);
-	doc.setCreator(options.seller);
-	doc.setProducer("pdf-lib");
-	doc.setCreationDate(new Date(note.created_at));
-	doc.setModificationDate(new Date(note.created_at));
+	const { doc, pen } = await startDocument(options, {
+		title: `Credit note ${note.number}`,
+		subject: `Credit note ${note.number} on invoice ${invoice.number}`,
+		date: note.created_at,
+	});
 	const page = doc.addPage([PAGE.width, PAGE.height]);
 	const right = PAGE.width - MARGIN;
 	const money = (amount: number) => formatMoney(amount, note.currency);
@@ -136,6 +127,5 @@ export async function renderCreditNotePdf(
 		font: pen.regular,
 		color: MUTED,
 	});
-	tagSubsetFonts([pen.regular, pen.bold]);
-	return doc.save({ useObjectStreams: false });
+	return finishDocument(doc, pen);
 }

@@ -181,19 +181,11 @@ export async function renderInvoicePdf(
 	invoice: InvoiceView,
 	options: InvoiceDocumentOptions,
 ): Promise<Uint8Array> {
-	const doc = await PDFDocument.create();
-	doc.registerFontkit(subsettingFontkit);
-	const pen: Pen = {
-		regular: await doc.embedFont(options.fonts.regular, { subset: true }),
-		bold: await doc.embedFont(options.fonts.bold, { subset: true }),
-	};
-	doc.setTitle(`Invoice ${invoice.number ?? "draft"}`);
-	doc.setAuthor(options.seller);
-	doc.setSubject(`Invoice ${invoice.number ?? "draft"} for ${formatPeriod(invoice.billing_period)}`);
-	doc.setCreator(options.seller);
-	doc.setProducer("pdf-lib");
-	doc.setCreationDate(new Date(invoice.issued_at));
-	doc.setModificationDate(new Date(invoice.issued_at));
+	const { doc, pen } = await startDocument(options, {
+		title: `Invoice ${invoice.number ?? "draft"}`,
+		subject: `Invoice ${invoice.number ?? "draft"} for ${formatPeriod(invoice.billing_period)}`,
+		date: invoice.issued_at,
+	});
 
 	const bottom = MARGIN + 24;
 	let page = doc.addPage([PAGE.width, PAGE.height]);
@@ -331,6 +323,32 @@ export async function renderInvoicePdf(
 
 	const pages = doc.getPages();
 	for (const [i, p] of pages.entries()) drawFooter(p, pen, invoice, options.seller, i, pages.length);
+	return finishDocument(doc, pen);
+}
+
+/** A new document in the invoices' style: both faces embedded as subsets, and who made it, about what, when. */
+export async function startDocument(
+	options: InvoiceDocumentOptions,
+	about: { title: string; subject: string; date: string },
+): Promise<{ doc: PDFDocument; pen: Pen }> {
+	const doc = await PDFDocument.create();
+	doc.registerFontkit(subsettingFontkit);
+	const pen: Pen = {
+		regular: await doc.embedFont(options.fonts.regular, { subset: true }),
+		bold: await doc.embedFont(options.fonts.bold, { subset: true }),
+	};
+	doc.setTitle(about.title);
+	doc.setAuthor(options.seller);
+	doc.setSubject(about.subject);
+	doc.setCreator(options.seller);
+	doc.setProducer("pdf-lib");
+	doc.setCreationDate(new Date(about.date));
+	doc.setModificationDate(new Date(about.date));
+	return { doc, pen };
+}
+
+/** The bytes of a document begun by startDocument, its font subsets named as PDF requires. */
+export function finishDocument(doc: PDFDocument, pen: Pen): Promise<Uint8Array> {
 	tagSubsetFonts([pen.regular, pen.bold]);
 	// Plain cross-reference objects (no object streams): older PDF readers and mail scanners read them all.
 	return doc.save({ useObjectStreams: false });
