@@ -235,6 +235,20 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 	};
 }
 
+/** Whether a list of the chunk reached the row limit, so that more may be left to read. */
+export function isFull(chunk: UnflushedChunk, limits: ChunkLimits): boolean {
+	return [
+		chunk.outbox,
+		chunk.daily,
+		chunk.unbilledDaily,
+		chunk.costs,
+		chunk.modelCosts,
+		chunk.unpriced,
+		chunk.metrics,
+		chunk.triggers,
+	].some((rows) => rows.length >= limits.rows);
+}
+
 /**
  * After D1 accepted a chunk: outbox rows of the chunk are gone from here; an aggregate row is
  * clean only at the version that was written, so one that changed meanwhile is flushed again.

@@ -13,6 +13,8 @@ import type { AccumulatorStore } from "./store";
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */
 	flushDelayMs: number;
+	/** The least time between two flushes of the alarm, but in shards other than the head (alarm.ts). */
+	busyFlushEveryMs: number;
 	/** After a failed flush. */
 	retryDelayMs: number;
 	chunk: ChunkLimits;
@@ -26,6 +28,7 @@ export interface AccumulatorSettings {
 
 export const DEFAULT_ACCUMULATOR_SETTINGS: AccumulatorSettings = {
 	flushDelayMs: 1_500,
+	busyFlushEveryMs: 5_000,
 	retryDelayMs: 10_000,
 	chunk: DEFAULT_CHUNK_LIMITS,
 	maxChunksPerCall: 20,
