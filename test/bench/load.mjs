@@ -56,14 +56,16 @@ export async function load({
  * the machine is doing meanwhile: figures from a noisy machine stay comparable. Answers per route the requests
  * per second and the mean latency over all its rounds and, given `cpu` (a reading of the service's CPU time per
  * process, cpu.mjs), the CPU microseconds each process spent per request of the route. A spec's `generator`
- * (wrk.mjs's `wrkLoad`) loads it instead of autocannon.
+ * (wrk.mjs's `wrkLoad`) loads it instead of autocannon. A spec's `settleMs` waits that long after each of its
+ * windows and counts the work done meanwhile as the route's (below).
  */
 export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {}) {
 	const totals = specs.map(() => ({ requests: 0, seconds: 0, latencySum: 0, cpu: {} }));
+	const runtime = "worker runtime";
 	for (let round = 0; round < rounds; round++) {
 		for (const [i, spec] of specs.entries()) {
 			const before = cpu?.();
-			const { generator = load, ...options } = spec;
+			const { generator = load, settleMs, ...options } = spec;
 			const run = await generator({ ...options, seconds: Math.max(1, Math.round(seconds / rounds)) });
 			const after = cpu?.();
 			const total = totals[i];
@@ -72,6 +74,19 @@ export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {})
 			total.latencySum += run.mean * run.total;
 			for (const [role, used] of Object.entries(after ?? {})) {
 				total.cpu[role] = (total.cpu[role] ?? 0) + used - (before?.[role] ?? 0);
+			}
+			// Work its requests left behind (an accumulator flushes seconds after its events) is theirs: wait for it,
+			// count its CPU beyond what the idle runtime uses, and add the time the loaded thread would have needed
+			// for it, so that the route's req/s pays for it rather than the next route's window.
+			if (settleMs && after?.[runtime] !== undefined) {
+				await new Promise((r) => setTimeout(r, settleMs));
+				const settled = cpu();
+				await new Promise((r) => setTimeout(r, 1000));
+				const idlePerMs = (cpu()[runtime] - settled[runtime]) / 1000;
+				const left = Math.max(0, settled[runtime] - after[runtime] - idlePerMs * settleMs);
+				const busyPerSecond = (after[runtime] - before[runtime]) / run.seconds;
+				total.cpu[runtime] += left;
+				if (busyPerSecond > 0) total.seconds += left / busyPerSecond;
 			}
 		}
 	}
