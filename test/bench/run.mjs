@@ -69,7 +69,6 @@ const size = quick
 			latencySeconds: 3,
 			batches: 4,
 			roundBatches: 4,
-			roundPauseMs: 500,
 			subscriptions: 50,
 			bigEvents: 20_000,
 			reportSeconds: 1,
@@ -83,7 +82,6 @@ const size = quick
 			latencySeconds: 10,
 			batches: 20,
 			roundBatches: 100,
-			roundPauseMs: 3_000,
 			subscriptions: 1000,
 			bigEvents: 1_000_000,
 			reportSeconds: 5,
@@ -151,10 +149,10 @@ async function costedRows(base, adminKey) {
 	const url = `${base}/v1/actions`;
 	const [plain, priced] = await interleaved(
 		[
-			{ url, method: "POST", headers, bodies: withoutModel, generator },
-			{ url, method: "POST", headers, bodies: withModel, generator },
+			{ url, method: "POST", headers, bodies: withoutModel, generator, settleMs: SETTLE_MS },
+			{ url, method: "POST", headers, bodies: withModel, generator, settleMs: SETTLE_MS },
 		],
-		{ rounds: size.rounds, seconds: size.ceilingSeconds },
+		{ rounds: size.rounds, seconds: size.ceilingSeconds, cpu: () => serviceCpu(worker.pid) },
 	);
 	const ratio = priced.rps / plain.rps;
 	row(
@@ -168,13 +166,12 @@ async function costedRows(base, adminKey) {
 	let events = 0;
 	let seconds = 0;
 	for (let round = 0; round < size.rounds; round++) {
-		const run = await timed(() =>
+		const run = await settledRound(() =>
 			sendUsage(base, costed.sdkKey, batchKeys, size.roundBatches * 1000, 4, undefined, COSTED_CALL),
 		);
 		events += run.value;
 		seconds += run.seconds;
 		console.error(`  … round ${round + 1}, costed calls: ${fmt(run.value / run.seconds, 0)} events/s`);
-		await sleep(size.roundPauseMs);
 	}
 	row(
 		`batch ingest of LLM calls costed from model prices (1,000-event batches, ${size.rounds} rounds of ${size.roundBatches})`,
@@ -193,6 +190,33 @@ const wrk =
 if (!wrk.ok && wrk.reason !== "not needed") console.error(`  ! ${wrk.reason}: the ratios use autocannon`);
 const generator = wrk.ok ? wrkLoad : undefined;
 const generatorName = wrk.ok ? "wrk, 2 threads" : "autocannon (wrk missing)";
+// How long a load waits for the flushes its events armed (a busy accumulator's come up to 5 s apart) before the
+// next one starts.
+const SETTLE_MS = 6_500;
+
+/**
+ * A batch round, then the wait for the flushes and archiving of its events, which are its work too: the runtime's
+ * CPU meanwhile beyond idle is added as the time the loaded thread would have needed for it (load.mjs, settleMs).
+ * Answers the round's value and those seconds, and the runtime CPU of both.
+ */
+async function settledRound(work) {
+	const before = serviceCpu(worker.pid)?.["worker runtime"];
+	const run = await timed(work);
+	const after = serviceCpu(worker.pid)?.["worker runtime"];
+	await sleep(SETTLE_MS);
+	if (before === undefined || after === undefined) return { ...run, cpu: 0 };
+	const settled = serviceCpu(worker.pid)["worker runtime"];
+	await sleep(1_000);
+	const idlePerMs = (serviceCpu(worker.pid)["worker runtime"] - settled) / 1_000;
+	const left = Math.max(0, settled - after - idlePerMs * SETTLE_MS);
+	const busyPerSecond = (after - before) / run.seconds;
+	return {
+		value: run.value,
+		seconds: run.seconds + (busyPerSecond > 0 ? left / busyPerSecond : 0),
+		cpu: after - before + left,
+	};
+}
+
 // Single events as issue 31 measured them: one llm_call event at a time, over the instances of 64 subscriptions.
 const INGEST_INSTANCES = 64;
 
@@ -242,12 +266,17 @@ try {
 		// The bare route by both generators and the one-hop ceiling, loaded in turns (with single events when the
 		// ingest scenario runs), 64 connections each. The runtime thread's CPU per request of each (cpu.mjs).
 		const routes = [{ url: `${base}/healthz` }, { url: `${base}/healthz`, generator }, { ...hop, generator }];
-		// Single events leave flushes behind (a busy accumulator's come up to 5 s apart): each ingest window waits
-		// for them and pays for them (load.mjs, settleMs).
-		const settleMs = 6_500;
-		if (runs("ingest")) routes.push({ ...single, generator, settleMs });
-		if (priced)
-			routes.push({ ...single, headers: pricedHeaders, bodies: pricedActions, generator, settleMs });
+		// Single events leave flushes behind: each ingest window waits for them and pays for them (load.mjs).
+		if (runs("ingest")) routes.push({ ...single, generator, settleMs: SETTLE_MS });
+		if (priced) {
+			routes.push({
+				...single,
+				headers: pricedHeaders,
+				bodies: pricedActions,
+				generator,
+				settleMs: SETTLE_MS,
+			});
+		}
 		const [byAutocannon, healthz, ceiling, events, pricedEvents] = await interleaved(routes, {
 			rounds: size.rounds,
 			seconds: size.ceilingSeconds,
@@ -311,9 +340,7 @@ try {
 		// accumulator first takes one event, so that what is timed is ingest, not the once-per-object start (its
 		// tables, its plan from D1, taking its instance over). With the priced scenario, rounds of the plain plan
 		// alternate with rounds of the filtered one, so both see the same share of the machine's other work. A
-		// round lasts a few seconds, so it includes the flushes and archiving of its own events (each accumulator's
-		// alarm fires 1.5 s after an event), and the next round waits until the last of them is done rather than
-		// pay for them.
+		// round pays for the flushes and archiving of its own events, which mostly come after it (settledRound).
 		// The runtime thread's CPU per event (cpu.mjs), a figure that moves less with the machine's other work.
 		const sides = [{ env: batchEnv, seconds: 0, events: 0, cpu: 0 }];
 		if (pricedBatchEnv) sides.push({ env: pricedBatchEnv, seconds: 0, events: 0, cpu: 0 });
@@ -322,18 +349,15 @@ try {
 		}
 		for (let round = 0; round < size.rounds; round++) {
 			for (const side of sides) {
-				const before = serviceCpu(worker.pid)?.["worker runtime"];
-				const run = await timed(() =>
+				const run = await settledRound(() =>
 					sendUsage(base, side.env.sdkKey, side.env.instanceKeys, size.roundBatches * 1000, 4),
 				);
-				const after = serviceCpu(worker.pid)?.["worker runtime"];
 				side.seconds += run.seconds;
 				side.events += run.value;
-				if (before !== undefined && after !== undefined) side.cpu += after - before;
+				side.cpu += run.cpu;
 				console.error(
 					`  … round ${round + 1}, ${side.env === batchEnv ? "plain" : "filtered"} plan: ${fmt(run.value / run.seconds, 0)} events/s`,
 				);
-				await new Promise((resolve) => setTimeout(resolve, size.roundPauseMs));
 			}
 		}
 		const [plain, filtered] = sides.map((side) => side.events / side.seconds);
