@@ -3,7 +3,6 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
 import { archivedEvents } from "../events/fixtures";
 import { post } from "../helpers";
 import {
@@ -14,6 +13,7 @@ import {
 	subscriptionAccumulator,
 	uniqueKey,
 } from "../subscriptions/fixtures";
+import { countDuringNextBatch } from "./flush-fixtures";
 
 type Stub = ReturnType<typeof subscriptionAccumulator>;
 
@@ -240,36 +240,12 @@ describe("usage accumulator flush", () => {
 		const agentKey = keys[0] as string;
 		const stub = subscriptionAccumulator(subscription.id);
 		const name = `live:sub:${subscription.id}`;
-		const late: RecordRequest = {
+		await configure(stub, () => {});
+		await countDuringNextBatch(stub, {
 			name,
 			accountId: account.id,
-			claims: {},
-			events: [
-				{
-					id: "act_late0000000000000000000000",
-					kind: "action",
-					agentKey,
-					type: "search",
-					value: null,
-					metadata: null,
-					timestamp: new Date().toISOString(),
-					receivedAt: new Date().toISOString(),
-					idempotencyKey: null,
-				},
-			],
-		};
-		await configure(stub, (instance, state) => {
-			injectFaults(state, {
-				flush: {
-					beforeBatch: () => {
-						injectFaults(state, {});
-						// The chunk was read already; this event arrives while it is being written.
-						(
-							instance as unknown as { store: { record: (r: RecordRequest, now: number) => void } }
-						).store.record(late, Date.now());
-					},
-				},
-			});
+			agentKey,
+			eventId: "act_late0000000000000000000000",
 		});
 		await sendAction({ agent_key: agentKey, action_type: "search" });
 

@@ -11,9 +11,7 @@ import {
 	accumulatorStub,
 	shardOf,
 } from "../../src/durable-objects/usage-accumulator/client";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
 import { createAccount, post } from "../helpers";
 import {
 	createPlan,
@@ -22,6 +20,7 @@ import {
 	subscriptionAccumulator,
 	uniqueKey,
 } from "../subscriptions/fixtures";
+import { countDuringNextBatch } from "./flush-fixtures";
 
 type Stub = ReturnType<typeof subscriptionAccumulator>;
 
@@ -114,36 +113,11 @@ describe("flush pace", () => {
 		const name = `live:sub:${subscription.id}`;
 		const stub = subscriptionAccumulator(subscription.id);
 		await pace(stub);
-		const late: RecordRequest = {
+		await countDuringNextBatch(stub, {
 			name,
 			accountId: account.id,
-			claims: {},
-			events: [
-				{
-					id: "act_latealarm00000000000000000",
-					kind: "action",
-					agentKey,
-					type: "search",
-					value: null,
-					metadata: null,
-					timestamp: new Date().toISOString(),
-					receivedAt: new Date().toISOString(),
-					idempotencyKey: null,
-				},
-			],
-		};
-		await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
-			injectFaults(state, {
-				flush: {
-					beforeBatch: () => {
-						injectFaults(state, {});
-						// The chunk was read already; this event arrives while it is being written.
-						(
-							instance as unknown as { store: { record: (r: RecordRequest, now: number) => void } }
-						).store.record(late, Date.now());
-					},
-				},
-			});
+			agentKey,
+			eventId: "act_latealarm00000000000000000",
 		});
 		await sendAction({ agent_key: agentKey, action_type: "search" });
 

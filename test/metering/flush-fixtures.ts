@@ -1,0 +1,51 @@
+import { runInDurableObject } from "cloudflare:test";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
+import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
+import type { subscriptionAccumulator } from "../subscriptions/fixtures";
+
+/**
+ * Makes the accumulator (named `name`)'s next flush count one `search` action of `agentKey` (id `eventId`) while its first D1
+ * batch is being written: after the chunk was read, before it is marked flushed.
+ */
+export async function countDuringNextBatch(
+	stub: ReturnType<typeof subscriptionAccumulator>,
+	{
+		name,
+		accountId,
+		agentKey,
+		eventId,
+	}: { name: string; accountId: string; agentKey: string; eventId: string },
+): Promise<void> {
+	await runInDurableObject(stub, (instance: UsageAccumulator, state) => {
+		const now = new Date().toISOString();
+		const late: RecordRequest = {
+			name,
+			accountId,
+			claims: {},
+			events: [
+				{
+					id: eventId,
+					kind: "action",
+					agentKey,
+					type: "search",
+					value: null,
+					metadata: null,
+					timestamp: now,
+					receivedAt: now,
+					idempotencyKey: null,
+				},
+			],
+		};
+		injectFaults(state, {
+			flush: {
+				beforeBatch: () => {
+					injectFaults(state, {});
+					(
+						instance as unknown as { store: { record: (r: RecordRequest, now: number) => void } }
+					).store.record(late, Date.now());
+				},
+			},
+		});
+	});
+}
