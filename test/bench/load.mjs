@@ -75,18 +75,16 @@ export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {})
 			for (const [role, used] of Object.entries(after ?? {})) {
 				total.cpu[role] = (total.cpu[role] ?? 0) + used - (before?.[role] ?? 0);
 			}
-			// Work its requests left behind (an accumulator flushes seconds after its events) is theirs: wait for it,
-			// count its CPU beyond what the idle runtime uses, and add the time the loaded thread would have needed
-			// for it, so that the route's req/s pays for it rather than the next route's window.
+			// The work its requests left behind is theirs, not the next route's (settle).
 			if (settleMs && after?.[runtime] !== undefined) {
-				await new Promise((r) => setTimeout(r, settleMs));
-				const settled = cpu();
-				await new Promise((r) => setTimeout(r, 1000));
-				const idlePerMs = (cpu()[runtime] - settled[runtime]) / 1000;
-				const left = Math.max(0, settled[runtime] - after[runtime] - idlePerMs * settleMs);
-				const busyPerSecond = (after[runtime] - before[runtime]) / run.seconds;
-				total.cpu[runtime] += left;
-				if (busyPerSecond > 0) total.seconds += left / busyPerSecond;
+				const left = await settle(() => cpu()[runtime], {
+					before: before[runtime],
+					after: after[runtime],
+					seconds: run.seconds,
+					settleMs,
+				});
+				total.cpu[runtime] += left.cpu;
+				total.seconds += left.seconds;
 			}
 		}
 	}
@@ -98,6 +96,22 @@ export async function interleaved(specs, { rounds = 3, seconds = 10, cpu } = {})
 			Object.entries(t.cpu).map(([role, used]) => [role, t.requests > 0 ? used / t.requests : Number.NaN]),
 		),
 	}));
+}
+
+/**
+ * Waits `settleMs` after a load for the work its requests left behind (an accumulator flushes seconds after its
+ * events) and answers it as the load's: the runtime CPU spent meanwhile beyond what the idle runtime uses (read
+ * over one more second), and the seconds the thread, as loaded as it was during the load, would have needed for
+ * it. `readRuntime` reads the runtime's CPU; `before` and `after` are its readings around the load of `seconds`.
+ */
+export async function settle(readRuntime, { before, after, seconds, settleMs }) {
+	await sleep(settleMs);
+	const settled = readRuntime();
+	await sleep(1000);
+	const idlePerMs = (readRuntime() - settled) / 1000;
+	const left = Math.max(0, settled - after - idlePerMs * settleMs);
+	const busyPerSecond = (after - before) / seconds;
+	return { cpu: left, seconds: busyPerSecond > 0 ? left / busyPerSecond : 0 };
 }
 
 /**

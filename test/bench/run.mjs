@@ -8,7 +8,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { apiClient, inParallel, timed } from "./api.mjs";
 import { serviceCpu } from "./cpu.mjs";
-import { interleaved, paced } from "./load.mjs";
+import { interleaved, paced, settle } from "./load.mjs";
 import {
 	COSTED_CALL,
 	FILTERED_PLAN,
@@ -200,21 +200,16 @@ const SETTLE_MS = 6_500;
  * Answers the round's value and those seconds, and the runtime CPU of both.
  */
 async function settledRound(work) {
-	const before = serviceCpu(worker.pid)?.["worker runtime"];
+	const runtime = () => serviceCpu(worker.pid)?.["worker runtime"];
+	const before = runtime();
 	const run = await timed(work);
-	const after = serviceCpu(worker.pid)?.["worker runtime"];
-	await sleep(SETTLE_MS);
-	if (before === undefined || after === undefined) return { ...run, cpu: 0 };
-	const settled = serviceCpu(worker.pid)["worker runtime"];
-	await sleep(1_000);
-	const idlePerMs = (serviceCpu(worker.pid)["worker runtime"] - settled) / 1_000;
-	const left = Math.max(0, settled - after - idlePerMs * SETTLE_MS);
-	const busyPerSecond = (after - before) / run.seconds;
-	return {
-		value: run.value,
-		seconds: run.seconds + (busyPerSecond > 0 ? left / busyPerSecond : 0),
-		cpu: after - before + left,
-	};
+	const after = runtime();
+	if (before === undefined || after === undefined) {
+		await sleep(SETTLE_MS);
+		return { ...run, cpu: 0 };
+	}
+	const left = await settle(runtime, { before, after, seconds: run.seconds, settleMs: SETTLE_MS });
+	return { value: run.value, seconds: run.seconds + left.seconds, cpu: after - before + left.cpu };
 }
 
 // Single events as issue 31 measured them: one llm_call event at a time, over the instances of 64 subscriptions.
