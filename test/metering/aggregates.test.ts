@@ -24,6 +24,31 @@ function action(
 	};
 }
 
+/** The object's storage, with every SQL statement it is asked to run noted in `statements`. */
+function notingStatements(storage: DurableObjectStorage) {
+	const statements: string[] = [];
+	const bound = <T extends object>(target: T, property: string | symbol) => {
+		const value = Reflect.get(target, property);
+		return typeof value === "function" ? value.bind(target) : value;
+	};
+	const sql = new Proxy(storage.sql, {
+		get(target, property) {
+			if (property !== "exec") return bound(target, property);
+			return (query: string, ...bindings: unknown[]) => {
+				statements.push(query);
+				return target.exec(query, ...bindings);
+			};
+		},
+	});
+	const noted = new Proxy(storage, {
+		get: (target, property) => (property === "sql" ? sql : bound(target, property)),
+	});
+	return { storage: noted, statements };
+}
+
+// gpt-4o at the catalog's 2.5 / 10 per million tokens: 1,000 input and 500 output tokens cost 0.0075.
+const GPT4O = { model: "gpt-4o", input_tokens: 1000, output_tokens: 500 };
+
 describe("accumulator aggregates", () => {
 	it("sum metadata exactly: large integers past the safe range, fractions and negatives, in any order", async () => {
 		const agentKey = uniqueKey("agg");
@@ -102,6 +127,66 @@ describe("accumulator aggregates", () => {
 				.exec<{ count: number; sum: string }>("SELECT count, sum FROM daily WHERE field = 'n'")
 				.one();
 			expect(row).toEqual({ count: 6, sum: "60" });
+		});
+	});
+
+	it("add a warm call's model cost to the amount they noted, without reading it back", async () => {
+		const agentKey = uniqueKey("aggcost");
+		const stub = instanceAccumulator(agentKey);
+		const today = new Date().toISOString();
+		await runInDurableObject(stub, (_, state) => {
+			const { storage, statements } = notingStatements(state.storage);
+			const store = new AccumulatorStore(storage);
+			const name = `live:inst:${agentKey}`;
+			const call = (i: number) => ({
+				name,
+				accountId: null,
+				claims: {},
+				events: [{ ...action(agentKey, 1, today, GPT4O), id: `act_aggcost${String(i).padStart(19, "0")}` }],
+			});
+			store.record(call(0), Date.now());
+			statements.length = 0;
+			for (let i = 1; i < 4; i++) store.record(call(i), Date.now());
+			expect(statements.filter((query) => /JOIN model_costs/.test(query))).toEqual([]);
+			expect(statements.filter((query) => /INSERT INTO model_costs/.test(query))).toHaveLength(3);
+			const row = state.storage.sql
+				.exec<{ amount: string; version: number }>("SELECT amount, version FROM model_costs")
+				.one();
+			expect(row).toEqual({ amount: "0.03", version: 4 });
+		});
+	});
+
+	it("stay exact in model costs when a call's transaction rolls back after its amount was noted", async () => {
+		const agentKey = uniqueKey("aggcostcache");
+		const stub = instanceAccumulator(agentKey);
+		const today = new Date().toISOString();
+		await runInDurableObject(stub, (_, state) => {
+			const store = new AccumulatorStore(state.storage);
+			const name = `live:inst:${agentKey}`;
+			const call = (i: number, inputTokens: number) => ({
+				name,
+				accountId: null,
+				claims: {},
+				events: [
+					{
+						...action(agentKey, 1, today, { ...GPT4O, input_tokens: inputTokens }),
+						id: `act_aggcostcache${String(i).padStart(14, "0")}`,
+					},
+				],
+			});
+			for (let i = 0; i < 2; i++) store.record(call(i, 1000), Date.now());
+			const failing = {
+				count: () => {},
+				applyTo: () => {
+					throw new Error("observer failed");
+				},
+			};
+			expect(() => store.record(call(2, 1_000_000), Date.now(), undefined, failing)).toThrow(
+				"observer failed",
+			);
+			store.record(call(3, 1000), Date.now());
+			const row = state.storage.sql.exec<{ amount: string }>("SELECT amount FROM model_costs").one();
+			expect(row).toEqual({ amount: "0.0225" });
 		});
 	});
 });

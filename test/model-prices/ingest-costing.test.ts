@@ -254,6 +254,34 @@ describe("re-rating when a custom price is created or deleted", () => {
 		expect(await usageLine()).toMatchObject({ quantity: 0, amount: 0 });
 	});
 
+	it("adds a later call to the re-rated amount, not to the one its accumulator counted before", async () => {
+		clockAt("2026-08-10T09:00:00.000Z");
+		const price = (input: number, from: string) =>
+			post("/v1/model-prices", {
+				provider: "acme",
+				model: "house-model-11",
+				input_per_million: input,
+				effective_from: from,
+			});
+		expect((await price(3, "2026-08-01T00:00:00Z")).status).toBe(201);
+		const { subscription, instances } = await customer(plan, { instances: 1 });
+		const [key] = instances as [string];
+		const call = { model: "house-model-11", input_tokens: 1_000_000 };
+		// One call at a time: the second adds to the amount the accumulator kept in memory after the first.
+		await sendActions(actions(key, "llm_call", 1, call));
+		await sendActions(actions(key, "llm_call", 1, call));
+		await flush({ subscriptions: [subscription.id] });
+		const query = "model=house-model-11&start_date=2026-08-01&end_date=2026-08-31";
+		expect((await costsOf(query)).costs).toEqual([expect.objectContaining({ amount: 6 })]);
+
+		// From 5 August on the price is 5: both calls are re-rated to 5, and a third adds 5 to that.
+		expect((await price(5, "2026-08-05T00:00:00Z")).status).toBe(201);
+		clockAt("2026-08-10T09:00:31.000Z");
+		await sendActions(actions(key, "llm_call", 1, call));
+		await flush({ subscriptions: [subscription.id] });
+		expect((await costsOf(query)).costs).toEqual([expect.objectContaining({ amount: 15 })]);
+	});
+
 	it("tells the accumulators at once: an idle one re-rates within seconds, with no new event", async () => {
 		clockAt("2026-10-10T09:00:00.000Z");
 		const { subscription, instances } = await customer(plan, { instances: 1 });

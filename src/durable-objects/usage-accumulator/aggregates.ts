@@ -164,6 +164,81 @@ export function storedBefore(
 }
 
 /**
+ * What the store remembers of the aggregate rows it wrote: the sums of the day rows of one table, and the amounts
+ * of the cost rows, which both day tables add to. Every writer of those rows passes them, or clears them.
+ */
+export interface KnownSums {
+	daily: StoredValues;
+	/** By the row's key as JSON: [period, agent key, cost type, currency]. */
+	costs: StoredValues;
+	/** By the row's key as JSON: [period, agent key, model, currency]. */
+	modelCosts: StoredValues;
+}
+
+type AmountTable = "costs" | "model_costs";
+
+// The column that, with period, agent key and currency, keys a row of each amount table.
+const AMOUNT_KEY: Record<AmountTable, string> = { costs: "cost_type", model_costs: "model" };
+
+// One row (a single event's cost, the common case) by bound values; more as one JSON parameter.
+const upsertAmounts = (table: AmountTable, rows: string) =>
+	`INSERT INTO ${table} (period, agent_key, ${AMOUNT_KEY[table]}, currency, amount, version)
+	${rows}
+	ON CONFLICT (period, agent_key, ${AMOUNT_KEY[table]}, currency)
+	DO UPDATE SET amount = excluded.amount, version = version + 1`;
+const UPSERT_AMOUNTS = Object.fromEntries(
+	(["costs", "model_costs"] as const).map((table) => [
+		table,
+		{
+			one: upsertAmounts(table, "VALUES (?, ?, ?, ?, ?, 1)"),
+			many: upsertAmounts(
+				table,
+				`SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, 1
+				FROM json_each(?) AS r WHERE true`,
+			),
+		},
+	]),
+) as Record<AmountTable, { one: string; many: string }>;
+
+/**
+ * Adds amounts, by the row's key as JSON, to a table of costs: the stored amount from `known` where it has it
+ * (a warm call writes without reading), the others read in one statement.
+ */
+function applyAmounts(
+	sql: SqlStorage,
+	table: AmountTable,
+	deltas: ReadonlyMap<string, Decimal>,
+	signed: (value: Decimal) => Decimal,
+	known: StoredValues | undefined,
+): void {
+	if (deltas.size === 0) return;
+	const keys = [...deltas.keys()];
+	const before = storedBefore(keys, known, (unknown) =>
+		sql
+			.exec<{ i: number; amount: string }>(
+				`SELECT k.key AS i, c.amount FROM json_each(?) AS k
+				JOIN ${table} AS c ON c.period = k.value ->> 0 AND c.agent_key = k.value ->> 1
+					AND c.${AMOUNT_KEY[table]} = k.value ->> 2 AND c.currency = k.value ->> 3`,
+				`[${unknown.map((i) => keys[i]).join(",")}]`,
+			)
+			.toArray()
+			.map((row): [number, string] => [row.i, row.amount]),
+	);
+	const rows = keys.map((key, i) => {
+		const stored = before[i];
+		const amount = (stored === undefined ? Decimal.ZERO : Decimal.from(stored)).add(
+			signed(deltas.get(key) as Decimal),
+		);
+		return [...(JSON.parse(key) as string[]), amount.toString()];
+	});
+	if (known !== undefined) {
+		for (const [i, row] of rows.entries()) known.set(keys[i] as string, row[4] as string);
+	}
+	if (rows.length === 1) sql.exec(UPSERT_AMOUNTS[table].one, ...(rows[0] as string[]));
+	else sql.exec(UPSERT_AMOUNTS[table].many, JSON.stringify(rows));
+}
+
+/**
  * What a batch of events adds to the day rows of `table` and to the costs, gathered in memory so each aggregate
  * row is written once per batch. With `sign` -1 it is what they take away (events moved to another accumulator,
  * see adoption.ts).
@@ -267,16 +342,16 @@ export class AggregateDeltas {
 
 	/**
 	 * Adds the deltas to the stored rows; call inside the transaction that stored the events. Sums are added
-	 * here, exactly. `known` holds the stored sums of daily rows this object wrote before (StoredValues): rows found
-	 * there need no read, so a warm call is one write per row; the others are read in one statement.
+	 * here, exactly. `known` holds what this object wrote before (KnownSums): rows found there need no read, so a
+	 * warm call is one write per table; the others are read in one statement.
 	 */
-	applyTo(sql: SqlStorage, known?: StoredValues): void {
+	applyTo(sql: SqlStorage, known?: KnownSums): void {
 		const table = this.table;
 		const signed = (value: Decimal) => (this.sign === 1 ? value : value.negate());
 		if (this.daily.size > 0) {
 			const deltas = [...this.daily.values()].flatMap((group) => [...group.fields.values()]);
 			const ids = deltas.map((delta) => delta.key.join(SEPARATOR));
-			const before = storedBefore(ids, known, (unknown) =>
+			const before = storedBefore(ids, known?.daily, (unknown) =>
 				sql
 					.exec<{ i: number; sum: string }>(
 						`SELECT k.key AS i, d.sum FROM json_each(?) AS k
@@ -299,7 +374,7 @@ export class AggregateDeltas {
 				];
 			});
 			if (known !== undefined) {
-				for (const [i, row] of rows.entries()) known.set(ids[i] as string, row[6] as string);
+				for (const [i, row] of rows.entries()) known.daily.set(ids[i] as string, row[6] as string);
 			}
 			if (rows.length <= FEW_ROWS) {
 				sql.exec(UPSERT_DAILY_ROWS[table][rows.length] as string, ...rows.flat());
@@ -314,60 +389,8 @@ export class AggregateDeltas {
 				);
 			}
 		}
-		if (this.costs.size > 0) {
-			const keys = [...this.costs.keys()];
-			const current = new Map(
-				sql
-					.exec<{ i: number; amount: string }>(
-						`SELECT k.key AS i, c.amount FROM json_each(?) AS k
-						JOIN costs AS c ON c.period = k.value ->> 0 AND c.agent_key = k.value ->> 1
-							AND c.cost_type = k.value ->> 2 AND c.currency = k.value ->> 3`,
-						`[${keys.join(",")}]`,
-					)
-					.toArray()
-					.map((row) => [keys[row.i] as string, row.amount]),
-			);
-			const rows = [...this.costs].map(([key, delta]) => {
-				const before = current.get(key);
-				const amount = (before === undefined ? Decimal.ZERO : Decimal.from(before)).add(signed(delta));
-				return [...(JSON.parse(key) as string[]), amount.toString()];
-			});
-			sql.exec(
-				`INSERT INTO costs (period, agent_key, cost_type, currency, amount, version)
-				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, 1
-				FROM json_each(?) AS r WHERE true
-				ON CONFLICT (period, agent_key, cost_type, currency)
-				DO UPDATE SET amount = excluded.amount, version = version + 1`,
-				JSON.stringify(rows),
-			);
-		}
-		if (this.modelCosts.size > 0) {
-			const keys = [...this.modelCosts.keys()];
-			const current = new Map(
-				sql
-					.exec<{ i: number; amount: string }>(
-						`SELECT k.key AS i, c.amount FROM json_each(?) AS k
-						JOIN model_costs AS c ON c.period = k.value ->> 0 AND c.agent_key = k.value ->> 1
-							AND c.model = k.value ->> 2 AND c.currency = k.value ->> 3`,
-						`[${keys.join(",")}]`,
-					)
-					.toArray()
-					.map((row) => [keys[row.i] as string, row.amount]),
-			);
-			const rows = [...this.modelCosts].map(([key, delta]) => {
-				const before = current.get(key);
-				const amount = (before === undefined ? Decimal.ZERO : Decimal.from(before)).add(signed(delta));
-				return [...(JSON.parse(key) as string[]), amount.toString()];
-			});
-			sql.exec(
-				`INSERT INTO model_costs (period, agent_key, model, currency, amount, version)
-				SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, 1
-				FROM json_each(?) AS r WHERE true
-				ON CONFLICT (period, agent_key, model, currency)
-				DO UPDATE SET amount = excluded.amount, version = version + 1`,
-				JSON.stringify(rows),
-			);
-		}
+		applyAmounts(sql, "costs", this.costs, signed, known?.costs);
+		applyAmounts(sql, "model_costs", this.modelCosts, signed, known?.modelCosts);
 		if (this.unpriced.size > 0) {
 			const keys = [...this.unpriced.keys()];
 			const current = new Map(

@@ -57,6 +57,9 @@ export interface CountingStorage {
 	/** The stored sums of the daily rows written here, so counting need not read them back (aggregates.ts). */
 	readonly dailySums: StoredValues;
 	readonly unbilledSums: StoredValues;
+	/** The stored amounts of the cost rows written here (costs, model_costs), which both day tables add to. */
+	readonly costSums: StoredValues;
+	readonly modelCostSums: StoredValues;
 	readonly recentGroups: RecentGroups;
 	/** The model prices LLM calls are costed with (prices.ts). */
 	readonly prices: ModelPriceCache;
@@ -187,6 +190,7 @@ export function aggregateCounting(
 ) {
 	const billable = new AggregateDeltas("daily", 1, storage.prices);
 	const unbilled = new AggregateDeltas("daily_unbilled", 1, storage.prices);
+	const costs = { costs: storage.costSums, modelCosts: storage.modelCostSums };
 	return {
 		count: (event: MeteringEvent) => {
 			if (billableFrom !== null && event.timestamp < billableFrom) unbilled.count(event);
@@ -196,8 +200,8 @@ export function aggregateCounting(
 			}
 		},
 		applyTo: () => {
-			billable.applyTo(storage.sql, storage.dailySums);
-			unbilled.applyTo(storage.sql, storage.unbilledSums);
+			billable.applyTo(storage.sql, { daily: storage.dailySums, ...costs });
+			unbilled.applyTo(storage.sql, { daily: storage.unbilledSums, ...costs });
 			observer?.applyTo(storage.sql);
 		},
 	};

@@ -121,8 +121,10 @@ function applyPrices(parts: AccumulatorParts, custom: ModelPrice[]): boolean {
 			// A subscription's events from before its start are not billable: costed, but in no metric.
 			if (billableFrom === null || event.timestamp >= billableFrom) metrics.countCostChange(event, was, is);
 		}
-		minus.applyTo(store.sql);
-		plus.applyTo(store.sql);
+		// Only model_costs and unpriced rows change: the store's amounts of them stay what is stored.
+		const known = { daily: store.dailySums, costs: store.costSums, modelCosts: store.modelCostSums };
+		minus.applyTo(store.sql, known);
+		plus.applyTo(store.sql, known);
 		metrics.applyTo(store.sql);
 		noteCustomPrices(store.sql, text);
 	});

@@ -96,6 +96,9 @@ export class AccumulatorStore implements CountingStorage {
 	/** The stored sums of the daily rows written here, so counting need not read them back (aggregates.ts). */
 	readonly dailySums = new StoredValues();
 	readonly unbilledSums = new StoredValues();
+	/** The amounts of the costs and model_costs rows written here: a costed call need not read them back. */
+	readonly costSums = new StoredValues();
+	readonly modelCostSums = new StoredValues();
 	/** The quantities of metric rows written here (metrics.ts), for the observers that write them with the events. */
 	readonly metricQuantities = new StoredValues();
 	readonly holdings: Holdings;
@@ -153,6 +156,8 @@ export class AccumulatorStore implements CountingStorage {
 			this.meta = undefined;
 			this.dailySums.clear();
 			this.unbilledSums.clear();
+			this.costSums.clear();
+			this.modelCostSums.clear();
 			this.metricQuantities.clear();
 			this.holdings.forget();
 			this.recentGroups.clear();
@@ -292,9 +297,11 @@ export class AccumulatorStore implements CountingStorage {
 		if (identity === null || identity.kind !== "inst") return [];
 		return this.transaction(() => {
 			this.holdings.apply([[identity.id, adoption.generation, 0]]);
-			// Setting aside lowers day rows without the cache of sums, and rewrites raw event groups: what the
-			// caches knew of them is stale.
+			// Setting aside lowers day and cost rows without the caches of sums, and rewrites raw event groups:
+			// what the caches knew of them is stale.
 			this.dailySums.clear();
+			this.costSums.clear();
+			this.modelCostSums.clear();
 			this.recentGroups.clear();
 			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now, this.prices);
 		});
