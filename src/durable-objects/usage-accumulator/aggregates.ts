@@ -136,7 +136,7 @@ export class StoredValues {
 	}
 
 	set(id: string, value: string): void {
-		if (!this.values.has(id) && this.values.size >= this.maxRows) this.values.clear();
+		if (!this.values.has(id) && this.values.size >= this.maxRows) this.clear();
 		this.values.set(id, value);
 	}
 

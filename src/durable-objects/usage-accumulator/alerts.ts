@@ -24,7 +24,7 @@ import { newId } from "../../lib/ids";
 import { nowIso, periodOf } from "../../lib/time";
 import { quantitiesForPlan } from "../../pricing/quantities";
 import { MINIMUM_METRIC, rateUsage } from "../../pricing/rate";
-import { needsMetering } from "../../pricing/sources";
+import { type MetricQuantity, needsMetering } from "../../pricing/sources";
 import { readUsage } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import { type CountObserver, readMetrics } from "./metrics";
@@ -62,6 +62,8 @@ export interface AlertContext {
 	/** Whether other shards report to this head (shards.ts); an unsharded subscription has nothing to add. */
 	sharded: boolean;
 	planOf: (period: string) => PeriodPlan | null;
+	/** The period's metric quantities per instance, as readMetrics answers them (from memory, see metrics.ts). */
+	metricsOf?: (period: string) => MetricQuantity[];
 }
 
 type TriggerRow = { alert_id: string; period: string; triggered_at: string; value: string };
@@ -195,7 +197,7 @@ export class AlertBook {
 		if (armed.length === 0) return;
 		const plan = context.planOf(period);
 		if (plan === null) return;
-		const values = periodValues(sql, plan, period, armed, context.sharded);
+		const values = periodValues(sql, plan, period, armed, context.sharded, context.metricsOf);
 		const now = nowIso();
 		const trigger = (rule: AlertRule, value: Decimal, data: Record<string, unknown>) => {
 			sql.exec(
@@ -285,6 +287,7 @@ function periodValues(
 	period: string,
 	armed: readonly Pick<AlertRule, "metric" | "type">[],
 	sharded: boolean,
+	metricsOf: (period: string) => MetricQuantity[] = (p) => readMetrics(sql, p),
 ) {
 	const needsMargin = armed.some((rule) => rule.type === "margin");
 	const needsTotal = needsMargin || armed.some((rule) => rule.metric === null);
@@ -295,7 +298,7 @@ function periodValues(
 	const usage = charges.some((charge) => !needsMetering(charge.source))
 		? [...readUsage(sql, `${period}-01`, `${period}-31`), ...reported.usage]
 		: [];
-	const quantities = quantitiesForPlan(charges, usage, [...readMetrics(sql, period), ...reported.metrics]);
+	const quantities = quantitiesForPlan(charges, usage, [...metricsOf(period), ...reported.metrics]);
 	if (!needsTotal) return { quantities, total: Decimal.ZERO, margin: null };
 	const rated = rateUsage(plan, quantities);
 	const spent = rated.charges.filter((line) => line.metric !== MINIMUM_METRIC);

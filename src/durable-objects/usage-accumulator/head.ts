@@ -54,6 +54,7 @@ function alertContext(
 		accountId,
 		sharded: identity.shard !== null,
 		planOf: (period) => parts.plans.planOf(period),
+		metricsOf: (period) => parts.store.metricQuantities.periodRows(parts.store.sql, period),
 	};
 }
 

@@ -20,7 +20,7 @@ import {
 	type MetricQuantity,
 	matchesFilter,
 } from "../../pricing/sources";
-import { SEPARATOR, type StoredValues, storedBefore } from "./aggregates";
+import { SEPARATOR, StoredValues, storedBefore } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import type { ModelPriceCache } from "./prices";
 import type { MeteringEvent } from "./types";
@@ -43,6 +43,19 @@ export type MetricRow = {
 	quantity: string;
 	version: number;
 };
+
+const upsertMetrics = (rows: string) =>
+	`INSERT INTO metrics (period, agent_key, source, quantity, version)
+	${rows}
+	ON CONFLICT (period, agent_key, source) DO UPDATE SET quantity = excluded.quantity, version = version + 1`;
+const UPSERT_METRICS = upsertMetrics(
+	"SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, 1 FROM json_each(?) AS r WHERE true",
+);
+// A single event's few rows by bound values (4 per row), cheaper than json_each; by number of rows, built once.
+const FEW_ROWS = 8;
+const UPSERT_FEW_METRICS = Array.from({ length: FEW_ROWS + 1 }, (_, n) =>
+	upsertMetrics(`VALUES ${Array.from({ length: n }, () => "(?, ?, ?, ?, 1)").join(", ")}`),
+);
 
 /** Something that sees every newly counted event of a record call and writes with it (counting.ts). */
 export interface CountObserver {
@@ -194,12 +207,8 @@ export class MetricDeltas implements CountObserver {
 		}
 		for (const [id, quantity] of written) this.known?.set(id, quantity);
 		if (rows.length === 0) return;
-		sql.exec(
-			`INSERT INTO metrics (period, agent_key, source, quantity, version)
-			SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, 1 FROM json_each(?) AS r WHERE true
-			ON CONFLICT (period, agent_key, source) DO UPDATE SET quantity = excluded.quantity, version = version + 1`,
-			JSON.stringify(rows),
-		);
+		if (rows.length <= FEW_ROWS) sql.exec(UPSERT_FEW_METRICS[rows.length] as string, ...rows.flat());
+		else sql.exec(UPSERT_METRICS, JSON.stringify(rows));
 	}
 
 	/** The unique_count sources of the periods whose values this batch gathered. */
@@ -244,6 +253,53 @@ export function rebuildPeriod(
 	const deltas = new MetricDeltas((p) => (p === period ? sources : []), undefined, prices);
 	for (const event of events) deltas.count(event);
 	deltas.applyTo(sql);
+}
+
+// A period is held whole only up to this many rows (instances × sources), and only this many periods at once.
+const MAX_WHOLE_ROWS = 2_000;
+const MAX_WHOLE_PERIODS = 3;
+
+/**
+ * The quantities of the metric rows written here (StoredValues, by period, agent key and source) and, for the
+ * periods read whole once, every row of the period: the alerts evaluated with each counting pass read their
+ * period from memory instead of a statement per call. It stays what is stored because every write of a metrics
+ * row is a MetricDeltas given this object, which notes each row it writes; the writes that are not
+ * (rebuildPeriod) and a rolled-back transaction clear it, and so does a full StoredValues.
+ */
+export class MetricQuantities extends StoredValues {
+	// By period, then by agent key and source joined by SEPARATOR.
+	private readonly whole = new Map<string, Map<string, string>>();
+
+	override set(id: string, value: string): void {
+		super.set(id, value);
+		const cut = id.indexOf(SEPARATOR);
+		this.whole.get(id.slice(0, cut))?.set(id.slice(cut + 1), value);
+	}
+
+	override clear(): void {
+		super.clear();
+		this.whole.clear();
+	}
+
+	/** The period's quantities per instance, as readMetrics answers them. */
+	periodRows(sql: SqlStorage, period: string): (MetricQuantity & { agentKey: string })[] {
+		const held = this.whole.get(period);
+		if (held !== undefined) {
+			return [...held].map(([key, quantity]) => {
+				const cut = key.indexOf(SEPARATOR);
+				return { agentKey: key.slice(0, cut), source: key.slice(cut + 1), quantity };
+			});
+		}
+		const rows = readMetrics(sql, period);
+		if (rows.length <= MAX_WHOLE_ROWS) {
+			if (this.whole.size >= MAX_WHOLE_PERIODS) this.whole.delete(this.whole.keys().next().value as string);
+			this.whole.set(
+				period,
+				new Map(rows.map((row) => [`${row.agentKey}${SEPARATOR}${row.source}`, row.quantity])),
+			);
+		}
+		return rows;
+	}
 }
 
 /** The period's quantities per instance (of one instance when `agentKey` is given). */

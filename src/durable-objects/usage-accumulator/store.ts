@@ -39,7 +39,7 @@ import {
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./flush";
 import type { Handover } from "./handover";
 import { HOLDINGS_SCHEMA, Holdings } from "./holdings";
-import { type CountObserver, METRICS_SCHEMA } from "./metrics";
+import { type CountObserver, METRICS_SCHEMA, MetricQuantities } from "./metrics";
 import { ModelPriceCache } from "./prices";
 import {
 	insertRawEvents,
@@ -99,8 +99,11 @@ export class AccumulatorStore implements CountingStorage {
 	/** The amounts of the costs and model_costs rows written here: a costed call need not read them back. */
 	readonly costSums = new StoredValues();
 	readonly modelCostSums = new StoredValues();
-	/** The quantities of metric rows written here (metrics.ts), for the observers that write them with the events. */
-	readonly metricQuantities = new StoredValues();
+	/**
+	 * The quantities of metric rows written here (metrics.ts), for the observers that write them with the events,
+	 * and of the periods the alerts read whole.
+	 */
+	readonly metricQuantities = new MetricQuantities();
 	readonly holdings: Holdings;
 	/** The raw event groups stored here and not archived yet, for the archive (raw-events.ts). */
 	readonly recentGroups = new RecentGroups();
