@@ -49,6 +49,14 @@ function notingStatements(storage: DurableObjectStorage) {
 // gpt-4o at the catalog's 2.5 / 10 per million tokens: 1,000 input and 500 output tokens cost 0.0075.
 const GPT4O = { model: "gpt-4o", input_tokens: 1000, output_tokens: 500 };
 
+/** An observer whose write fails: the record call's transaction rolls back after the aggregates were written. */
+const FAILING_OBSERVER = {
+	count: () => {},
+	applyTo: () => {
+		throw new Error("observer failed");
+	},
+};
+
 describe("accumulator aggregates", () => {
 	it("sum metadata exactly: large integers past the safe range, fractions and negatives, in any order", async () => {
 		const agentKey = uniqueKey("agg");
@@ -115,13 +123,9 @@ describe("accumulator aggregates", () => {
 			for (let i = 0; i < 5; i++) store.record(call(i, 10), Date.now());
 			// A call whose transaction fails after the aggregates were written: nothing of it may stay, in storage
 			// or in what the store remembers of its sums.
-			const failing = {
-				count: () => {},
-				applyTo: () => {
-					throw new Error("observer failed");
-				},
-			};
-			expect(() => store.record(call(5, 1000), Date.now(), undefined, failing)).toThrow("observer failed");
+			expect(() => store.record(call(5, 1000), Date.now(), undefined, FAILING_OBSERVER)).toThrow(
+				"observer failed",
+			);
 			store.record(call(6, 10), Date.now());
 			const row = state.storage.sql
 				.exec<{ count: number; sum: string }>("SELECT count, sum FROM daily WHERE field = 'n'")
@@ -175,13 +179,7 @@ describe("accumulator aggregates", () => {
 				],
 			});
 			for (let i = 0; i < 2; i++) store.record(call(i, 1000), Date.now());
-			const failing = {
-				count: () => {},
-				applyTo: () => {
-					throw new Error("observer failed");
-				},
-			};
-			expect(() => store.record(call(2, 1_000_000), Date.now(), undefined, failing)).toThrow(
+			expect(() => store.record(call(2, 1_000_000), Date.now(), undefined, FAILING_OBSERVER)).toThrow(
 				"observer failed",
 			);
 			store.record(call(3, 1000), Date.now());

@@ -61,13 +61,21 @@ function noting(sql: SqlStorage) {
 const quantities = (rows: { agentKey: string; source: string; quantity: string }[]) =>
 	Object.fromEntries(rows.map((row) => [`${row.agentKey}/${row.source}`, row.quantity]));
 
+/** Runs `work` in a fresh object with the metrics tables, its statements noted, on the current period. */
+function inMetricsTables(
+	work: (sql: SqlStorage, statements: string[], period: string, at: string) => void,
+): Promise<void> {
+	const period = new Date().toISOString().slice(0, 7);
+	return runInDurableObject(instanceAccumulator(uniqueKey("mem")), (_, state) => {
+		const { sql, statements } = noting(state.storage.sql);
+		sql.exec(METRICS_SCHEMA);
+		work(sql, statements, period, `${period}-02T10:00:00.000Z`);
+	});
+}
+
 describe("the memory of metric quantities", () => {
 	it("reads a period once, then follows every write made through it, until cleared", async () => {
-		const period = new Date().toISOString().slice(0, 7);
-		const at = `${period}-02T10:00:00.000Z`;
-		await runInDurableObject(instanceAccumulator(uniqueKey("mem")), (_, state) => {
-			const { sql, statements } = noting(state.storage.sql);
-			sql.exec(METRICS_SCHEMA);
+		await inMetricsTables((sql, statements, period, at) => {
 			const known = new MetricQuantities();
 			const write = (events: MeteringEvent[], memory: MetricQuantities | undefined = known) => {
 				const deltas = new MetricDeltas(() => [TOKENS], memory);
@@ -93,11 +101,7 @@ describe("the memory of metric quantities", () => {
 	});
 
 	it("forgets the periods it held whole when its rows overflow", async () => {
-		const period = new Date().toISOString().slice(0, 7);
-		const at = `${period}-02T10:00:00.000Z`;
-		await runInDurableObject(instanceAccumulator(uniqueKey("mem")), (_, state) => {
-			const { sql, statements } = noting(state.storage.sql);
-			sql.exec(METRICS_SCHEMA);
+		await inMetricsTables((sql, statements, period, at) => {
 			const known = new MetricQuantities(2);
 			const write = (agentKey: string, tokens: number) => {
 				const deltas = new MetricDeltas(() => [TOKENS], known);
