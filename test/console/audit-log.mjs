@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
-import { apiClient, openConsoleRoute, startBrowser } from "./harness.mjs";
+import { apiClient, openConsoleRoute, redrawnBy, startBrowser } from "./harness.mjs";
 
 const STEP_MS = 60_000;
 const hardStop = setTimeout(() => {
@@ -90,9 +90,9 @@ describe("the audit log page", { timeout: 200_000 }, () => {
 
 	step("filters by resource and shows each field's value before and after", async () => {
 		await page.fill("input[name=resource_id]", data.account.id);
-		await page.click("button:has-text('Show records')");
-		await page.waitForURL(/resource_id=/);
-		await page.waitForSelector("main#main[data-state=ready]");
+		await redrawnBy(page, () => page.click("button:has-text('Show records')"));
+		assert.match(page.url(), /resource_id=/);
+		assert.equal(await page.getAttribute("main#main", "data-state"), "ready");
 		assert.equal(await rows().count(), 2);
 		const update = await rows().first().textContent();
 		assert.match(update, /account\.updated/);

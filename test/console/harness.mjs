@@ -127,13 +127,22 @@ export async function signInToConsole(page, base, key) {
 }
 
 /**
+ * Does `navigate` and waits until the console has drawn the page it leads to. The page shown before may be the
+ * same route, already drawn (only the query changed): it is marked first, so only a new page is waited for.
+ */
+export async function redrawnBy(page, navigate, path = null) {
+	await page.evaluate(() => document.querySelector("main#main")?.setAttribute("data-left", ""));
+	await navigate();
+	const route = path === null ? "" : `[data-route="${path}"]`;
+	await page.waitForSelector(`main#main${route}[data-state]:not([data-left])`);
+}
+
+/**
  * Opens a console route (`#/…`) and waits until the page has drawn it. Going to the URL already shown changes
  * nothing, so that one is reloaded, to read its data again.
  */
 export async function openConsoleRoute(page, base, hash) {
 	const url = `${base}/console${hash}`;
-	if (page.url() === url) await page.reload();
-	else await page.goto(url);
 	const path = hash.slice(1).split("?")[0];
-	await page.waitForSelector(`main#main[data-route="${path}"][data-state]`);
+	await redrawnBy(page, () => (page.url() === url ? page.reload() : page.goto(url)), path);
 }
