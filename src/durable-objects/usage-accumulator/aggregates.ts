@@ -102,7 +102,7 @@ function exactly(value: number): Decimal {
 
 // Up to this many rows are written by one statement with bound values (7 per row), cheaper than json_each for
 // the few rows of most calls (an event's own row and one per numeric metadata field).
-const FEW_ROWS = 8;
+export const FEW_ROWS = 8;
 const upsertDailyRows = (table: DailyTable, rows: number) =>
 	`INSERT INTO ${table} (day, agent_key, kind, type, field, count, sum, version)
 	VALUES ${Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?, 1)").join(", ")}

@@ -63,7 +63,7 @@ export interface AlertContext {
 	sharded: boolean;
 	planOf: (period: string) => PeriodPlan | null;
 	/** The period's metric quantities per instance, as readMetrics answers them (from memory, see metrics.ts). */
-	metricsOf?: (period: string) => MetricQuantity[];
+	metricsOf: (period: string) => MetricQuantity[];
 }
 
 type TriggerRow = { alert_id: string; period: string; triggered_at: string; value: string };

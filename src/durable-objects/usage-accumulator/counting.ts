@@ -12,7 +12,7 @@
  */
 import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
-import { AggregateDeltas, type StoredValues } from "./aggregates";
+import { AggregateDeltas, type DailyTable, type KnownSums } from "./aggregates";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import {
 	DEDUPE_TTL_MS,
@@ -54,12 +54,8 @@ export interface StoreRecordResult {
 export interface CountingStorage {
 	readonly sql: SqlStorage;
 	readonly holdings: Holdings;
-	/** The stored sums of the daily rows written here, so counting need not read them back (aggregates.ts). */
-	readonly dailySums: StoredValues;
-	readonly unbilledSums: StoredValues;
-	/** The stored amounts of the cost rows written here (costs, model_costs), which both day tables add to. */
-	readonly costSums: StoredValues;
-	readonly modelCostSums: StoredValues;
+	/** What was written here of the aggregate rows, per day table, so counting need not read them back (aggregates.ts). */
+	readonly sums: Readonly<Record<DailyTable, KnownSums>>;
 	readonly recentGroups: RecentGroups;
 	/** The model prices LLM calls are costed with (prices.ts). */
 	readonly prices: ModelPriceCache;
@@ -190,7 +186,6 @@ export function aggregateCounting(
 ) {
 	const billable = new AggregateDeltas("daily", 1, storage.prices);
 	const unbilled = new AggregateDeltas("daily_unbilled", 1, storage.prices);
-	const costs = { costs: storage.costSums, modelCosts: storage.modelCostSums };
 	return {
 		count: (event: MeteringEvent) => {
 			if (billableFrom !== null && event.timestamp < billableFrom) unbilled.count(event);
@@ -200,8 +195,8 @@ export function aggregateCounting(
 			}
 		},
 		applyTo: () => {
-			billable.applyTo(storage.sql, { daily: storage.dailySums, ...costs });
-			unbilled.applyTo(storage.sql, { daily: storage.unbilledSums, ...costs });
+			billable.applyTo(storage.sql, storage.sums.daily);
+			unbilled.applyTo(storage.sql, storage.sums.daily_unbilled);
 			observer?.applyTo(storage.sql);
 		},
 	};

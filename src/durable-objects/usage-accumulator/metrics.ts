@@ -20,7 +20,7 @@ import {
 	type MetricQuantity,
 	matchesFilter,
 } from "../../pricing/sources";
-import { SEPARATOR, StoredValues, storedBefore } from "./aggregates";
+import { FEW_ROWS, SEPARATOR, StoredValues, storedBefore } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import type { ModelPriceCache } from "./prices";
 import type { MeteringEvent } from "./types";
@@ -52,7 +52,6 @@ const UPSERT_METRICS = upsertMetrics(
 	"SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, 1 FROM json_each(?) AS r WHERE true",
 );
 // A single event's few rows by bound values (4 per row), cheaper than json_each; by number of rows, built once.
-const FEW_ROWS = 8;
 const UPSERT_FEW_METRICS = Array.from({ length: FEW_ROWS + 1 }, (_, n) =>
 	upsertMetrics(`VALUES ${Array.from({ length: n }, () => "(?, ?, ?, ?, 1)").join(", ")}`),
 );

@@ -13,7 +13,7 @@ import type { AccumulatorStore } from "./store";
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */
 	flushDelayMs: number;
-	/** The least time between two flushes of the alarm, but in shards other than the head (alarm.ts). */
+	/** The least time between two flushes of the alarm, except in shards other than the head (alarm.ts). */
 	busyFlushEveryMs: number;
 	/** After a failed flush. */
 	retryDelayMs: number;

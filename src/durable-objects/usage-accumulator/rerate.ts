@@ -122,9 +122,8 @@ function applyPrices(parts: AccumulatorParts, custom: ModelPrice[]): boolean {
 			if (billableFrom === null || event.timestamp >= billableFrom) metrics.countCostChange(event, was, is);
 		}
 		// Only model_costs and unpriced rows change: the store's amounts of them stay what is stored.
-		const known = { daily: store.dailySums, costs: store.costSums, modelCosts: store.modelCostSums };
-		minus.applyTo(store.sql, known);
-		plus.applyTo(store.sql, known);
+		minus.applyTo(store.sql, store.sums.daily);
+		plus.applyTo(store.sql, store.sums.daily);
 		metrics.applyTo(store.sql);
 		noteCustomPrices(store.sql, text);
 	});

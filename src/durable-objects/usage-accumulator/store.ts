@@ -24,7 +24,7 @@ import {
 	setAside,
 	unabsorbed,
 } from "./adoption";
-import { MODEL_COSTS_SCHEMA, readUsage, StoredValues } from "./aggregates";
+import { type DailyTable, type KnownSums, MODEL_COSTS_SCHEMA, readUsage, StoredValues } from "./aggregates";
 import { ALERTS_SCHEMA } from "./alerts";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import { aggregateCounting, type CountingStorage, countEvents, type StoreRecordResult } from "./counting";
@@ -93,12 +93,11 @@ export class AccumulatorStore implements CountingStorage {
 	// What the meta table holds, once read; undefined after a transaction that may have been rolled back.
 	private meta: Meta | undefined;
 	private hasTables: boolean;
-	/** The stored sums of the daily rows written here, so counting need not read them back (aggregates.ts). */
-	readonly dailySums = new StoredValues();
-	readonly unbilledSums = new StoredValues();
-	/** The amounts of the costs and model_costs rows written here: a costed call need not read them back. */
-	readonly costSums = new StoredValues();
-	readonly modelCostSums = new StoredValues();
+	/**
+	 * What was written here of the aggregate rows, per day table (aggregates.ts, KnownSums): the day rows' sums of
+	 * that table, and the amounts of the cost rows, which both tables share. Counting need not read them back.
+	 */
+	readonly sums: Readonly<Record<DailyTable, KnownSums>> = knownSums();
 	/**
 	 * The quantities of metric rows written here (metrics.ts), for the observers that write them with the events,
 	 * and of the periods the alerts read whole.
@@ -157,15 +156,20 @@ export class AccumulatorStore implements CountingStorage {
 			return this.storage.transactionSync(work);
 		} catch (error) {
 			this.meta = undefined;
-			this.dailySums.clear();
-			this.unbilledSums.clear();
-			this.costSums.clear();
-			this.modelCostSums.clear();
+			this.forgetSums();
 			this.metricQuantities.clear();
 			this.holdings.forget();
 			this.recentGroups.clear();
 			for (const cache of this.alsoForget) cache.forget();
 			throw error;
+		}
+	}
+
+	private forgetSums(): void {
+		for (const { daily, costs, modelCosts } of Object.values(this.sums)) {
+			daily.clear();
+			costs.clear();
+			modelCosts.clear();
 		}
 	}
 
@@ -302,9 +306,7 @@ export class AccumulatorStore implements CountingStorage {
 			this.holdings.apply([[identity.id, adoption.generation, 0]]);
 			// Setting aside lowers day and cost rows without the caches of sums, and rewrites raw event groups:
 			// what the caches knew of them is stale.
-			this.dailySums.clear();
-			this.costSums.clear();
-			this.modelCostSums.clear();
+			this.forgetSums();
 			this.recentGroups.clear();
 			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now, this.prices);
 		});
@@ -348,4 +350,14 @@ export class AccumulatorStore implements CountingStorage {
 			return fresh.length;
 		});
 	}
+}
+
+/** A memory of sums per day table, the cost rows' memory shared by both. */
+function knownSums(): Record<DailyTable, KnownSums> {
+	const costs = new StoredValues();
+	const modelCosts = new StoredValues();
+	return {
+		daily: { daily: new StoredValues(), costs, modelCosts },
+		daily_unbilled: { daily: new StoredValues(), costs, modelCosts },
+	};
 }
