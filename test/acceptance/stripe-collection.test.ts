@@ -91,6 +91,19 @@ const succeeded = (invoiceId: string, amountMinor: number, id = piId()) =>
 		metadata: { invoice_id: invoiceId },
 	});
 
+/** A Checkout Session of mode payment, paid: Stripe sends it besides payment_intent.succeeded. */
+const checkoutPaid = (invoiceId: string, pi: string, amountMinor: number) =>
+	event("checkout.session.completed", {
+		id: `cs_test_${crypto.randomUUID().slice(0, 8)}`,
+		object: "checkout.session",
+		mode: "payment",
+		payment_status: "paid",
+		amount_total: amountMinor,
+		currency: "usd",
+		payment_intent: pi,
+		metadata: { invoice_id: invoiceId },
+	});
+
 let testKey: string;
 beforeAll(async () => {
 	if (SECRET) testKey = await createKey("admin", "test");
@@ -169,16 +182,7 @@ describe.skipIf(!SECRET)("§32 Stripe webhook: payments", () => {
 		const pi = (body.data.object as { id: string }).id;
 		expect((await deliver(body)).status).toBe(200);
 		const before = await tables("invoices", "payments", "webhook_events");
-		const session = event("checkout.session.completed", {
-			id: `cs_test_${crypto.randomUUID().slice(0, 8)}`,
-			object: "checkout.session",
-			mode: "payment",
-			payment_status: "paid",
-			amount_total: 3000,
-			currency: "usd",
-			payment_intent: pi,
-			metadata: { invoice_id: invoice.id },
-		});
+		const session = checkoutPaid(invoice.id, pi, 3000);
 		expect((await deliver(session)).status).toBe(200);
 		expect(await tables("invoices", "payments", "webhook_events")).toEqual(before);
 	});
@@ -186,16 +190,7 @@ describe.skipIf(!SECRET)("§32 Stripe webhook: payments", () => {
 	it("checkout.session.completed (mode payment, paid) alone records the payment from amount_total", async () => {
 		const invoice = await openInvoice(45, testKey);
 		const pi = piId();
-		const session = event("checkout.session.completed", {
-			id: `cs_test_${crypto.randomUUID().slice(0, 8)}`,
-			object: "checkout.session",
-			mode: "payment",
-			payment_status: "paid",
-			amount_total: 4500,
-			currency: "usd",
-			payment_intent: pi,
-			metadata: { invoice_id: invoice.id },
-		});
+		const session = checkoutPaid(invoice.id, pi, 4500);
 		expect((await deliver(session)).status).toBe(200);
 		const paid = await invoiceOf(invoice.id);
 		expect(paid.status).toBe("paid");
