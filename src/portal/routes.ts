@@ -7,6 +7,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { Alert } from "../alerts/routes";
 import { CreditGrant } from "../credits/routes";
+import { creditNotesOf } from "../documents/credit-notes-of";
 import { interFonts } from "../documents/fonts";
 import { renderInvoicePdf } from "../documents/invoice-pdf";
 import { sellerName } from "../documents/seller";
@@ -189,7 +190,11 @@ portalRoutes.openapi(
 	}),
 	async (c) => {
 		const invoice = await accountInvoice(c, c.req.valid("param").invoice_id);
-		const bytes = await renderInvoicePdf(invoice, { seller: sellerName(c.env), fonts: interFonts });
+		const bytes = await renderInvoicePdf(invoice, {
+			seller: sellerName(c.env),
+			fonts: interFonts,
+			creditNotes: await creditNotesOf(scopeOf(c), invoice),
+		});
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,
