@@ -62,6 +62,12 @@ const PortalSubscription = z
 			example: 313.77,
 			description: "The period's amount so far, base fee included, as GET /v1/usage rates it.",
 		}),
+		charge_descriptions: z.record(z.string(), z.string()).openapi({
+			example: { base_fee: "Base fee", llm_calls: "LLM calls" },
+			description:
+				"What each charge is called on the invoice, by metric: the plan's description of it, else its metric " +
+				"made readable. A page shows these, not the metric ids.",
+		}),
 	})
 	.openapi("PortalSubscription");
 
