@@ -6,7 +6,7 @@
 import type { Api } from "../api";
 import { type Child, h } from "../dom";
 import { dateTime, day, money } from "../format";
-import { badge, runInto, section, table } from "../ui";
+import { badge, ident, runInto, section, table } from "../ui";
 import type { PortalCreditNote, PortalCreditNotes, PortalInvoices, PortalPayments } from "./types";
 
 /** A button that downloads one document (an invoice's or a credit note's PDF) with the portal's token. */
@@ -34,8 +34,6 @@ function pdfButton(
 }
 
 const num = (text: string): HTMLElement => h("span", { class: "num" }, text);
-/** An identifier that never breaks across lines ("CN-000005", "2026-11"). */
-const ident = (text: string, cls = ""): HTMLElement => h("span", { class: `ident ${cls}`.trim() }, text);
 
 export function invoiceSection(api: Api, invoices: PortalInvoices): HTMLElement {
 	const result = h("div", { "aria-live": "polite" });

@@ -6,7 +6,7 @@
  */
 import { Api, ApiFailure } from "../api";
 import { type Child, fill, h } from "../dom";
-import { dateTime, day, money, quantity } from "../format";
+import { belowZero, dateTime, day, money, quantity } from "../format";
 import { badge, errorBox, loading, section, table } from "../ui";
 import { creditNoteSection, invoiceSection, paymentSection } from "./documents";
 import type {
@@ -143,7 +143,11 @@ function creditCards(credits: PortalOverview["credits"]): HTMLElement | null {
 	const card = (label: string, value: number, hint: string, field: string) =>
 		h(
 			"div",
-			{ class: `metric${value < 0 ? " negative" : ""}`, "data-field": field, "data-value": value },
+			{
+				class: `metric${belowZero(value, credits.currency) ? " negative" : ""}`,
+				"data-field": field,
+				"data-value": value,
+			},
 			h("dt", null, label),
 			h("dd", null, money(value, credits.currency), h("small", { class: "muted" }, hint)),
 		);
