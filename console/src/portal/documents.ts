@@ -94,7 +94,13 @@ export function creditNoteSection(api: Api, notes: PortalCreditNotes, invoices: 
 			notes.credit_notes.map((note) => [
 				ident(note.number, "credit-note-number"),
 				ident(invoiceNumber.get(note.invoice_id) ?? note.invoice_id),
-				[num(money(note.amount, note.currency)), h("small", { class: "muted applied" }, appliedText(note))],
+				// One element a cell: a narrow screen lays each cell out as "label  value".
+				h(
+					"span",
+					null,
+					num(money(note.amount, note.currency)),
+					h("small", { class: "muted applied" }, appliedText(note)),
+				),
 				REASONS[note.reason] ?? note.reason,
 				ident(day(note.created_at)),
 				pdfButton(
@@ -122,7 +128,9 @@ export function paymentSection(payments: PortalPayments, invoices: PortalInvoice
 			ident(dateTime(payment.paid_at)),
 			refund ? "Refund" : "Payment",
 			ident(invoiceNumber.get(payment.invoice_id) ?? payment.invoice_id),
-			refund && payment.reference ? ["credit note ", ident(payment.reference)] : (payment.reference ?? "—"),
+			refund && payment.reference
+				? h("span", null, "credit note ", ident(payment.reference))
+				: (payment.reference ?? "—"),
 			num(money(refund ? Math.abs(payment.amount) : payment.amount, payment.currency)),
 		];
 	});

@@ -120,7 +120,10 @@ function alertRows(alerts: PortalAlert[], subscriptions: PortalSubscription[]): 
 				? money(alert.threshold, byId.get(alert.subscription_id)?.currency ?? "USD")
 				: quantity(alert.threshold),
 		),
-		[
+		// One element a cell: a narrow screen lays each cell out as "label  value".
+		h(
+			"span",
+			null,
 			badge(alert.status),
 			alert.block
 				? h(
@@ -129,7 +132,7 @@ function alertRows(alerts: PortalAlert[], subscriptions: PortalSubscription[]): 
 						" · once reached, further usage is refused until the next period",
 					)
 				: null,
-		],
+		),
 		alert.triggered_at ? dateTime(alert.triggered_at) : "—",
 	]);
 }
