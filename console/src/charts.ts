@@ -38,21 +38,45 @@ export function destroyCharts(): void {
 	live.clear();
 }
 
-function canvasBox(label: string): { box: HTMLElement; canvas: HTMLCanvasElement } {
-	const canvas = h("canvas", { role: "img", "aria-label": label });
-	return { box: h("div", { class: "chart" }, canvas), canvas };
+/** What each colour of a chart stands for, as text under it: readable, copyable, and the same on every screen. */
+function legend(items: { label: string; color: string }[]): HTMLElement {
+	return h(
+		"ul",
+		{ class: "legend", "aria-label": "Legend" },
+		items.map((item) => {
+			const swatch = h("span", { class: "swatch", "aria-hidden": "true" });
+			// Through the CSSOM: the console's Content-Security-Policy refuses inline style attributes.
+			swatch.style.backgroundColor = item.color;
+			return h("li", null, swatch, item.label);
+		}),
+	);
 }
+
+function canvasBox(
+	label: string,
+	items: { label: string; color: string }[],
+): { box: HTMLElement; canvas: HTMLCanvasElement } {
+	const canvas = h("canvas", { role: "img", "aria-label": label });
+	return {
+		box: h("figure", { class: "chart-figure" }, h("div", { class: "chart" }, canvas), legend(items)),
+		canvas,
+	};
+}
+
+const colorOf = (i: number) => PALETTE[i % PALETTE.length] as string;
 
 export function barChart(
 	label: string,
 	labels: string[],
 	values: number[],
 	formatValue: (value: number) => string,
+	/** What the bars are, for the legend; the chart's label by default. */
+	series = label,
 ): HTMLElement {
-	const { box, canvas } = canvasBox(label);
+	const { box, canvas } = canvasBox(label, [{ label: series, color: colorOf(0) }]);
 	const chart = new Chart(canvas, {
 		type: "bar",
-		data: { labels, datasets: [{ label, data: values, backgroundColor: PALETTE[0] }] },
+		data: { labels, datasets: [{ label: series, data: values, backgroundColor: colorOf(0) }] },
 		options: {
 			indexAxis: "y",
 			animation: false,
@@ -74,7 +98,10 @@ export interface Series {
 }
 
 export function lineChart(label: string, labels: string[], series: Series[]): HTMLElement {
-	const { box, canvas } = canvasBox(label);
+	const { box, canvas } = canvasBox(
+		label,
+		series.map((s, i) => ({ label: s.label, color: colorOf(i) })),
+	);
 	const chart = new Chart(canvas, {
 		type: "line",
 		data: {
@@ -82,8 +109,8 @@ export function lineChart(label: string, labels: string[], series: Series[]): HT
 			datasets: series.map((s, i) => ({
 				label: s.label,
 				data: s.values,
-				borderColor: PALETTE[i % PALETTE.length],
-				backgroundColor: PALETTE[i % PALETTE.length],
+				borderColor: colorOf(i),
+				backgroundColor: colorOf(i),
 				tension: 0.2,
 			})),
 		},
@@ -91,6 +118,7 @@ export function lineChart(label: string, labels: string[], series: Series[]): HT
 			animation: false,
 			maintainAspectRatio: false,
 			interaction: { mode: "index", intersect: false },
+			plugins: { legend: { display: false } },
 			scales: { y: { beginAtZero: true, ticks: { precision: 0 } } },
 		},
 	});

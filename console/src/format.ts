@@ -2,7 +2,7 @@
 
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
-export function money(amount: number, currency: string): string {
+function moneyFormat(currency: string): Intl.NumberFormat {
 	let format = moneyFormats.get(currency);
 	if (!format) {
 		try {
@@ -12,7 +12,26 @@ export function money(amount: number, currency: string): string {
 		}
 		moneyFormats.set(currency, format);
 	}
-	return format.format(amount);
+	return format;
+}
+
+/** How many decimals the currency shows (2 for USD, 0 for JPY; 2 without a currency). */
+function shownDigits(currency?: string): number {
+	return currency === undefined ? 2 : (moneyFormat(currency).resolvedOptions().maximumFractionDigits ?? 2);
+}
+
+/** The value as shown with `digits` decimals: what rounds to zero is 0, never a negative zero. */
+function unsignedZero(value: number, digits: number): number {
+	return Math.abs(value) < 0.5 * 10 ** -digits ? 0 : value;
+}
+
+export function money(amount: number, currency: string): string {
+	return moneyFormat(currency).format(unsignedZero(amount, shownDigits(currency)));
+}
+
+/** Whether the figure reads negative as shown (money in its currency's decimals, else 2): what to mark red. */
+export function belowZero(value: number, currency?: string): boolean {
+	return unsignedZero(value, shownDigits(currency)) < 0;
 }
 
 const quantityFormat = new Intl.NumberFormat("en-US", { maximumFractionDigits: 12 });
@@ -22,7 +41,7 @@ export function quantity(value: number): string {
 }
 
 export function percent(value: number): string {
-	return `${value.toFixed(2)} %`;
+	return `${unsignedZero(value, 2).toFixed(2)} %`;
 }
 
 /** Billing runs on UTC, so times are shown in UTC too. */

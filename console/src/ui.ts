@@ -70,6 +70,11 @@ function grid(headers: string[], rows: Child[][]): HTMLElement {
 	);
 }
 
+/** An identifier or a period ("CN-000005", "INV-000042", "2026-11"): it never breaks across lines. */
+export function ident(content: Child, cls = ""): HTMLElement {
+	return h("span", { class: `ident ${cls}`.trim() }, content);
+}
+
 export function badge(text: string): HTMLElement {
 	return h("span", { class: `badge badge-${text.replace(/[^a-z-]/g, "")}` }, text);
 }

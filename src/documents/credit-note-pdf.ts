@@ -5,20 +5,8 @@
 import type { CreditNoteView } from "../credit-notes/credit-notes";
 import type { InvoiceView } from "../invoicing/invoices";
 import { formatDate, formatMoney, formatPeriod } from "./format";
-import {
-	ACCENT,
-	BAND,
-	finishDocument,
-	INK,
-	type InvoiceDocumentOptions,
-	MARGIN,
-	MUTED,
-	PAGE,
-	RULE,
-	startDocument,
-	textRight,
-	wrap,
-} from "./invoice-pdf";
+import { finishDocument, type InvoiceDocumentOptions, startDocument } from "./invoice-pdf";
+import { ACCENT, BAND, INK, MARGIN, MUTED, PAGE, RULE, textRight, wrap } from "./layout";
 
 const REASONS: Record<CreditNoteView["reason"], string> = {
 	duplicate: "Duplicate charge",

@@ -6,11 +6,12 @@
  * the lines need more: the table continues on the next page under its header again, and the totals follow the
  * last line.
  */
-import { PDFDocument, type PDFFont, type PDFPage, rgb } from "pdf-lib";
+import { PDFDocument, type PDFPage, rgb } from "pdf-lib";
 import type { InvoiceView } from "../invoicing/invoices";
-import { Decimal } from "../lib/decimal";
 import { subsettingFontkit, tagSubsetFonts } from "./font-subsets";
 import { formatCount, formatDate, formatMoney, formatPeriod } from "./format";
+import { drawTotals, type InvoiceCreditNote, totalsHeight } from "./invoice-totals";
+import { ACCENT, BAND, INK, MARGIN, MUTED, PAGE, type Pen, RULE, textRight, wrap } from "./layout";
 
 export interface InvoiceFonts {
 	regular: Uint8Array | ArrayBuffer;
@@ -21,15 +22,9 @@ export interface InvoiceDocumentOptions {
 	/** Who sends the invoice (the Worker variable BILLING_COMPANY_NAME). */
 	seller: string;
 	fonts: InvoiceFonts;
+	/** The invoice's credit notes, each named with its number and amount under the totals. */
+	creditNotes?: readonly InvoiceCreditNote[];
 }
-
-export const PAGE = { width: 595.28, height: 841.89 }; // A4 in points
-export const MARGIN = 56;
-export const INK = rgb(0.11, 0.13, 0.17);
-export const MUTED = rgb(0.42, 0.45, 0.5);
-export const RULE = rgb(0.86, 0.87, 0.9);
-export const BAND = rgb(0.95, 0.96, 0.97);
-export const ACCENT = rgb(0.15, 0.33, 0.8);
 
 const STATUS_LABEL = { draft: "DRAFT", open: "OPEN", paid: "PAID", void: "VOID" } as const;
 const STATUS_COLOR = {
@@ -42,39 +37,6 @@ const STATUS_COLOR = {
 /** Table columns: description fills what quantity and amount leave. */
 const COLUMNS = { quantityRight: PAGE.width - MARGIN - 130, amountRight: PAGE.width - MARGIN };
 const DESCRIPTION_WIDTH = COLUMNS.quantityRight - 90 - MARGIN;
-
-export interface Pen {
-	regular: PDFFont;
-	bold: PDFFont;
-}
-
-export function wrap(text: string, font: PDFFont, size: number, width: number): string[] {
-	const lines: string[] = [];
-	let line = "";
-	for (const word of text.split(/\s+/)) {
-		const candidate = line ? `${line} ${word}` : word;
-		if (line && font.widthOfTextAtSize(candidate, size) > width) {
-			lines.push(line);
-			line = word;
-		} else {
-			line = candidate;
-		}
-	}
-	if (line) lines.push(line);
-	return lines.length > 0 ? lines : [""];
-}
-
-export function textRight(
-	page: PDFPage,
-	text: string,
-	right: number,
-	y: number,
-	font: PDFFont,
-	size: number,
-	color = INK,
-) {
-	page.drawText(text, { x: right - font.widthOfTextAtSize(text, size), y, size, font, color });
-}
 
 function addressLines(invoice: InvoiceView): string[] {
 	const address = invoice.bill_to.billing_address ?? {};
@@ -241,85 +203,10 @@ export async function renderInvoicePdf(
 		color: INK,
 	});
 
-	// Totals, right-aligned under the amounts; they never split across pages.
-	// What credit notes took off the amount due (docs/credit-notes.md), so that the totals add up on the page.
-	const creditedOff = Decimal.from(invoice.amount)
-		.sub(Decimal.from(invoice.credits_applied))
-		.sub(Decimal.from(invoice.amount_due));
-	const paidRows = invoice.payments.length + (creditedOff.isZero() ? 0 : 1);
-	if (y - (144 + paidRows * 14) < bottom) newPage();
-	y -= 6;
-	const labelX = PAGE.width - MARGIN - 230;
-	const totals: [string, string][] = [
-		["Subtotal", formatMoney(invoice.amount, invoice.currency)],
-		["Credits applied", formatMoney(-invoice.credits_applied, invoice.currency)],
-	];
-	if (!creditedOff.isZero()) {
-		totals.push(["Credit notes", formatMoney(creditedOff.negate().toNumber(), invoice.currency)]);
-	}
-	for (const [label, value] of totals) {
-		page.drawText(label, { x: labelX, y, size, font: pen.regular, color: MUTED });
-		textRight(page, value, COLUMNS.amountRight - 8, y, pen.regular, size);
-		y -= 17;
-	}
-	y -= 12;
-	page.drawRectangle({
-		x: labelX - 8,
-		y: y - 10,
-		width: PAGE.width - MARGIN - labelX + 8,
-		height: 30,
-		color: BAND,
-	});
-	page.drawText("Amount due", { x: labelX, y, size: 11, font: pen.bold, color: INK });
-	textRight(
-		page,
-		formatMoney(invoice.amount_due, invoice.currency),
-		COLUMNS.amountRight - 8,
-		y,
-		pen.bold,
-		12,
-	);
-	y -= 30;
-	// What payments settled of it, and what is left: that one as a single run of text, so that any extraction,
-	// by layout or in reading order, keeps its label and figure on one line.
-	page.drawText("Amount paid", { x: labelX, y, size, font: pen.regular, color: MUTED });
-	textRight(
-		page,
-		formatMoney(invoice.amount_paid, invoice.currency),
-		COLUMNS.amountRight - 8,
-		y,
-		pen.regular,
-		size,
-	);
-	y -= 17;
-	const remaining = `Amount remaining ${formatMoney(invoice.amount_remaining, invoice.currency)}`;
-	textRight(page, remaining, COLUMNS.amountRight - 8, y, pen.bold, size);
-	y -= 31;
-
-	// What settles it, or what voided it.
-	const notes: string[] = [];
-	if (invoice.status === "paid") notes.push("This invoice is paid: nothing remains due.");
-	for (const payment of invoice.payments) {
-		notes.push(
-			`Paid ${formatMoney(payment.amount, invoice.currency)} on ${formatDate(payment.paid_at)}${payment.reference ? ` — reference ${payment.reference}` : ""}.`,
-		);
-	}
-	if (invoice.status === "paid" && invoice.payments.length === 0) {
-		notes.push(`Settled by prepaid credits on ${formatDate(invoice.paid_at ?? invoice.issued_at)}.`);
-	}
-	if (invoice.status === "void")
-		notes.push(`Voided on ${formatDate(invoice.voided_at ?? invoice.issued_at)}; nothing is due.`);
-	if (invoice.status === "open") {
-		notes.push(
-			`Please pay ${formatMoney(invoice.amount_due, invoice.currency)} by ${formatDate(invoice.due_at)}, quoting ${invoice.number}.`,
-		);
-	}
-	for (const note of notes) {
-		for (const part of wrap(note, pen.regular, 9, PAGE.width - 2 * MARGIN)) {
-			page.drawText(part, { x: MARGIN, y, size: 9, font: pen.regular, color: MUTED });
-			y -= 13;
-		}
-	}
+	// Totals, right-aligned under the amounts, and how it was settled; they never split across pages.
+	const notes = options.creditNotes ?? [];
+	if (y - totalsHeight(invoice, notes) < bottom) newPage();
+	drawTotals(page, pen, invoice, notes, y - 6);
 
 	const pages = doc.getPages();
 	for (const [i, p] of pages.entries()) drawFooter(p, pen, invoice, options.seller, i, pages.length);

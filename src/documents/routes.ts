@@ -4,6 +4,7 @@ import { errorResponses } from "../http/errors";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { getInvoice } from "../invoicing/invoices";
+import { creditNotesOf } from "./credit-notes-of";
 import { interFonts } from "./fonts";
 import { renderInvoicePdf } from "./invoice-pdf";
 import { sellerName } from "./seller";
@@ -20,7 +21,8 @@ documentRoutes.openapi(
 		summary: "The invoice as a printable PDF",
 		description:
 			"A4, with the seller (the Worker variable BILLING_COMPANY_NAME), number, issue and due dates, billing period, " +
-			"bill-to, every line with quantity and amount, credits applied, amount due and status. Fonts are embedded " +
+			"bill-to, every line with quantity and amount, credits applied, its credit notes (number and amount), amount due, " +
+			"what was paid and refunded (each refund its own line), what remains, and status. Fonts are embedded " +
 			"and the text is extractable.",
 		request: { params: z.object({ invoice_id: z.string() }) },
 		responses: {
@@ -39,6 +41,7 @@ documentRoutes.openapi(
 		const bytes = await renderInvoicePdf(invoice, {
 			seller: sellerName(c.env),
 			fonts: interFonts,
+			creditNotes: await creditNotesOf(scopeOf(c), invoice),
 		});
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",

@@ -14,8 +14,9 @@ import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
 import { readUsage, type SubscriptionUsageReport } from "../metering/usage";
-import { getRatePlanRow } from "../pricing/plans";
+import { getRatePlanRow, ratePlanPricing } from "../pricing/plans";
 import { listSubscriptions, type SubscriptionView } from "../subscriptions/views";
+import { chargeDescriptions } from "./charge-descriptions";
 
 /** The most of each list the overview shows; an account with more is a back-office matter. */
 const SHOWN = 100;
@@ -36,6 +37,8 @@ export interface PortalSubscription {
 	charges: SubscriptionUsageReport["charges"];
 	/** The period's amount so far, base fee included. */
 	amount_so_far: number;
+	/** What each charge is called on the invoice, by metric: the plan's description, else a readable name. */
+	charge_descriptions: Record<string, string>;
 }
 
 export interface PortalOverview {
@@ -113,7 +116,7 @@ async function subscriptionSoFar(
 	bounds: { start: string; end: string },
 ): Promise<PortalSubscription> {
 	const db = database(env.DB);
-	const [report, plan] = await Promise.all([
+	const [report, current] = await Promise.all([
 		readUsage({
 			env,
 			db,
@@ -125,6 +128,11 @@ async function subscriptionSoFar(
 		}) as Promise<SubscriptionUsageReport>,
 		getRatePlanRow({ db, scope, id: subscription.rate_plan_id }),
 	]);
+	// After a plan change the period may still be rated by the earlier plan: its names are the ones that apply.
+	const plan =
+		report.rate_plan_id === current.id
+			? current
+			: await getRatePlanRow({ db, scope, id: report.rate_plan_id });
 	return {
 		id: subscription.id,
 		rate_plan_id: report.rate_plan_id,
@@ -140,5 +148,6 @@ async function subscriptionSoFar(
 		usage: report.usage,
 		charges: report.charges,
 		amount_so_far: report.total,
+		charge_descriptions: chargeDescriptions(report.charges, ratePlanPricing(plan).charges),
 	};
 }

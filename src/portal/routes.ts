@@ -7,6 +7,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { Alert } from "../alerts/routes";
 import { CreditGrant } from "../credits/routes";
+import { creditNotesOf } from "../documents/credit-notes-of";
 import { interFonts } from "../documents/fonts";
 import { renderInvoicePdf } from "../documents/invoice-pdf";
 import { sellerName } from "../documents/seller";
@@ -60,6 +61,12 @@ const PortalSubscription = z
 		amount_so_far: z.number().openapi({
 			example: 313.77,
 			description: "The period's amount so far, base fee included, as GET /v1/usage rates it.",
+		}),
+		charge_descriptions: z.record(z.string(), z.string()).openapi({
+			example: { base_fee: "Base fee", llm_calls: "LLM calls" },
+			description:
+				"What each charge is called on the invoice, by metric: the plan's description of it, else its metric " +
+				"made readable. A page shows these, not the metric ids.",
 		}),
 	})
 	.openapi("PortalSubscription");
@@ -189,7 +196,11 @@ portalRoutes.openapi(
 	}),
 	async (c) => {
 		const invoice = await accountInvoice(c, c.req.valid("param").invoice_id);
-		const bytes = await renderInvoicePdf(invoice, { seller: sellerName(c.env), fonts: interFonts });
+		const bytes = await renderInvoicePdf(invoice, {
+			seller: sellerName(c.env),
+			fonts: interFonts,
+			creditNotes: await creditNotesOf(scopeOf(c), invoice),
+		});
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
-import { apiClient, openConsoleRoute, redrawnBy, startBrowser } from "./harness.mjs";
+import { apiClient, openConsoleRoute, redrawnBy, saveScreenshot, startBrowser } from "./harness.mjs";
 
 const STEP_MS = 60_000;
 const hardStop = setTimeout(() => {
@@ -101,6 +101,45 @@ describe("the audit log page", { timeout: 200_000 }, () => {
 		assert.match(await rows().nth(1).textContent(), /operator.*account\.created/s);
 		await open(`#/settings/audit-log?action=api_key.created`);
 		assert.equal(await rows().count(), 1);
+	});
+
+	step("keeps every id, action and time whole at 1280 px, and shows changes on demand", async () => {
+		await page.setViewportSize({ width: 1280, height: 800 });
+		await open("#/settings/audit-log");
+		// An inline element split over lines has one client rectangle per line.
+		const split = await page.evaluate(() =>
+			[
+				...document.querySelectorAll(
+					"[data-audit-log] tbody td > code, [data-audit-log] .when, [data-audit-log] td > span > code",
+				),
+			]
+				.filter((element) => element.getClientRects().length > 1)
+				.map((element) => element.textContent),
+		);
+		assert.deepEqual(split, []);
+		await open(`#/settings/audit-log?resource_id=${data.account.id}`);
+		const changes = rows().first().locator("details");
+		assert.equal(await changes.getAttribute("open"), null);
+		assert.match(await changes.locator("summary").textContent(), /email.*net_terms_days/);
+		assert.equal(await changes.locator("ul.changes").isVisible(), false);
+		await changes.locator("summary").click();
+		assert.equal(await changes.locator("ul.changes").isVisible(), true);
+		await saveScreenshot(page, "console-audit-log-desktop", { fullPage: false });
+	});
+
+	step("is compact on a phone: 20 records take under 2,600 px", async () => {
+		await page.setViewportSize({ width: 390, height: 844 });
+		await open("#/settings/audit-log?action=agent.created");
+		const heights = await page.evaluate(() =>
+			[...document.querySelectorAll("[data-audit-log] tbody tr")]
+				.slice(0, 20)
+				.map((row) => row.getBoundingClientRect().height),
+		);
+		assert.equal(heights.length, 20);
+		const total = heights.reduce((a, b) => a + b, 0);
+		assert.ok(total < 2600, `20 records are ${Math.round(total)} px tall at 390 px`);
+		await saveScreenshot(page, "console-audit-log-phone", { fullPage: false });
+		await page.setViewportSize({ width: 1440, height: 900 });
 	});
 
 	step("fits 390 px and has no serious or critical axe-core violation", async () => {

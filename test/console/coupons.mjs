@@ -74,12 +74,17 @@ describe("coupons in the console", { timeout: 200_000 }, () => {
 		await page.fill(`${form} input[name=value]`, "20");
 		await page.selectOption(`${form} select[name=duration]`, "repeating");
 		await page.fill(`${form} input[name=periods]`, "3");
+		// Redeemable through the last day of next year (UTC).
+		const lastDay = `${new Date().getUTCFullYear() + 1}-12-31`;
+		await page.fill(`${form} input[name=redeem_by]`, lastDay);
 		await page.click("button:has-text('Create coupon')");
 		await page.waitForSelector(`tr:has-text('${code}')`);
 		const { coupons } = await api("GET", "/coupons");
 		const coupon = coupons.find((c) => c.code === code);
 		assert.equal(coupon.percent_off, 20);
 		assert.equal(coupon.duration_in_periods, 3);
+		assert.equal(coupon.redeem_by, `${lastDay}T23:59:59.999Z`);
+		assert.match(await page.locator("tr", { hasText: code }).textContent(), new RegExp(lastDay));
 		assert.match(await page.locator("tr", { hasText: code }).textContent(), /20% off, for 3 periods/);
 		assert.deepEqual(await seriousViolations(), []);
 	});

@@ -2,6 +2,7 @@
 // customer sees through a minted link, at 1280 and 390 px, with axe-core; expiry, revocation, an unreachable API;
 // and the console's "Share portal link".
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
@@ -65,7 +66,8 @@ before(async () => {
 		base_fee: 10,
 		charges: [
 			{
-				metric: "calls",
+				metric: "llm_calls",
+				description: "LLM calls",
 				source: { kind: "action", type: "llm_call", aggregate: "count" },
 				model: "per_unit",
 				unit_price: 0.01,
@@ -83,8 +85,28 @@ before(async () => {
 		Array.from({ length: 42 }, () => ({ agent_key: "portal-bot-1", action_type: "llm_call" })),
 	);
 	await api("POST", "/alerts", { subscription_id: usage.id, threshold: 100, name: "Monthly budget" });
+	await api("POST", "/alerts", {
+		subscription_id: usage.id,
+		metric: "llm_calls",
+		threshold: 5000,
+		name: "Call cap",
+		block: true,
+	});
 	await api("POST", `/accounts/${account.id}/credit-grants`, { amount: 20, description: "Welcome credit" });
-	data = { account, invoice, usage };
+	// Part of the paid invoice refunded by a credit note: a refund row under payments, and the note itself.
+	const note = await api("POST", `/invoices/${invoice.id}/credit-notes`, {
+		amount: 25.5,
+		reason: "product_unsatisfactory",
+		refund: true,
+	});
+	// A second customer without prepaid credit, whose usage this period is billed in full.
+	const plain = await api("POST", "/accounts", { name: "No Credit Co", email: "ap@nocredit.example" });
+	await api("POST", "/subscriptions", {
+		account_id: plain.id,
+		rate_plan_id: flat.id,
+		agent_instance_ids: ["portal-flat-2"],
+	});
+	data = { account, invoice, usage, note, plain };
 
 	browser = await startBrowser();
 	page = browser.page;
@@ -161,6 +183,55 @@ describe("the customer portal's page", { timeout: 280_000 }, () => {
 		await page.waitForSelector("section:has-text('Payments') td:has-text('wire-portal-1')");
 	});
 
+	step(
+		"names charges as the invoice does, the period's amount once, and what a blocking budget does",
+		async () => {
+			const card = page.locator(`[data-subscription="${data.usage.id}"]`);
+			assert.deepEqual(await card.locator("td[data-label=charge]").allTextContents(), [
+				"Base fee",
+				"LLM calls",
+			]);
+			const text = await page.textContent("main");
+			assert.ok(!text.includes("llm_calls"), "a metric id is shown");
+			assert.ok(!/accrued/i.test(text), "a second figure for the period is shown");
+			assert.equal(await page.locator(".metric[data-field=pending_usage]").count(), 0);
+			// This account has prepaid credit: what is left of it once the period is invoiced is shown.
+			assert.equal(await page.locator(".metric[data-field=projected]").count(), 1);
+			const cap = page.locator("tr", { hasText: "Call cap" });
+			assert.equal(await cap.locator("td[data-label=on]").textContent(), "LLM calls");
+			assert.match(await cap.textContent(), /once reached, further usage is refused until the next period/);
+			assert.ok(!/·\s*stops usage/.test(text));
+		},
+	);
+
+	step(
+		"lists credit notes beside the invoices, and a refund as a refund naming its credit note",
+		async () => {
+			const notes = page.locator("section", { has: page.locator("h2", { hasText: "Credit notes" }) });
+			const row = notes.locator("tbody tr").first();
+			assert.equal(await row.locator(".credit-note-number").textContent(), data.note.number);
+			assert.equal(await row.locator("td[data-label=invoice]").textContent(), data.invoice.number);
+			assert.match(await row.locator("td[data-label=amount]").textContent(), /^\$25\.50/);
+			assert.equal(await row.locator("td[data-label=reason]").textContent(), "Product unsatisfactory");
+			const refund = page.locator("section:has-text('Payments') tr", { hasText: "Refund" });
+			assert.match(await refund.textContent(), new RegExp(`credit note ${data.note.number}`));
+			assert.equal(await refund.locator("td[data-label=amount]").textContent(), "$25.50");
+			const download = page.waitForEvent("download");
+			await page.click(`button[aria-label="Open the PDF of credit note ${data.note.number}"]`);
+			assert.equal((await download).suggestedFilename(), `${data.note.number}.pdf`);
+		},
+	);
+
+	step("shows no projected balance to an account without prepaid credit", async () => {
+		const other = await api("POST", `/accounts/${data.plain.id}/portal-sessions`, {});
+		await openLink(other.url);
+		await page.waitForSelector("section:has-text('Credit') p.empty");
+		assert.equal(await page.locator(".metric[data-field=projected]").count(), 0);
+		assert.equal(await page.locator(".metric.negative").count(), 0);
+		const session = await mint();
+		await openLink(session.url);
+	});
+
 	step("downloads an invoice's PDF with the token", async () => {
 		const download = page.waitForEvent("download");
 		await page.click(`button[aria-label="Open the PDF of invoice ${data.invoice.number}"]`);
@@ -168,6 +239,11 @@ describe("the customer portal's page", { timeout: 280_000 }, () => {
 		assert.equal(file.suggestedFilename(), `${data.invoice.number}.pdf`);
 		const bytes = readFileSync(await file.path());
 		assert.equal(bytes.subarray(0, 5).toString("latin1"), "%PDF-");
+		// The invoice's document names its credit note and the refund, each on its own line.
+		const text = execFileSync("pdftotext", ["-layout", await file.path(), "-"], { encoding: "utf8" });
+		assert.match(text, new RegExp(`Refunded, credit note ${data.note.number}\\s+USD 25\\.50`));
+		assert.match(text, new RegExp(`Credit note ${data.note.number} of USD 25\\.50`));
+		assert.match(text, /Amount paid, net of refunds\s+USD 23\.50/);
 		await page.waitForSelector(`p.ok:has-text('${data.invoice.number}.pdf')`);
 	});
 

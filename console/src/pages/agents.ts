@@ -7,7 +7,7 @@ import { dateTime, day, money } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import { rangeForm } from "../range-form";
 import type { Agent, AgentInstance, CostList, List } from "../types";
-import { link, pager, section, table } from "../ui";
+import { ident, link, pager, section, table } from "../ui";
 
 const PAGE = 20;
 
@@ -117,7 +117,7 @@ export async function agentPage(ctx: PageContext): Promise<void> {
 						title: `Events of ${instance.key}`,
 					}),
 					instance.name ?? "—",
-					day(instance.created_at),
+					ident(day(instance.created_at)),
 				]),
 				"No instances. Register one with POST /v1/agents/{agent_id}/instances.",
 			),

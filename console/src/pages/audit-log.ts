@@ -10,39 +10,48 @@ import { badge, errorBox, field, section, table, when } from "../ui";
 
 const PAGE = 50;
 
+/** The actor in brief: its type and key prefix (the key's id is in the record's details). */
 function actorOf(record: AuditRecord): HTMLElement {
-	const { type, key_id, key_prefix } = record.actor;
-	return h(
-		"span",
-		null,
-		badge(type),
-		key_prefix ? h("code", null, " ", key_prefix) : null,
-		key_id ? h("small", { class: "muted" }, " ", key_id) : null,
-	);
+	const { type, key_prefix } = record.actor;
+	return h("span", { class: "actor" }, badge(type), key_prefix ? [" ", h("code", null, key_prefix)] : null);
 }
 
-function changesOf(record: AuditRecord): HTMLElement {
+const shown = (value: unknown) => h("code", { class: "value" }, JSON.stringify(value));
+
+/**
+ * The fields a record changed, named in its summary; their values before → after, the key's id and the request's
+ * on demand, so that a page of records stays a page of rows.
+ */
+function detailsOf(record: AuditRecord): HTMLElement {
 	const entries = Object.entries(record.changes);
-	if (entries.length === 0) return h("span", { class: "muted" }, "—");
+	const names =
+		entries.length === 0
+			? h("span", { class: "muted" }, "details")
+			: entries.flatMap(([name], i) => [i > 0 ? ", " : null, h("code", null, name)]);
 	return h(
-		"ul",
-		{ class: "changes" },
-		entries.map(([name, values]) =>
+		"details",
+		{ class: "audit-details" },
+		h("summary", null, names),
+		entries.length > 0 &&
 			h(
-				"li",
-				null,
-				h("code", null, name),
-				": ",
-				values.length === 1
-					? h("code", null, JSON.stringify(values[0]))
-					: h(
-							"span",
-							null,
-							h("code", null, JSON.stringify(values[0])),
-							" → ",
-							h("code", null, JSON.stringify(values[1])),
-						),
+				"ul",
+				{ class: "changes" },
+				entries.map(([name, values]) =>
+					h(
+						"li",
+						null,
+						h("code", null, name),
+						": ",
+						values.length === 1 ? shown(values[0]) : [shown(values[0]), " → ", shown(values[1])],
+					),
+				),
 			),
+		h(
+			"p",
+			{ class: "muted audit-meta" },
+			"request ",
+			h("code", { class: "request-id" }, record.request_id ?? "—"),
+			record.actor.key_id ? [" · key ", h("code", null, record.actor.key_id)] : null,
 		),
 	);
 }
@@ -53,12 +62,11 @@ function recordRow(record: AuditRecord): HTMLElement[] {
 		actorOf(record),
 		h("code", null, record.action),
 		h("code", null, record.resource_id),
-		changesOf(record),
-		h("code", { class: "request-id" }, record.request_id ?? "—"),
+		detailsOf(record),
 	];
 }
 
-const HEADERS = ["time (UTC)", "actor", "action", "resource", "changes", "request"];
+const HEADERS = ["time (UTC)", "actor", "action", "resource", "changes"];
 
 export async function auditLogPage(ctx: PageContext): Promise<void> {
 	const q = (name: string) => ctx.query.get(name) ?? "";

@@ -133,6 +133,7 @@ function couponForm(ctx: PageContext, show: () => Promise<void>): HTMLElement {
 			h("input", { name: "periods", type: "number", min: "1", max: "120", size: 4 }),
 		),
 		field("Max redemptions", h("input", { name: "max", type: "number", min: "1", size: 6 })),
+		field("Redeem by (last day, UTC)", h("input", { name: "redeem_by", type: "date" })),
 		button,
 	);
 	form.addEventListener("submit", (event) => {
@@ -147,6 +148,8 @@ function couponForm(ctx: PageContext, show: () => Promise<void>): HTMLElement {
 			} else body.percent_off = Number(values.value);
 			if (values.duration === "repeating") body.duration_in_periods = Number(values.periods);
 			if (values.max) body.max_redemptions = Number(values.max);
+			// Redeemable through the whole of that day, in UTC as billing is.
+			if (values.redeem_by) body.redeem_by = `${values.redeem_by}T23:59:59.999Z`;
 			const coupon = await ctx.api.post<Coupon>("/coupons", body);
 			form.reset();
 			await show();

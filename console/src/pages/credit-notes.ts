@@ -4,9 +4,9 @@
  */
 import type { PageContext } from "../context";
 import { h } from "../dom";
-import { dateTime, money } from "../format";
+import { money } from "../format";
 import type { CreditNote, Invoice, List } from "../types";
-import { field, runInto, section, table } from "../ui";
+import { field, ident, runInto, section, table, when } from "../ui";
 
 const REASONS = [
 	"billing_error",
@@ -49,8 +49,8 @@ export async function creditNotesSection(ctx: PageContext, invoice: Invoice): Pr
 		table(
 			["number", "issued", "reason", "amount", "off the invoice", "refunded", "as credit", "document"],
 			notes.credit_notes.map((note) => [
-				note.number,
-				dateTime(note.created_at),
+				ident(note.number),
+				when(note.created_at),
 				note.reason.replaceAll("_", " "),
 				h("span", { class: "num" }, format(note.amount)),
 				h("span", { class: "num" }, format(note.applied.to_invoice)),

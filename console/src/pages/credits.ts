@@ -4,7 +4,7 @@
  */
 import type { PageContext } from "../context";
 import { formValues, h } from "../dom";
-import { money } from "../format";
+import { belowZero, money } from "../format";
 import type { Account, Balance, CreditGrant, List } from "../types";
 import { badge, confirmAction, field, fillWhenReady, runInto, section, table, when } from "../ui";
 
@@ -30,7 +30,11 @@ async function balanceCards(ctx: PageContext, account: Account): Promise<Node> {
 	const card = (key: keyof Balance, label: string, value: number, hint: string) =>
 		h(
 			"div",
-			{ class: `metric${value < 0 ? " negative" : ""}`, "data-field": key, "data-value": value },
+			{
+				class: `metric${belowZero(value, balance.currency) ? " negative" : ""}`,
+				"data-field": key,
+				"data-value": value,
+			},
 			h("dt", null, label),
 			h("dd", null, money(value, balance.currency), h("small", { class: "muted" }, hint)),
 		);

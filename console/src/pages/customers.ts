@@ -5,7 +5,7 @@ import { fill, h } from "../dom";
 import { dateTime, day, money } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import type { Account, Invoice, List, Subscription } from "../types";
-import { badge, link, pager, section, table, when } from "../ui";
+import { badge, ident, link, pager, section, table, when } from "../ui";
 import { creditSection } from "./credits";
 import { portalLinkSection } from "./portal-link";
 
@@ -50,7 +50,7 @@ export async function customersPage(ctx: PageContext): Promise<void> {
 				(subscriptions[i]?.subscriptions ?? []).length === 0
 					? h("span", { class: "muted" }, "none")
 					: (subscriptions[i]?.subscriptions ?? []).map((s) => subscriptionSummary(s, plans)),
-				day(account.created_at),
+				ident(day(account.created_at)),
 			]),
 			"No accounts yet. Create them with POST /v1/accounts.",
 		),
@@ -117,8 +117,8 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 			table(
 				["number", "period", "kind", "status", "amount"],
 				invoices.invoices.map((invoice) => [
-					link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft"),
-					invoice.billing_period,
+					ident(link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft")),
+					ident(invoice.billing_period),
 					invoice.kind,
 					badge(invoice.status),
 					h("span", { class: "num" }, money(invoice.amount, invoice.currency)),

@@ -1,9 +1,9 @@
 /** One invoice: its lines, and pay or void while it is open. */
 import type { PageContext } from "../context";
-import { fill, formValues, h } from "../dom";
+import { type Child, fill, formValues, h } from "../dom";
 import { dateTime, money, quantity } from "../format";
 import type { Account, Invoice, InvoiceDocumentFields } from "../types";
-import { badge, confirmAction, field, link, runInto, section, table } from "../ui";
+import { badge, confirmAction, field, ident, link, runInto, section, table, when } from "../ui";
 import { creditNotesSection, draftActions } from "./credit-notes";
 
 export async function invoicePage(ctx: PageContext): Promise<void> {
@@ -29,7 +29,7 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 			h("dt", null, "Customer"),
 			h("dd", null, link(`#/customers/${invoice.account_id}`, account?.name ?? invoice.account_id)),
 			h("dt", null, "Billing period"),
-			h("dd", null, `${invoice.billing_period} (${invoice.kind})`),
+			h("dd", null, ident(invoice.billing_period), ` (${invoice.kind})`),
 			h("dt", null, "Subscription"),
 			h("dd", null, h("code", null, invoice.subscription_id)),
 			h("dt", null, "Rate plan"),
@@ -82,15 +82,17 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 					{ class: "total amount-due", "data-value": invoice.amount_due },
 					`Amount due ${format(invoice.amount_due)}`,
 				),
+			settlement(invoice, format),
 		),
 		invoice.payments !== undefined &&
 			section(
-				"Payments",
+				"Payments and refunds",
 				table(
-					["paid", "reference", "amount"],
+					["date", "kind", "reference", "amount"],
 					invoice.payments.map((payment) => [
-						dateTime(payment.paid_at),
-						payment.reference ?? "—",
+						when(payment.paid_at),
+						payment.amount < 0 ? "refund" : "payment",
+						payment.reference ? ident(payment.reference) : "—",
 						h("span", { class: "num" }, format(payment.amount)),
 					]),
 					"No payment recorded.",
@@ -100,6 +102,22 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 		invoice.status === "open" || invoice.status === "draft" ? actions(ctx, invoice) : null,
 		creditNotes,
 	);
+}
+
+/**
+ * What settled the amount due: paid (net of refunds), refunded by credit notes, and what remains, so that due −
+ * paid − refunded = remaining reads on the page.
+ */
+function settlement(invoice: Invoice & InvoiceDocumentFields, format: (amount: number) => string): Child {
+	if (invoice.amount_paid === undefined || invoice.payments === undefined) return null;
+	const refunded = -invoice.payments.reduce((sum, p) => (p.amount < 0 ? sum + p.amount : sum), 0);
+	const line = (cls: string, label: string, value: number) =>
+		h("p", { class: `settled ${cls}`, "data-value": value }, `${label} ${format(value)}`);
+	return [
+		line("amount-paid", refunded > 0 ? "Paid, net of refunds" : "Paid", invoice.amount_paid),
+		refunded > 0 && line("amount-refunded", "Refunded", refunded),
+		line("amount-remaining", "Remaining", invoice.amount_remaining),
+	];
 }
 
 function actions(ctx: PageContext, invoice: Invoice): HTMLElement {

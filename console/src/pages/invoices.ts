@@ -5,7 +5,7 @@ import { fill, formValues, h } from "../dom";
 import { day, money } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import type { Invoice, List } from "../types";
-import { badge, field, link, pager, runInto, section, table } from "../ui";
+import { badge, field, ident, link, pager, runInto, section, table } from "../ui";
 
 const PAGE = 20;
 const FILTERS = ["status", "billing_period", "account_id", "subscription_id"] as const;
@@ -86,13 +86,13 @@ function invoiceTable(
 		table(
 			["number", "account", "period", "kind", "status", "amount", "issued"],
 			invoices.invoices.map((invoice) => [
-				link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft"),
+				ident(link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft")),
 				link(`#/customers/${invoice.account_id}`, nameOr(accounts, invoice.account_id)),
-				invoice.billing_period,
+				ident(invoice.billing_period),
 				invoice.kind,
 				badge(invoice.status),
 				h("span", { class: "num" }, money(invoice.amount, invoice.currency)),
-				day(invoice.issued_at),
+				ident(day(invoice.issued_at)),
 			]),
 			"No invoices match.",
 		),
@@ -160,7 +160,7 @@ function generateSection(
 						h(
 							"li",
 							null,
-							link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft"),
+							ident(link(`#/invoices/${invoice.id}`, invoice.number ?? "Draft")),
 							` · ${invoice.kind} · ${money(invoice.amount, invoice.currency)}`,
 						),
 					),

@@ -6,7 +6,7 @@
 import { barChart } from "../charts";
 import { hashOf, type PageContext } from "../context";
 import { fill, h } from "../dom";
-import { money, percent } from "../format";
+import { belowZero, money, percent } from "../format";
 import { currencySelect } from "../range-form";
 import type { MarginsReport } from "../types";
 import { field, fillWhenReady, section, table } from "../ui";
@@ -84,7 +84,11 @@ async function marginsReport(
 	const cell = (value: number, kind: string) =>
 		h(
 			"span",
-			{ class: `num${value < 0 ? " negative" : ""}`, "data-value": value, "data-kind": kind },
+			{
+				class: `num${belowZero(value, report.currency) ? " negative" : ""}`,
+				"data-value": value,
+				"data-kind": kind,
+			},
 			format(value),
 		);
 	const rows = report.breakdown;
@@ -108,6 +112,7 @@ async function marginsReport(
 					rows.slice(0, 12).map((row) => row.name),
 					rows.slice(0, 12).map((row) => (group === "model" ? row.costs : row.margin)),
 					format,
+					group === "model" ? `Costs (${report.currency})` : `Margin: revenue − costs (${report.currency})`,
 				),
 			table(
 				[label, "revenue", "costs", "margin", "margin %"],

@@ -6,10 +6,10 @@ import { barChart, lineChart } from "../charts";
 import { hashOf, type PageContext } from "../context";
 import { type DateRange, rangeFrom, rangeProblem } from "../dates";
 import { fill, h } from "../dom";
-import { money, percent } from "../format";
+import { belowZero, money, percent } from "../format";
 import { rangeForm } from "../range-form";
 import type { MarginRow, PnlReport } from "../types";
-import { field, fillWhenReady, section, table } from "../ui";
+import { field, fillWhenReady, ident, section, table } from "../ui";
 import { unattributedNote } from "./overview";
 
 const GROUPS = [
@@ -74,7 +74,7 @@ async function marginReport(ctx: PageContext, range: DateRange, group: Group): P
 	const cell = (value: number, kind: string) =>
 		h(
 			"span",
-			{ class: `num${value < 0 ? " negative" : ""}`, "data-value": value, "data-kind": kind },
+			{ class: `num${belowZero(value) ? " negative" : ""}`, "data-value": value, "data-kind": kind },
 			format(value),
 		);
 	return h(
@@ -88,16 +88,16 @@ async function marginReport(ctx: PageContext, range: DateRange, group: Group): P
 						"Revenue, costs and margin by month",
 						series.map((row) => row.period),
 						[
-							{ label: "revenue", values: series.map((row) => row.revenue) },
-							{ label: "costs", values: series.map((row) => row.costs) },
-							{ label: "margin", values: series.map((row) => row.margin) },
+							{ label: `Revenue (${report.currency})`, values: series.map((row) => row.revenue) },
+							{ label: `Costs (${report.currency})`, values: series.map((row) => row.costs) },
+							{ label: `Margin (${report.currency})`, values: series.map((row) => row.margin) },
 						],
 					)
 				: null,
 			table(
 				["month", "revenue", "costs", "margin", "margin %"],
 				series.map((row) => [
-					row.period,
+					ident(row.period),
 					cell(row.revenue, "revenue"),
 					cell(row.costs, "costs"),
 					cell(row.margin, "margin"),
@@ -114,6 +114,7 @@ async function marginReport(ctx: PageContext, range: DateRange, group: Group): P
 					rows.slice(0, 12).map((row) => row.name),
 					rows.slice(0, 12).map((row) => row.margin),
 					format,
+					`Margin: revenue − costs (${report.currency})`,
 				),
 			table(
 				[group === "product" ? "rate plan" : group, "revenue", "costs", "margin", "margin %"],
@@ -163,7 +164,7 @@ export function marginTotals(report: {
 				h(
 					"div",
 					{
-						class: `metric${report[key] < 0 ? " negative" : ""}`,
+						class: `metric${belowZero(report[key]) ? " negative" : ""}`,
 						"data-field": key,
 						"data-value": report[key],
 					},

@@ -8,7 +8,7 @@ import { barChart, lineChart } from "../charts";
 import { hashOf, type PageContext } from "../context";
 import { addDays, type DateRange, daysBetween, rangeFrom, rangeProblem, today } from "../dates";
 import { fill, h } from "../dom";
-import { money, percent, quantity } from "../format";
+import { belowZero, money, percent, quantity } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import { rangeForm } from "../range-form";
 import type { List, Pnl, RevenueReport, Subscription, Usage } from "../types";
@@ -87,7 +87,7 @@ async function pnlCards(ctx: PageContext, range: DateRange): Promise<Node> {
 	const metric = (field: keyof Pnl, label: string, value: number, text: string) =>
 		h(
 			"div",
-			{ class: `metric${value < 0 ? " negative" : ""}`, "data-field": field, "data-value": value },
+			{ class: `metric${belowZero(value) ? " negative" : ""}`, "data-field": field, "data-value": value },
 			h("dt", null, label),
 			h("dd", null, text),
 		);

@@ -4,7 +4,7 @@ import { fill, formValues, h } from "../dom";
 import { money } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import type { List, Payment } from "../types";
-import { field, fillWhenReady, link, pager, section, table, when } from "../ui";
+import { field, fillWhenReady, ident, link, pager, section, table, when } from "../ui";
 
 const PAGE = 20;
 
@@ -48,7 +48,7 @@ export async function paymentsPage(ctx: PageContext): Promise<void> {
 					when(payment.paid_at),
 					link(`#/customers/${payment.account_id}`, nameOr(accounts, payment.account_id)),
 					link(`#/invoices/${payment.invoice_id}`, payment.invoice_id),
-					payment.reference ?? "—",
+					payment.reference ? ident(payment.reference) : "—",
 					h("span", { class: "num", "data-payment": payment.id }, money(payment.amount, payment.currency)),
 				]),
 				"No payments yet. Mark an open invoice as paid to record one.",

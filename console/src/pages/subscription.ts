@@ -4,10 +4,21 @@
  */
 import { hashOf, type PageContext } from "../context";
 import { fill, formValues, h } from "../dom";
-import { dateTime, percent, quantity } from "../format";
+import { dateTime, money, percent, quantity } from "../format";
 import { nameOr, namesOf } from "../lookups";
 import type { Account, Alert, List, RatePlan, Subscription } from "../types";
-import { badge, confirmAction, field, fillWhenReady, link, runInto, section, table, when } from "../ui";
+import {
+	badge,
+	confirmAction,
+	field,
+	fillWhenReady,
+	ident,
+	link,
+	runInto,
+	section,
+	table,
+	when,
+} from "../ui";
 import { pricingSections } from "./subscription-pricing";
 
 export async function subscriptionPage(ctx: PageContext): Promise<void> {
@@ -22,7 +33,9 @@ export async function subscriptionPage(ctx: PageContext): Promise<void> {
 	]);
 	const alertsSlot = h("div", { "data-alerts": id });
 	const showAlerts = () =>
-		fillWhenReady(alertsSlot, ctx.signal, () => alertTable(ctx, subscription, showAlerts));
+		fillWhenReady(alertsSlot, ctx.signal, () =>
+			alertTable(ctx, subscription, account?.currency ?? plan?.currency ?? "USD", showAlerts),
+		);
 	fill(
 		ctx.view,
 		h(
@@ -74,9 +87,11 @@ export async function subscriptionPage(ctx: PageContext): Promise<void> {
 	await showAlerts();
 }
 
+/** `currency` is what the subscription is billed in: an amount threshold and a margin alert's minimum are money. */
 async function alertTable(
 	ctx: PageContext,
 	subscription: Subscription,
+	currency: string,
 	showAlerts: () => Promise<void>,
 ): Promise<Node> {
 	const alerts = await ctx.api.get<List<"alerts", Alert>>(
@@ -111,19 +126,23 @@ async function alertTable(
 		return [
 			alert.name ?? h("code", null, alert.id),
 			alert.type === "margin"
-				? `margin below, once costs pass ${quantity(alert.min_costs ?? 0)}`
+				? `margin below, once costs pass ${money(alert.min_costs ?? 0, currency)}`
 				: alert.metric
 					? h("code", null, alert.metric)
 					: "period amount",
 			h(
 				"span",
 				{ class: "num" },
-				alert.type === "margin" ? percent(alert.threshold) : quantity(alert.threshold),
+				alert.type === "margin"
+					? percent(alert.threshold)
+					: alert.metric
+						? quantity(alert.threshold)
+						: money(alert.threshold, currency),
 			),
 			alert.type === "margin" ? badge("margin") : alert.block ? badge("blocking") : "notify",
 			h("span", { "data-alert-status": alert.id }, badge(alert.status)),
 			when(alert.triggered_at),
-			alert.billing_period,
+			ident(alert.billing_period),
 			remove ?? "—",
 		];
 	});

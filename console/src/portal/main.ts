@@ -6,11 +6,12 @@
  */
 import { Api, ApiFailure } from "../api";
 import { type Child, fill, h } from "../dom";
-import { dateTime, day, money, quantity } from "../format";
-import { badge, errorBox, loading, runInto, section, table } from "../ui";
+import { belowZero, dateTime, day, money, quantity } from "../format";
+import { badge, errorBox, loading, section, table } from "../ui";
+import { creditNoteSection, invoiceSection, paymentSection } from "./documents";
 import type {
 	PortalAlert,
-	PortalInvoice,
+	PortalCreditNotes,
 	PortalInvoices,
 	PortalOverview,
 	PortalPayments,
@@ -78,7 +79,7 @@ function subscriptionCard(s: PortalSubscription): HTMLElement {
 		table(
 			["charge", "quantity", "amount"],
 			s.charges.map((charge) => [
-				charge.metric === "base_fee" ? "Base fee" : h("code", null, charge.metric),
+				h("span", { class: "charge" }, chargeName(s, charge.metric)),
 				h("span", { class: "num" }, quantity(charge.quantity)),
 				h("span", { class: "num" }, format(charge.amount)),
 			]),
@@ -102,28 +103,54 @@ function subscriptionCard(s: PortalSubscription): HTMLElement {
 	);
 }
 
+/** What the invoice calls a charge: never its metric id, unless an older API gave no description. */
+function chargeName(s: PortalSubscription | undefined, metric: string): string {
+	return s?.charge_descriptions?.[metric] ?? metric.replace(/[_.:-]+/g, " ");
+}
+
 function alertRows(alerts: PortalAlert[], subscriptions: PortalSubscription[]): Child[][] {
-	const currency = new Map(subscriptions.map((s) => [s.id, s.currency]));
+	const byId = new Map(subscriptions.map((s) => [s.id, s]));
 	return alerts.map((alert) => [
 		alert.name ?? "—",
-		alert.metric === null ? "Total amount" : h("code", null, alert.metric),
+		alert.metric === null ? "Total amount" : chargeName(byId.get(alert.subscription_id), alert.metric),
 		h(
 			"span",
 			{ class: "num" },
 			alert.metric === null
-				? money(alert.threshold, currency.get(alert.subscription_id) ?? "USD")
+				? money(alert.threshold, byId.get(alert.subscription_id)?.currency ?? "USD")
 				: quantity(alert.threshold),
 		),
-		[badge(alert.status), alert.block ? h("small", { class: "muted" }, " · stops usage") : null],
+		// One element a cell: a narrow screen lays each cell out as "label  value".
+		h(
+			"span",
+			null,
+			badge(alert.status),
+			alert.block
+				? h(
+						"small",
+						{ class: "muted block-note" },
+						" · once reached, further usage is refused until the next period",
+					)
+				: null,
+		),
 		alert.triggered_at ? dateTime(alert.triggered_at) : "—",
 	]);
 }
 
-function creditCards(credits: PortalOverview["credits"]): HTMLElement {
+/**
+ * The prepaid credit left, and only where there is some, what would be left once this period's usage not yet
+ * invoiced is billed. The period's amount itself stands once, on its subscription.
+ */
+function creditCards(credits: PortalOverview["credits"]): HTMLElement | null {
+	if (credits.available <= 0) return null;
 	const card = (label: string, value: number, hint: string, field: string) =>
 		h(
 			"div",
-			{ class: `metric${value < 0 ? " negative" : ""}`, "data-field": field, "data-value": value },
+			{
+				class: `metric${belowZero(value, credits.currency) ? " negative" : ""}`,
+				"data-field": field,
+				"data-value": value,
+			},
 			h("dt", null, label),
 			h("dd", null, money(value, credits.currency), h("small", { class: "muted" }, hint)),
 		);
@@ -131,51 +158,7 @@ function creditCards(credits: PortalOverview["credits"]): HTMLElement {
 		"dl",
 		{ class: "metrics", "aria-label": "Credit balance" },
 		card("Available", credits.available, "prepaid credit left", "available"),
-		card("Accrued this period", credits.pending_usage, "usage and fees so far", "pending_usage"),
-		card("Projected", credits.projected, "available − accrued", "projected"),
-	);
-}
-
-function pdfButton(api: Api, invoice: PortalInvoice, result: HTMLElement): HTMLButtonElement {
-	const button = h(
-		"button",
-		{ type: "button", class: "small", "aria-label": `Open the PDF of invoice ${invoice.number}` },
-		"PDF",
-	);
-	button.addEventListener("click", () =>
-		runInto(result, button, async () => {
-			const url = URL.createObjectURL(await api.blob(`/invoices/${invoice.id}/pdf`));
-			// A download link works where a new tab would be taken for a pop-up.
-			const anchor = h("a", { href: url, download: `${invoice.number}.pdf`, hidden: true });
-			document.body.append(anchor);
-			anchor.click();
-			anchor.remove();
-			setTimeout(() => URL.revokeObjectURL(url), 60_000);
-			return h("p", { class: "ok" }, `Downloaded ${invoice.number}.pdf.`);
-		}),
-	);
-	return button;
-}
-
-function invoiceSection(api: Api, invoices: PortalInvoices): HTMLElement {
-	const result = h("div", { "aria-live": "polite" });
-	return section(
-		"Invoices",
-		table(
-			["invoice", "period", "status", "amount due", "due by", "document"],
-			invoices.invoices.map((invoice) => [
-				h("span", { class: "invoice-number" }, invoice.number),
-				invoice.billing_period,
-				badge(invoice.status),
-				h("span", { class: "num" }, money(invoice.amount_due, invoice.currency)),
-				invoice.status === "open" ? day(invoice.due_at) : "—",
-				pdfButton(api, invoice, result),
-			]),
-			"No invoices yet.",
-		),
-		invoices.total > invoices.invoices.length &&
-			h("p", { class: "muted" }, `The latest ${invoices.invoices.length} of ${invoices.total} invoices.`),
-		result,
+		card("After this period", credits.projected, "once usage not yet invoiced is billed", "projected"),
 	);
 }
 
@@ -185,6 +168,7 @@ function render(
 	overview: PortalOverview,
 	invoices: PortalInvoices,
 	payments: PortalPayments,
+	creditNotes: PortalCreditNotes,
 ) {
 	const { account, credits } = overview;
 	document.title = `${account.name} · ${overview.seller}`;
@@ -231,19 +215,8 @@ function render(
 				),
 			),
 			invoiceSection(api, invoices),
-			section(
-				"Payments",
-				table(
-					["paid", "invoice", "reference", "amount"],
-					payments.payments.map((payment) => [
-						dateTime(payment.paid_at),
-						invoices.invoices.find((i) => i.id === payment.invoice_id)?.number ?? payment.invoice_id,
-						payment.reference ?? "—",
-						h("span", { class: "num" }, money(payment.amount, payment.currency)),
-					]),
-					"No payments recorded.",
-				),
-			),
+			creditNoteSection(api, creditNotes, invoices),
+			paymentSection(payments, invoices),
 		),
 		h(
 			"footer",
@@ -257,12 +230,13 @@ async function show(root: HTMLElement, token: string): Promise<void> {
 	fill(root, h("main", { id: "main", class: "portal-main" }, loading("Loading your account…")));
 	const api = new Api(token, "/portal/api");
 	try {
-		const [overview, invoices, payments] = await Promise.all([
+		const [overview, invoices, payments, creditNotes] = await Promise.all([
 			api.get<PortalOverview>("/overview"),
 			api.get<PortalInvoices>("/invoices", { limit: 100 }),
 			api.get<PortalPayments>("/payments", { limit: 100 }),
+			api.get<PortalCreditNotes>("/credit-notes", { limit: 100 }),
 		]);
-		render(root, api, overview, invoices, payments);
+		render(root, api, overview, invoices, payments, creditNotes);
 	} catch (error) {
 		fill(
 			root,

@@ -39,6 +39,8 @@ export interface PortalSubscription {
 	usage: PortalUsageLine[];
 	charges: PortalCharge[];
 	amount_so_far: number;
+	/** What each charge is called on the invoice, by metric. */
+	charge_descriptions?: Record<string, string>;
 }
 
 export interface PortalAlert {
@@ -94,6 +96,8 @@ export interface PortalInvoice {
 
 export interface PortalPayment {
 	id: string;
+	/** Present once the API says it; a refund is a negative amount either way. */
+	kind?: "payment" | "refund";
 	invoice_id: string;
 	amount: number;
 	currency: string;
@@ -101,8 +105,21 @@ export interface PortalPayment {
 	paid_at: string;
 }
 
+export interface PortalCreditNote {
+	id: string;
+	number: string;
+	invoice_id: string;
+	currency: string;
+	amount: number;
+	reason: "duplicate" | "fraudulent" | "order_change" | "product_unsatisfactory" | "billing_error" | "other";
+	memo: string | null;
+	applied: { to_invoice: number; refunded: number; credited: number };
+	created_at: string;
+}
+
 export type PortalInvoices = PortalPage & { invoices: PortalInvoice[] };
 export type PortalPayments = PortalPage & { payments: PortalPayment[] };
+export type PortalCreditNotes = PortalPage & { credit_notes: PortalCreditNote[] };
 
 /** The console's view of a minted session (POST /v1/accounts/{id}/portal-sessions). */
 export interface PortalSessionView {
