@@ -3,7 +3,6 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
-import { DISCOUNT_METRIC } from "../coupons/period-discount";
 import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
@@ -11,6 +10,7 @@ import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
 import { periodBounds } from "../lib/time";
+import { DISCOUNT_METRIC } from "../pricing/period-discount";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type InvoiceStatus = InvoiceRow["status"];
