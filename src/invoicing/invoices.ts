@@ -87,6 +87,9 @@ export function invoiceNumber(number: number): string {
 	return `INV-${String(number).padStart(6, "0")}`;
 }
 
+/** invoiceNumber in SQL, of an integer column or expression, for a batch that draws the number itself. */
+export const invoiceNumberSql = (number: string) => `'INV-' || printf('%06d', ${number})`;
+
 export function invoiceView(
 	row: InvoiceRow,
 	lines: readonly StoredLine[],
