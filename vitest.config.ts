@@ -17,6 +17,8 @@ export default defineConfig({
 						miniflare: {
 							bindings: {
 								ADMIN_API_KEY: "sk_api_test_operator_key_0123456789abcdef",
+								// As in `npm run dev`: webhooks may go to localhost (a deployment does not set it).
+								ALLOW_LOCAL_WEBHOOK_URLS: "true",
 								TEST_MIGRATIONS: await readD1Migrations("./migrations"),
 							},
 						},

@@ -67,8 +67,13 @@ const applied = /No migrations to apply/.test(migrate.stdout) ? "up to date" : "
 console.log(`Local D1 migrations: ${applied}.`);
 
 // --test-scheduled: the crons can be run by hand at /__scheduled (wrangler would otherwise warn that they do not
-// run by themselves in local development).
-const devArgs = args.includes("--test-scheduled") ? args : [...args, "--test-scheduled"];
+// run by themselves in local development). ALLOW_LOCAL_WEBHOOK_URLS: webhooks may go to a receiver on this
+// machine (localhost, 127.0.0.1, [::1]), which a deployment refuses.
+const devArgs = [
+	...(args.includes("--test-scheduled") ? args : [...args, "--test-scheduled"]),
+	"--var",
+	"ALLOW_LOCAL_WEBHOOK_URLS:true",
+];
 const dev = spawn(process.execPath, [...wrangler, "dev", ...devArgs], {
 	stdio: ["inherit", "pipe", "pipe"],
 	env,

@@ -20,6 +20,8 @@ export interface Env {
 	BENCH_ROUTES?: string;
 	/** The seller on invoice documents (docs/billing.md#invoice-documents-and-payments); "Agent Metering & Billing" when unset. */
 	BILLING_COMPANY_NAME?: string;
+	/** "true" only in local development and the tests: webhooks may go to localhost, 127.0.0.1 and [::1]. */
+	ALLOW_LOCAL_WEBHOOK_URLS?: string;
 }
 
 export type Environment = "live" | "test";

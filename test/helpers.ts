@@ -33,7 +33,11 @@ export async function call<T = any>(
 		headers["Content-Type"] ??= "application/json";
 	}
 	const response = await exports.default.fetch(new Request(`${BASE}${path}`, { method, headers, body }));
-	const text = await response.text();
+	// A binary body (a PDF) is decoded from its bytes: .text() on it makes the runtime print a warning.
+	const textual = /^(?:text\/|application\/(?:[\w.+-]*\+)?json)|^$/.test(
+		response.headers.get("Content-Type") ?? "",
+	);
+	const text = textual ? await response.text() : new TextDecoder().decode(await response.arrayBuffer());
 	let parsed: unknown = text;
 	try {
 		parsed = text ? JSON.parse(text) : null;

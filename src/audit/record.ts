@@ -158,6 +158,25 @@ export function auditRecordInsert(db: Db, scope: Scope, change: AuditedChange) {
 	);
 }
 
+/**
+ * Adds `{field: [null, value]}` to the record the batch wrote last, for a value only the batch itself knows (an
+ * invoice number drawn from a counter): `valueSql` is a scalar subquery whose parameters are ?2 onwards. Put it
+ * right after that record's INSERT in the same batch, so the record is never seen without it.
+ */
+export function auditAfterFromBatch(
+	d1: D1Database,
+	field: string,
+	valueSql: string,
+	...params: unknown[]
+): D1PreparedStatement {
+	return d1
+		.prepare(
+			`UPDATE audit_records SET changes = json_set(changes, ?1, json_array(NULL, (${valueSql})))
+			WHERE seq = (SELECT max(seq) FROM audit_records)`,
+		)
+		.bind(`$.${field}`, ...params);
+}
+
 /** The INSERT of one change's record (auditInserts). */
 export function auditInsert(d1: D1Database, scope: Scope, change: AuditedChange): D1PreparedStatement {
 	return auditInserts(d1, scope, [change])[0] as D1PreparedStatement;

@@ -43,7 +43,8 @@ type ScopedTable = SQLiteTableWithColumns<any> & { environment: SQLiteColumn; id
 /**
  * `updateInScope` with its audit record: sets `set` on the row with this id in the scope (and meeting
  * `conditions`), records `[before, after]` of each field that changed under `action`, and answers the row after.
- * not_found when no row matches, then or by the time the batch runs (nothing is written then).
+ * not_found when no row matches, then or by the time the batch runs (nothing is written then). When `set` changes
+ * no field (besides `updated_at`), nothing is written at all: a write that changes nothing leaves no record.
  */
 export async function updateAudited<T extends ScopedTable>(
 	db: Db,
@@ -56,6 +57,8 @@ export async function updateAudited<T extends ScopedTable>(
 	...conditions: SQL[]
 ): Promise<T["$inferSelect"]> {
 	const before = await getInScope(db, scope, table, what, id, ...conditions);
+	const changes = changedColumns(table, before, set as Record<string, unknown>);
+	if (Object.keys(changes).length === 0) return before;
 	const d1 = db.$client;
 	try {
 		await d1.batch([
@@ -70,7 +73,7 @@ export async function updateAudited<T extends ScopedTable>(
 			auditInsert(d1, scope, {
 				action,
 				resourceId: id,
-				changes: changedColumns(table, before, set as Record<string, unknown>),
+				changes,
 			}),
 		]);
 		// The guard proved the row matched, so it now holds what it held with `set` applied.

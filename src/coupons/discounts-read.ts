@@ -3,7 +3,7 @@ import { eq } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { discountInEffect, type PeriodDiscount, parseDiscount } from "./period-discount";
+import { discountInEffect, type PeriodDiscount, parseDiscount } from "../pricing/period-discount";
 
 export async function periodDiscountOf(
 	db: Db,

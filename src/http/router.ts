@@ -15,8 +15,13 @@ export function issuePath(path: readonly PropertyKey[], target?: string): string
 	return out === "" ? (target === "json" ? "body" : (target ?? "")) : out;
 }
 
+/** zod's invalid_type for a value left out ("…, received undefined"): said plainly. */
+const isMissing = (issue: ZodError["issues"][number]) =>
+	issue.code === "invalid_type" && / received undefined$/.test(issue.message);
+
 export function zodToApiError(error: ZodError, target?: string): ApiError {
 	const details: ErrorDetail[] = error.issues.map((issue) => {
+		if (isMissing(issue)) return { path: issuePath(issue.path, target), message: "Required." };
 		if (issue.code === "unrecognized_keys") {
 			const base = issue.path.length === 0 ? "" : issuePath(issue.path, target);
 			return {

@@ -16,13 +16,13 @@ import {
 	proratedBaseFeeDescription,
 	rateWithProration,
 } from "../billing-period/proration";
+import { Decimal } from "../lib/decimal";
 import {
 	DISCOUNT_METRIC,
 	discountDescription,
 	type PeriodDiscount,
 	withDiscount,
-} from "../coupons/period-discount";
-import { Decimal } from "../lib/decimal";
+} from "../pricing/period-discount";
 import type { Charge } from "../pricing/plan";
 import type { RatePlanRow } from "../pricing/plans";
 import { ratePlanPricing } from "../pricing/plans";

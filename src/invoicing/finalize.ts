@@ -7,7 +7,7 @@
  * makes it roll back whole.
  */
 
-import { auditInsert } from "../audit/record";
+import { auditAfterFromBatch, auditInsert } from "../audit/record";
 import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import { database } from "../db/client";
@@ -21,7 +21,14 @@ import { dispatchOutbox } from "../webhooks/dispatch";
 import { outboxInsertMany } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
 import { generateInvoicesForPeriod } from "./generate";
-import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
+import {
+	getInvoice,
+	getInvoiceRow,
+	type InvoiceRow,
+	type InvoiceView,
+	invoiceEventData,
+	invoiceNumberSql,
+} from "./invoices";
 import { applicationRows, prepareIssue } from "./issue";
 
 const ATTEMPTS = 5;
@@ -116,6 +123,14 @@ async function issueDraft(d1: D1Database, scope: Scope, draft: InvoiceRow, now: 
 				credits_applied: [null, terms.creditsApplied.toNumber()],
 			},
 		}),
+		// The number is drawn inside this batch: the record takes it from the invoice just numbered.
+		auditAfterFromBatch(
+			d1,
+			"number",
+			`SELECT ${invoiceNumberSql("number")} FROM invoices WHERE environment = ?2 AND id = ?3`,
+			environment,
+			draft.id,
+		),
 	]);
 }
 

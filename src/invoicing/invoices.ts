@@ -3,7 +3,6 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
-import { DISCOUNT_METRIC } from "../coupons/period-discount";
 import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
@@ -11,6 +10,7 @@ import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
 import { periodBounds } from "../lib/time";
+import { DISCOUNT_METRIC } from "../pricing/period-discount";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type InvoiceStatus = InvoiceRow["status"];
@@ -86,6 +86,9 @@ interface StoredLine {
 export function invoiceNumber(number: number): string {
 	return `INV-${String(number).padStart(6, "0")}`;
 }
+
+/** invoiceNumber in SQL, of an integer column or expression, for a batch that draws the number itself. */
+export const invoiceNumberSql = (number: string) => `'INV-' || printf('%06d', ${number})`;
 
 export function invoiceView(
 	row: InvoiceRow,

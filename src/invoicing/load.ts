@@ -10,7 +10,6 @@ import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
 import { overridesInEffect, planInEffect, planWithOverrides } from "../billing-period/plan";
 import { baseFeeProration } from "../billing-period/proration";
-import { discountInEffect, parseDiscount } from "../coupons/period-discount";
 import type { Db } from "../db/client";
 import {
 	agentInstances,
@@ -23,6 +22,7 @@ import {
 } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
+import { discountInEffect, parseDiscount } from "../pricing/period-discount";
 import { billedLines } from "./billed-lines";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 import { ONE_OFF_METRIC } from "./one-off-lines";

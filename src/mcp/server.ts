@@ -8,7 +8,6 @@ import {
 	ErrorCode,
 	InitializeRequestSchema,
 	ListToolsRequestSchema,
-	McpError,
 	PingRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js";
@@ -54,11 +53,29 @@ export function mcpServer(principal: Principal, caller: Caller): Server {
 	server.setRequestHandler(CallToolRequestSchema, (request) => {
 		const tool = findTool(request.params.name);
 		// An unknown tool is a protocol error (invalid params), as the MCP specification's tools page shows.
-		if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
+		if (!tool) throw unknownTool(request.params.name, caller.requestId);
 		return callTool(tool, request.params.arguments ?? {}, caller);
 	});
 
 	return server;
+}
+
+/**
+ * The JSON-RPC error (-32602) of an unknown tool. Its message is the REST error body's JSON, as a tool's refusal
+ * is, and it is thrown as a plain error with a code: the SDK answers `error.message` as it is, where an McpError's
+ * message already starts "MCP error -32602:" and a client adds that prefix a second time.
+ */
+function unknownTool(name: string, requestId: string): Error & { code: number; data: unknown } {
+	const detail = "Not a tool of this server; tools/list lists the tools this key may call.";
+	const body = {
+		error: {
+			code: "validation_error",
+			message: `Unknown tool: ${name}.`,
+			details: [{ path: "name", message: detail }],
+			request_id: requestId,
+		},
+	};
+	return Object.assign(new Error(JSON.stringify(body)), { code: ErrorCode.InvalidParams, data: body });
 }
 
 // The requests this server answers, each with the shape of its params.

@@ -143,12 +143,29 @@ export type ToolInputSchema = { type: "object"; [key: string]: unknown };
 
 const inputSchemas = new Map<string, ToolInputSchema>();
 
+/**
+ * The schema with every `type: [a, b]` written as `anyOf: [{type: a}, {type: b}]`: the same values, in the form
+ * MCP clients and the Inspector read (several take `type` as one string and drop or refuse an array of them).
+ */
+function oneTypeEach(node: unknown): unknown {
+	if (Array.isArray(node)) return node.map(oneTypeEach);
+	if (node === null || typeof node !== "object") return node;
+	const out: Record<string, unknown> = {};
+	for (const [key, value] of Object.entries(node)) out[key] = oneTypeEach(value);
+	if (Array.isArray(out.type)) {
+		const { type, ...rest } = out;
+		const branches = (type as string[]).map((each) => ({ type: each }));
+		return "anyOf" in rest ? { allOf: [rest, { anyOf: branches }] } : { ...rest, anyOf: branches };
+	}
+	return out;
+}
+
 /** The JSON Schema of what the route accepts, as a client would send it (computed once per isolate). */
 export function inputSchemaOf(tool: ToolRoute): ToolInputSchema {
 	let schema = inputSchemas.get(tool.name);
 	if (!schema) {
 		const { $schema: _, ...json } = z.toJSONSchema(tool.input, { io: "input", unrepresentable: "any" });
-		schema = { ...json, type: "object" };
+		schema = { ...(oneTypeEach(json) as Record<string, unknown>), type: "object" };
 		inputSchemas.set(tool.name, schema);
 	}
 	return schema;

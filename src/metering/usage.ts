@@ -12,7 +12,6 @@ import { lastDayOf, periodWindow } from "../billing-period/period";
 import { planForPeriod } from "../billing-period/plan";
 import { baseFeeProration, rateWithProration } from "../billing-period/proration";
 import { periodDiscountOf } from "../coupons/discounts-read";
-import { withDiscount } from "../coupons/period-discount";
 import type { WithEnv } from "../db/rows";
 import {
 	accumulatorName,
@@ -22,6 +21,7 @@ import {
 import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
+import { withDiscount } from "../pricing/period-discount";
 import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
 import { quantitiesForPlan } from "../pricing/quantities";

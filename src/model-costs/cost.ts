@@ -9,7 +9,7 @@
  * The price in effect at an instant for (provider, model): the environment's custom price with the latest
  * effective_from at or before the instant, else the catalog's latest such price. Without a provider, the model
  * must have a price in effect under exactly one provider; otherwise the call is unpriced (null). A dated
- * snapshot of a model that has no price of its own takes its model's.
+ * snapshot of a model that has no price of its own takes its model's price (but keeps its own name: event-cost.ts).
  */
 import { Decimal } from "../lib/decimal";
 import type { ModelPrice } from "./prices";

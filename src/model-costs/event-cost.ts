@@ -3,6 +3,8 @@
  * (in `cost_currency`, default USD) wins and is not priced again. Otherwise an action whose metadata names a
  * `model` (a string) and at least one token count costs its tokens at the price in effect at its timestamp
  * (`provider` in metadata picks among providers); without such a price it is unpriced, never silently free.
+ * A priced call keeps the model name it was sent with, so a dated snapshot (`gpt-4o-2024-08-06`) priced at its
+ * family's price is still counted as its own model, exactly as a charge's `filter.model` matches it.
  */
 import { Decimal } from "../lib/decimal";
 import { DEFAULT_CURRENCY } from "../lib/money";
@@ -25,7 +27,15 @@ export interface LlmUsage {
 
 export type EventCost =
 	| { kind: "explicit"; amount: Decimal; currency: string }
-	| { kind: "priced"; amount: Decimal; currency: string; priceId: string; model: string; provider: string }
+	| {
+			kind: "priced";
+			amount: Decimal;
+			currency: string;
+			priceId: string;
+			/** The model as the call named it: a dated snapshot stays itself, even when its family's price priced it. */
+			model: string;
+			provider: string;
+	  }
 	| { kind: "unpriced"; usage: LlmUsage };
 
 const isCount = (value: MetadataValue | undefined): value is number =>
@@ -103,7 +113,9 @@ export function eventCost(
 		amount: costOf(price, usage.tokens),
 		currency: price.currency,
 		priceId: price.id,
-		model: price.model,
+		// One name per model: the cost record, GET /v1/costs?model=, margins by model and a charge's filter.model
+		// all see the call under the name it was sent with, never under the price's (a snapshot's family).
+		model: usage.model,
 		provider: price.provider,
 	};
 }

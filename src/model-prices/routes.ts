@@ -3,7 +3,7 @@ import { database } from "../db/client";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
-import { ADMIN, READ } from "../http/permissions";
+import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { isCurrencyCode } from "../lib/money";
 import { modelPriceJson } from "../model-costs/prices";
@@ -104,7 +104,7 @@ export const modelPriceRoutes = apiRouter();
 
 modelPriceRoutes.openapi(
 	createRoute({
-		access: ADMIN,
+		access: WRITE,
 		method: "post",
 		path: "/model-prices",
 		operationId: "createModelPrice",
@@ -112,7 +112,7 @@ modelPriceRoutes.openapi(
 		summary: "Add a custom model price to this environment",
 		description:
 			"A negotiated rate, a model the catalog lacks, or a price change from a given date. Omitted rates: cached " +
-			"input at the input price, reasoning at the output price, the others 0. Admin keys only.",
+			"input at the input price, reasoning at the output price, the others 0. Read-write and admin keys.",
 		request: { body: { required: true, ...json(CreateModelPrice) } },
 		responses: {
 			201: { description: "The custom price", ...json(ModelPrice) },
@@ -153,14 +153,14 @@ modelPriceRoutes.openapi(
 
 modelPriceRoutes.openapi(
 	createRoute({
-		access: ADMIN,
+		access: WRITE,
 		method: "delete",
 		path: "/model-prices/{model_price_id}",
 		operationId: "deleteModelPrice",
 		tags: ["Model prices"],
 		summary: "Delete a custom model price",
 		description:
-			"Catalog prices cannot be deleted (409); add a custom price to override one. Admin keys only.",
+			"Catalog prices cannot be deleted (409); add a custom price to override one. Read-write and admin keys.",
 		request: { params: ModelPriceParams },
 		responses: {
 			204: { description: "Deleted" },

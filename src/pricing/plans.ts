@@ -14,6 +14,7 @@ import { DomainError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
+import { withDiscount } from "./period-discount";
 import type { Charge, PlanPricing, RatePlanInput } from "./plan";
 import { type RatedUsage, type RatedUsageJson, ratedUsageToJson, rateUsage } from "./rate";
 import { subscriptionPlanNow } from "./subscription-plan";
@@ -171,9 +172,9 @@ export async function simulateRatePlan({
 	subscriptionId?: string;
 	usage: Readonly<Record<string, number>>;
 }): Promise<SimulationView> {
-	const row =
+	const { plan: row, discount } =
 		subscriptionId === undefined
-			? await getRatePlanRow({ db, scope, id: ratePlanId as string })
+			? { plan: await getRatePlanRow({ db, scope, id: ratePlanId as string }), discount: null }
 			: await subscriptionPlanNow(db, scope, subscriptionId);
 	const pricing = ratePlanPricing(row);
 	const metrics = pricing.charges.map((charge) => charge.metric);
@@ -191,7 +192,8 @@ export async function simulateRatePlan({
 	const quantities = new Map(
 		Object.entries(usage).map(([metric, quantity]) => [metric, Decimal.from(quantity)]),
 	);
-	const rated = rateUsage(pricing, quantities);
+	// A subscription's discount covering the current period makes the same line as on its invoice.
+	const rated = withDiscount(rateUsage(pricing, quantities), discount);
 	assertExactAmounts(rated);
 	const { currency, charges, total } = ratedUsageToJson(rated);
 	if (subscriptionId !== undefined) {

@@ -130,7 +130,7 @@ const RatedCharge = z
 	.object({
 		metric: z.string().openapi({
 			description:
-				'A metric of the plan, "base_fee" for the base fee, or "minimum_commitment" for the minimum\'s top-up.',
+				'A metric of the plan, "base_fee" for the base fee, "minimum_commitment" for the minimum\'s top-up, or "discount" for the discount of a subscription (a negative amount, after the top-up).',
 		}),
 		model: z.enum(["flat", "per_unit", "package", "tiered", "volume", "percentage", "cost_plus"]),
 		quantity: z.number(),
@@ -286,7 +286,9 @@ pricingRoutes.openapi(
 		summary: "Price sample usage with a rate plan",
 		description:
 			"The base fee comes first when it is not zero, then every metric of the plan in plan order, then — when the " +
-			"plan has a minimum_amount the rest falls short of — the minimum_commitment top-up. A usage key that is not a " +
+			"plan has a minimum_amount the rest falls short of — the minimum_commitment top-up; with a subscription_id, " +
+			"its negotiated prices apply and, when a discount covers the current period, the discount line comes last, " +
+			"as on the period's invoice. A usage key that is not a " +
 			"metric of the plan is refused (400), and so is usage whose charge or total has more significant digits " +
 			"than a JSON number carries exactly (up to 15 are always exact: 9,999,999,999,999.99 in a currency of 2 " +
 			"decimals).",

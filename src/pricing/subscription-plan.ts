@@ -1,6 +1,7 @@
 /**
- * The plan a subscription is priced by in the current billing period, with its negotiated prices applied: what
- * POST /v1/pricing/simulate prices when it is given a subscription. The same rule as billing-period/plan.ts (the
+ * The plan a subscription is priced by in the current billing period, with its negotiated prices applied, and the
+ * discount that covers the period: what POST /v1/pricing/simulate prices when it is given a subscription, so that
+ * the quote is what the period's invoice would bill for that usage. The same rule as billing-period/plan.ts (the
  * plan history row with the greatest effective period ≤ now, else the subscription's own plan), read here
  * because rating must not depend on the billing-period module that depends on it.
  */
@@ -9,6 +10,7 @@ import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import { notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
+import { discountInEffect, type PeriodDiscount, parseDiscount } from "./period-discount";
 import type { RatePlanRow } from "./plans";
 import { effectivePlan, type PriceOverride } from "./price-overrides";
 
@@ -25,13 +27,14 @@ interface Row {
 	created_at: string;
 	prorate: number;
 	price_overrides: string | null;
+	discount: string | null;
 }
 
 export async function subscriptionPlanNow(
 	db: Db,
 	scope: Scope,
 	subscriptionId: string,
-): Promise<RatePlanRow> {
+): Promise<{ plan: RatePlanRow; discount: PeriodDiscount | null }> {
 	const period = periodOf(nowIso());
 	const [row] = await db.all<Row>(sql`
 		WITH h AS (
@@ -40,11 +43,11 @@ export async function subscriptionPlanNow(
 			WHERE s.environment = ${scope.environment} AND s.id = ${subscriptionId}
 			ORDER BY sp.effective_period DESC LIMIT 1
 		)
-		SELECT p.*, (SELECT price_overrides FROM h) AS price_overrides
-		FROM subscriptions AS s
-		JOIN rate_plans AS p ON p.environment = s.environment
-			AND p.id = coalesce((SELECT rate_plan_id FROM h), s.rate_plan_id)
-		WHERE s.environment = ${scope.environment} AND s.id = ${subscriptionId}`);
+		SELECT p.*, (SELECT price_overrides FROM h) AS price_overrides, ${discountInEffect(period)} AS discount
+		FROM subscriptions
+		JOIN rate_plans AS p ON p.environment = subscriptions.environment
+			AND p.id = coalesce((SELECT rate_plan_id FROM h), subscriptions.rate_plan_id)
+		WHERE subscriptions.environment = ${scope.environment} AND subscriptions.id = ${subscriptionId}`);
 	if (!row) throw notFound("subscription", subscriptionId);
 	const plan: RatePlanRow = {
 		id: row.id,
@@ -60,5 +63,5 @@ export async function subscriptionPlanNow(
 		prorate: row.prorate === 1,
 	};
 	const overrides = row.price_overrides ? (JSON.parse(row.price_overrides) as PriceOverride[]) : null;
-	return effectivePlan(plan, overrides);
+	return { plan: effectivePlan(plan, overrides), discount: parseDiscount(row.discount) };
 }

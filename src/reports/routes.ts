@@ -179,7 +179,12 @@ function monthsBetween(periods: { first: string; last: string }): number {
 
 export const MarginsQuery = z.strictObject({
 	billing_period: z
-		.string()
+		.string({
+			error: (issue) =>
+				issue.input === undefined
+					? "Required: the billing period, written YYYY-MM (e.g. 2026-11)."
+					: "Must be a billing period written YYYY-MM, e.g. 2026-11.",
+		})
 		.regex(BILLING_PERIOD_PATTERN, "Must be a billing period written YYYY-MM, e.g. 2026-11.")
 		.openapi({ example: "2026-11", description: "The month: the current one (open, live) or a past one." }),
 	group_by: z.enum(["agent", "customer", "model", "product"]).optional(),

@@ -2,6 +2,7 @@ import { database } from "../db/client";
 import type { Env } from "../env";
 import { claimAttempt, failForDisabledEndpoint, loadDeliveryToAttempt, recordAttempt } from "./attempt";
 import type { WebhookMessage } from "./messages";
+import { receiverUrlRules } from "./receiver-url";
 import { enqueueAttempt } from "./schedule";
 import { openWebhookSecret } from "./secret-box";
 import { ATTEMPT_TIMEOUT_MS, postWebhook } from "./send";
@@ -73,7 +74,11 @@ export async function processWebhookMessage(
 	const timeoutMs = options.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
 	if (!(await claimAttempt(db, delivery.id, message.attempt, timeoutMs))) return "stale";
 	const secret = await openWebhookSecret(env, delivery.endpoint.id, delivery.endpoint.secret);
-	const outcome = await postWebhook({ url: delivery.endpoint.url, secret }, delivery.event, timeoutMs);
+	const outcome = await postWebhook(
+		{ url: delivery.endpoint.url, secret, rules: receiverUrlRules(env) },
+		delivery.event,
+		timeoutMs,
+	);
 	await recordAttempt(
 		db,
 		env,

@@ -8,10 +8,11 @@ import { type ById, getInScope, type InScope, type Page } from "../db/rows";
 import { webhookDeliveries, webhookEndpoints } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
-import { notFound } from "../lib/errors";
+import { notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { WebhookEventKind } from "./outbox";
+import { judgeReceiverUrl, type ReceiverUrlRules } from "./receiver-url";
 import { sealWebhookSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
 
@@ -32,6 +33,12 @@ export interface WebhookEndpointInput {
 	description?: string | null;
 }
 
+/** The url under the rules of where the Worker runs (local receivers only in local development). */
+function assertReceiverUrl(url: string, rules: ReceiverUrlRules): void {
+	const verdict = judgeReceiverUrl(url, rules);
+	if (!verdict.ok) throw validationError("url", verdict.reason);
+}
+
 function toView(row: typeof webhookEndpoints.$inferSelect): WebhookEndpointView {
 	return {
 		id: row.id,
@@ -49,10 +56,13 @@ export async function createWebhookEndpoint({
 	env,
 	scope,
 	input,
+	rules,
 }: InScope & {
 	env: Pick<Env, "WEBHOOK_SECRETS_KEY" | "ADMIN_API_KEY">;
 	input: WebhookEndpointInput;
+	rules: ReceiverUrlRules;
 }): Promise<WebhookEndpointView & { secret: string }> {
+	assertReceiverUrl(input.url, rules);
 	const now = nowIso();
 	const id = newId("whk");
 	const secret = newWebhookSecret();
@@ -92,9 +102,12 @@ export async function updateWebhookEndpoint({
 	scope,
 	id,
 	input,
+	rules,
 }: ById & {
 	input: Partial<WebhookEndpointInput> & { status?: WebhookStatus };
+	rules: ReceiverUrlRules;
 }): Promise<WebhookEndpointView> {
+	if (input.url !== undefined) assertReceiverUrl(input.url, rules);
 	const changes = {
 		...(input.url !== undefined ? { url: input.url } : {}),
 		...(input.events !== undefined ? { events: input.events } : {}),

@@ -7,29 +7,41 @@
  *   (the WHATWG URL parser) would repair it: `https:example.com`, `https:///example.com`, backslashes, spaces,
  *   user names and passwords, fragments and non-dotted-quad numeric hosts (`https://2130706433/`,
  *   `https://0x7f.1/`, `https://127.1/`) are refused;
- * - the host is a host name (accepted as written, never looked up) or a public IP address; addresses in private,
- *   loopback, link-local, unspecified, multicast, reserved or documentation ranges are refused, including IPv4
- *   addresses wrapped in IPv6 (IPv4-mapped, NAT64, 6to4);
- * - `localhost`, `127.0.0.1` and `[::1]`, written exactly so, are allowed over http or https for local development.
+ * - the host is a host name or a public IP address; addresses in private, loopback, link-local, unspecified,
+ *   multicast, reserved or documentation ranges are refused, including IPv4 addresses wrapped in IPv6 (IPv4-mapped,
+ *   NAT64, 6to4);
+ * - a host name is judged as written, never looked up (receiver-host-name.ts): names that are local or special-use
+ *   by their form (one label, a trailing dot, `.internal`, `.localhost`…) are refused, as a resolver inside the
+ *   operator's network could answer them with an address of its own;
+ * - `localhost`, `127.0.0.1` and `[::1]`, written exactly so, are allowed over http or https only where the Worker
+ *   variable ALLOW_LOCAL_WEBHOOK_URLS is "true" (`npm run dev` and the tests): local development, never a deployment.
  *
  * Pure: no I/O, so it is checked on create and PATCH and again before every delivery.
  */
 
-export type ReceiverUrlVerdict = { ok: true } | { ok: false; reason: string };
+import { judgeHostName, PUBLIC_ONLY, type ReceiverUrlVerdict, refuse } from "./receiver-host-name";
+
+export type { ReceiverUrlVerdict };
+
+export interface ReceiverUrlRules {
+	/** localhost, 127.0.0.1 and [::1] are allowed (ALLOW_LOCAL_WEBHOOK_URLS). */
+	allowLocal: boolean;
+}
+
+/** The rules where the Worker runs: local receivers only where the operator's variable says so. */
+export const receiverUrlRules = (env: { ALLOW_LOCAL_WEBHOOK_URLS?: string }): ReceiverUrlRules => ({
+	allowLocal: env.ALLOW_LOCAL_WEBHOOK_URLS === "true",
+});
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
-const LOCAL_HINT = "localhost, 127.0.0.1 and [::1] are allowed for local development";
 
 /** RFC 3986 path and query characters (pchar, "/" and "?"); "%" only as a %XX escape, checked apart. */
 const PATH_AND_QUERY = /^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*$/;
-const HOST_LABEL = /^[a-z0-9_-]{1,63}$/;
 const DOTTED_QUAD = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 /** What the WHATWG parser reads as an IPv4 number: decimal, octal (leading 0) or hex (0x). */
 const NUMERIC_LABEL = /^(?:\d+|0x[0-9a-f]*)$/;
 
-const refuse = (reason: string) => ({ ok: false, reason }) as const;
-
-export function judgeReceiverUrl(text: string): ReceiverUrlVerdict {
+export function judgeReceiverUrl(text: string, rules: ReceiverUrlRules): ReceiverUrlVerdict {
 	// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
 	if (/[\s\\\u0000-\u001f\u007f]/.test(text) || /[^\x20-\x7e]/.test(text)) {
 		return refuse(
@@ -65,8 +77,17 @@ export function judgeReceiverUrl(text: string): ReceiverUrlVerdict {
 	}
 
 	const local = LOCAL_HOSTS.has(host.toLowerCase());
+	if (local && !rules.allowLocal) {
+		return refuse(
+			`The url's host ${host} is this machine: local receivers are allowed only in local development (ALLOW_LOCAL_WEBHOOK_URLS); ${PUBLIC_ONLY}.`,
+		);
+	}
 	if (scheme === "http" && !local) {
-		return refuse("Plain http:// is allowed only to localhost, 127.0.0.1 or [::1]; use https://.");
+		return refuse(
+			rules.allowLocal
+				? "Plain http:// is allowed only to localhost, 127.0.0.1 or [::1]; use https://."
+				: "Plain http:// is not allowed; use https://.",
+		);
 	}
 	if (!local) {
 		const verdict = judgeHost(host);
@@ -112,17 +133,12 @@ function judgeHost(written: string): ReceiverUrlVerdict {
 		}
 		return judgeAddress(written, classifyIpv4(parseDottedQuad(host)));
 	}
-	if (host.length > 253 || !labels.every((label) => HOST_LABEL.test(label))) {
-		return refuse(`The url's host ${written} is not a valid host name.`);
-	}
-	return { ok: true };
+	return judgeHostName(written);
 }
 
 function judgeAddress(written: string, kind: AddressKind): ReceiverUrlVerdict {
 	if (kind === "public") return { ok: true };
-	return refuse(
-		`The url's host ${written} is ${ARTICLE[kind]} ${kind} address; webhooks are sent only to host names and public IP addresses (${LOCAL_HINT}).`,
-	);
+	return refuse(`The url's host ${written} is ${ARTICLE[kind]} ${kind} address; ${PUBLIC_ONLY}.`);
 }
 
 /**
@@ -143,7 +159,7 @@ function crossCheckWithUrlParser(text: string, local: boolean): ReceiverUrlVerdi
 		return groups ? judgeAddress(hostname, classifyIpv6(groups)) : refuse("The url's host is not valid.");
 	}
 	if (DOTTED_QUAD.test(hostname)) return judgeAddress(hostname, classifyIpv4(parseDottedQuad(hostname)));
-	return { ok: true };
+	return judgeHostName(hostname);
 }
 
 export type AddressKind =

@@ -14,6 +14,7 @@ import {
 	listWebhookEndpoints,
 	updateWebhookEndpoint,
 } from "./endpoints";
+import { receiverUrlRules } from "./receiver-url";
 import {
 	CreatedWebhookEndpoint,
 	CreateWebhookEndpoint,
@@ -83,6 +84,7 @@ webhookRoutes.openapi(
 			...scopeOf(c),
 			env: c.env,
 			input: c.req.valid("json"),
+			rules: receiverUrlRules(c.env),
 		});
 		return c.json(endpoint, 201);
 	},
@@ -151,6 +153,7 @@ webhookRoutes.openapi(
 			...scopeOf(c),
 			id: c.req.valid("param").webhook_id,
 			input: c.req.valid("json"),
+			rules: receiverUrlRules(c.env),
 		});
 		return c.json(endpoint, 200);
 	},

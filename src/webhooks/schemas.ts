@@ -2,6 +2,11 @@ import { z } from "@hono/zod-openapi";
 import { pageQuery } from "../schemas/pages";
 import { WEBHOOK_EVENT_KINDS } from "./outbox";
 import { judgeReceiverUrl } from "./receiver-url";
+import { SEND_ERROR_CLASSES } from "./send";
+
+// Local receivers depend on where the Worker runs (ALLOW_LOCAL_WEBHOOK_URLS), which a schema cannot know: the body
+// is judged here as if they were allowed, and the endpoint verbs judge the url again with the Worker's rules.
+const LOCAL_ALLOWED = { allowLocal: true };
 
 export const WebhookEventKindSchema = z.enum(WEBHOOK_EVENT_KINDS).openapi("WebhookEventKind");
 
@@ -9,12 +14,12 @@ const url = z
 	.string()
 	.max(2048)
 	.superRefine((text, ctx) => {
-		const verdict = judgeReceiverUrl(text);
+		const verdict = judgeReceiverUrl(text, LOCAL_ALLOWED);
 		if (!verdict.ok) ctx.addIssue({ code: "custom", message: verdict.reason });
 	})
 	.openapi({
 		description:
-			"An absolute https:// URL (https://host[:port][/path][?query]) whose host is a host name or a public IP address, with no user name or password; http:// is allowed only to localhost, 127.0.0.1 or [::1], for local development. Private, loopback, link-local, multicast, reserved and documentation IP addresses are refused.",
+			"An absolute https:// URL (https://host[:port][/path][?query]) whose host is a public host name or a public IP address, with no user name or password. Private, loopback, link-local, multicast, reserved and documentation IP addresses are refused, and so are host names that are local or special-use as written: a single label, a trailing dot, localhost, .local, .internal, .localdomain, .home.arpa, .test, .invalid, .example. localhost, 127.0.0.1 and [::1] (http or https) are allowed only where the service runs for local development.",
 		example: "https://example.com/webhooks/billing",
 	});
 
@@ -85,7 +90,10 @@ export const WebhookTestResult = z
 			delivered: z.boolean(),
 			status_code: z.number().int().nullable(),
 			duration_ms: z.number().int(),
-			error: z.string().nullable(),
+			error: z.enum(SEND_ERROR_CLASSES).nullable().openapi({
+				description:
+					"Why the send failed, as a fixed class (never the runtime's own message): the receiver answered with another status (http_status), did not answer within 30 s (timeout), the TLS handshake failed (tls_error), or no connection was made (connection_failed, also for a url the rules refuse).",
+			}),
 			delivery_id: z.string(),
 		}),
 	})

@@ -5,8 +5,9 @@ import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
 import { recordAttempt } from "./attempt";
 import type { WebhookEventKind } from "./outbox";
+import { receiverUrlRules } from "./receiver-url";
 import { openWebhookSecret } from "./secret-box";
-import { ATTEMPT_TIMEOUT_MS, postWebhook } from "./send";
+import { ATTEMPT_TIMEOUT_MS, postWebhook, type SendErrorClass } from "./send";
 
 /** Made-up `data` shaped exactly like that of a real event of the kind (docs/webhooks.md#retries-the-delivery-log-and-test-sends). */
 export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()): Record<string, unknown> {
@@ -83,7 +84,8 @@ export interface TestSendResult {
 	delivered: boolean;
 	status_code: number | null;
 	duration_ms: number;
-	error: string | null;
+	/** A fixed class, never the runtime's error text (send.ts). */
+	error: SendErrorClass | null;
 	delivery_id: string;
 }
 
@@ -129,7 +131,11 @@ export async function sendTestEvent({
 		}),
 	]);
 	const secret = await openWebhookSecret(env, endpoint.id, endpoint.secret);
-	const outcome = await postWebhook({ url: endpoint.url, secret }, stored, timeoutMs);
+	const outcome = await postWebhook(
+		{ url: endpoint.url, secret, rules: receiverUrlRules(env) },
+		stored,
+		timeoutMs,
+	);
 	await recordAttempt(
 		db,
 		env,
@@ -140,7 +146,7 @@ export async function sendTestEvent({
 		delivered: outcome.delivered,
 		status_code: outcome.statusCode,
 		duration_ms: outcome.durationMs,
-		error: outcome.error,
+		error: outcome.errorClass,
 		delivery_id: deliveryId,
 	};
 }

@@ -229,7 +229,7 @@ const EXAMPLES: Record<string, () => Promise<Example>> = {
 	},
 	"POST /v1/webhooks": async () => ({
 		path: "/v1/webhooks",
-		body: { url: "https://receiver.test/hooks", events: ["invoice.created"] },
+		body: { url: "https://receiver.example.com/hooks", events: ["invoice.created"] },
 		records: "webhook_endpoint",
 	}),
 	"PATCH /v1/webhooks/{webhook_id}": async () => ({

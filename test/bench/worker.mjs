@@ -38,6 +38,9 @@ export async function startWorker() {
 		// GET /healthz/hop, the one-hop ceiling (src/http/bench-routes.ts): only where this is set.
 		"--var",
 		"BENCH_ROUTES:1",
+		// Local development's rule: webhooks may go to a receiver on loopback (the console's tests run one).
+		"--var",
+		"ALLOW_LOCAL_WEBHOOK_URLS:true",
 	];
 	const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
 	// wrangler runs in its own process group; take it down with us however this process ends.

@@ -42,6 +42,9 @@ export async function startWorker(state) {
 		"RATE_LIMIT_SDK_PER_MINUTE:1000000000",
 		"--var",
 		"RATE_LIMIT_API_PER_MINUTE:1000000000",
+		// Local development's rule: webhooks may go to a receiver on loopback.
+		"--var",
+		"ALLOW_LOCAL_WEBHOOK_URLS:true",
 	];
 	const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
 	const killGroup = (signal) => {

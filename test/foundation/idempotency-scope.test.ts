@@ -95,7 +95,7 @@ describe("Responses that carried a secret are kept without it (§14)", () => {
 	});
 
 	it("replays a created webhook endpoint with secret null, and stores the secret only encrypted", async () => {
-		const body = { url: "https://receiver.test/hooks", events: ["invoice.created"] };
+		const body = { url: "https://receiver.example.com/hooks", events: ["invoice.created"] };
 		const first = await post("/v1/webhooks", body, withKey("whk-secret-1"));
 		expect(first.status).toBe(201);
 		expect(first.body.secret).toMatch(/^whsec_/);

@@ -41,11 +41,9 @@ describe("permission matrix (§3)", () => {
 				path === "/v1/usage" ||
 				path === "/v1/entitlements";
 			expect(access.sdk, route).toBe(isEvent);
-			// §15: the export of a whole day's events is for admin keys.
-			// Custom model prices are written by admin keys only.
-			const isAdminWrite = method !== "GET" && path.startsWith("/v1/model-prices");
-			// The audit log is read by admin keys only.
-			if (/^\/v1\/(api-keys|webhooks|audit-log)/.test(path) || path === "/v1/events/export" || isAdminWrite)
+			// §15: the export of a whole day's events is for admin keys; so is the audit log. Custom model prices are
+			// written by read-write keys too (§37 on §3).
+			if (/^\/v1\/(api-keys|webhooks|audit-log)/.test(path) || path === "/v1/events/export")
 				expect(access.api, route).toBe("admin");
 			else if (method === "GET" || path === "/v1/pricing/simulate")
 				expect(access.api, route).toBe("read-only");

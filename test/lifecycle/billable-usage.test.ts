@@ -4,7 +4,7 @@
  */
 import { createExecutionContext, createScheduledController, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { Env } from "../../src/env";
 import entry from "../../src/index";
@@ -64,6 +64,27 @@ async function newSubscription(agentKey: string, fields: Record<string, unknown>
 	});
 	expect(response.status, JSON.stringify(response.body)).toBe(201);
 	return { account, subscription: response.body as { id: string; started_at: string } };
+}
+
+afterEach(() => {
+	vi.restoreAllMocks();
+});
+
+/** The failure a test injected into an adoption is logged, as expected: captured here, and checked. */
+function expectAdoptionFailureLogged() {
+	const error = vi.spyOn(console, "error").mockImplementation(() => {});
+	return {
+		check(subscriptionId: string) {
+			expect(error).toHaveBeenCalledWith(
+				JSON.stringify({
+					at: "createSubscription.adopt",
+					subscription: subscriptionId,
+					error: "Error: evicted after setting the events aside",
+				}),
+			);
+			error.mockRestore();
+		},
+	};
 }
 
 describe("billable usage", () => {
@@ -168,10 +189,12 @@ describe("POST /v1/subscriptions adopt_unbilled_usage", () => {
 				},
 			});
 		});
+		const logged = expectAdoptionFailureLogged();
 		const { subscription } = await newSubscription(agentKey, {
 			started_at: ago(30 * MINUTE),
 			adopt_unbilled_usage: true,
 		});
+		logged.check(subscription.id);
 		const stub = subscriptionAccumulator(subscription.id);
 		const usageNow = async () =>
 			callsOf(
@@ -206,10 +229,12 @@ describe("POST /v1/subscriptions adopt_unbilled_usage", () => {
 				},
 			});
 		});
+		const logged = expectAdoptionFailureLogged();
 		const { account, subscription } = await newSubscription(agentKey, {
 			started_at: ago(30 * MINUTE),
 			adopt_unbilled_usage: true,
 		});
+		logged.check(subscription.id);
 		expect(await adoptionPending(subscription.id)).toBe(1);
 		const invoice = await generateOne(periodOf(ago(20 * MINUTE)), account.id);
 		expect(linesOf(invoice).filter(([metric]) => metric === "calls")).toEqual([["calls", 4, 0.02]]);

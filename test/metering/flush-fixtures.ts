@@ -49,3 +49,13 @@ export async function countDuringNextBatch(
 		});
 	});
 }
+
+/**
+ * A flush that a test made fail, run inside the object: its error is caught there and answered, rather than
+ * crossing the RPC boundary, where the runtime would log it as an uncaught exception in a passing run.
+ */
+export function failedFlush(stub: ReturnType<typeof subscriptionAccumulator>): Promise<unknown> {
+	return runInDurableObject(stub, (instance: UsageAccumulator) =>
+		instance.flush().catch((error: unknown) => error),
+	);
+}

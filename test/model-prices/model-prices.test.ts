@@ -108,11 +108,15 @@ describe("POST /v1/model-prices", () => {
 		expect(paths).toContain("model");
 	});
 
-	it("is for admin keys only", async () => {
-		for (const kind of ["read-only", "read-write", "sdk"] as const) {
+	it("is for read-write and admin keys", async () => {
+		for (const kind of ["read-only", "sdk"] as const) {
 			const key = await createKey(kind);
 			expectError(await post("/v1/model-prices", { provider: "x", model: "y" }, { key }), 403, "forbidden");
 		}
+		const body = { provider: "acme-ai", model: "acme-read-write", input_per_million: 1 };
+		const made = await post("/v1/model-prices", body, { key: await createKey("read-write") });
+		expect(made.status, JSON.stringify(made.body)).toBe(201);
+		expect(made.body).toMatchObject({ ...body, origin: "custom" });
 	});
 
 	it("replays an Idempotency-Key instead of adding a second price", async () => {
@@ -168,9 +172,13 @@ describe("DELETE /v1/model-prices/{id}", () => {
 		expect((await get("/v1/model-prices?model=acme-test-env")).body.total).toBe(0);
 	});
 
-	it("is for admin keys only", async () => {
+	it("is for read-write and admin keys", async () => {
+		const readOnly = await createKey("read-only");
+		expectError(await del(`/v1/model-prices/${gpt4o()?.id}`, { key: readOnly }), 403, "forbidden");
 		const key = await createKey("read-write");
-		expectError(await del(`/v1/model-prices/${gpt4o()?.id}`, { key }), 403, "forbidden");
+		const made = await post("/v1/model-prices", { provider: "acme-ai", model: "acme-rw-del" }, { key });
+		expect(made.status, JSON.stringify(made.body)).toBe(201);
+		expect((await del(`/v1/model-prices/${made.body.id}`, { key })).status).toBe(204);
 	});
 });
 

@@ -123,7 +123,7 @@ describe("PATCH /v1/webhooks/{webhook_id}", () => {
 	it("changes url, events, description and status", async () => {
 		const endpoint = await createEndpoint();
 		const changes = {
-			url: "https://new.receiver.test/in",
+			url: "https://new.receiver.example.net/in",
 			events: ["subscription.created", "subscription.cancelled"],
 			description: "Moved",
 			status: "disabled",

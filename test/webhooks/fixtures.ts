@@ -10,7 +10,7 @@ import { outboxInsert, type WebhookEventKind } from "../../src/webhooks/outbox";
 import { ADMIN_KEY, post } from "../helpers";
 import { madeUpEvents } from "../support/webhook-payloads";
 
-export const RECEIVER_URL = "https://receiver.test/hooks";
+export const RECEIVER_URL = "https://receiver.example.com/hooks";
 
 export interface CreatedEndpoint {
 	id: string;

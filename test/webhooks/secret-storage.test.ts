@@ -28,7 +28,7 @@ async function insertEndpoint(id: string, secret: string) {
 	const now = new Date().toISOString();
 	await env.DB.prepare(
 		`INSERT INTO webhook_endpoints (id, environment, url, events, description, status, secret, created_at, updated_at)
-		 VALUES (?, 'live', 'https://receiver.test/hooks', '["invoice.created"]', NULL, 'enabled', ?, ?, ?)`,
+		 VALUES (?, 'live', 'https://receiver.example.com/hooks', '["invoice.created"]', NULL, 'enabled', ?, ?, ?)`,
 	)
 		.bind(id, secret, now, now)
 		.run();
@@ -64,11 +64,12 @@ describe("webhook signing secrets at rest", () => {
 				db,
 				env: {},
 				scope: { environment: "live" },
-				input: { url: "https://receiver.test/x", events: ["invoice.created"] },
+				input: { url: "https://receiver.example.com/x", events: ["invoice.created"] },
+				rules: { allowLocal: false },
 			}),
 		).rejects.toBeInstanceOf(MissingSecretsKey);
 		const count = await env.DB.prepare(
-			"SELECT count(*) AS n FROM webhook_endpoints WHERE url = 'https://receiver.test/x'",
+			"SELECT count(*) AS n FROM webhook_endpoints WHERE url = 'https://receiver.example.com/x'",
 		).first<{ n: number }>();
 		expect(count?.n).toBe(0);
 		await expect(sealWebhookSecret({ WEBHOOK_SECRETS_KEY: "c2hvcnQ=" }, "whk_1", "x")).rejects.toBeInstanceOf(

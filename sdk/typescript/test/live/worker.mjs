@@ -36,6 +36,7 @@ export async function startWorker(vars = {}) {
 		ADMIN_API_KEY: adminKey,
 		RATE_LIMIT_SDK_PER_MINUTE: "1000000000",
 		RATE_LIMIT_API_PER_MINUTE: "1000000000",
+		ALLOW_LOCAL_WEBHOOK_URLS: "true",
 		...vars,
 	};
 	const base = `http://127.0.0.1:${port}`;

@@ -10,7 +10,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { coupons, subscriptionDiscounts, subscriptions } from "../db/schema";
 import { Decimal } from "../lib/decimal";
 import { minorUnits, roundMoney } from "../lib/money";
-import type { RatedCharge, RatedUsage } from "../pricing/rate";
+import type { RatedCharge, RatedUsage } from "./rate";
 
 export const DISCOUNT_METRIC = "discount";
 
