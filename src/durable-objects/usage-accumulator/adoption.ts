@@ -17,11 +17,11 @@
 
 import { AggregateDeltas } from "./aggregates";
 import type { FlushSchedule } from "./alarm";
-import { parseAccumulatorName } from "./client";
 import { timestampsOf } from "./counting";
 import { faultsOf } from "./faults";
 import type { EventRow } from "./flush";
 import { observersOf } from "./head";
+import { parseAccumulatorName } from "./identity";
 import type { AccumulatorParts } from "./parts";
 import type { ModelPriceCache } from "./prices";
 import { meteringEventOf } from "./raw-events";

@@ -13,7 +13,6 @@
 import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
 import { AggregateDeltas, type DailyTable, type KnownSums } from "./aggregates";
-import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import {
 	DEDUPE_TTL_MS,
 	type DedupeRow,
@@ -27,6 +26,7 @@ import { type ChunkLimits, type EventRow, eventRow } from "./flush";
 import type { Handover } from "./handover";
 import { observersOf } from "./head";
 import type { Holdings } from "./holdings";
+import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./identity";
 import type { CountObserver } from "./metrics";
 import type { AccumulatorParts } from "./parts";
 import type { ModelPriceCache } from "./prices";

@@ -21,7 +21,7 @@ import {
 	triggerStatements,
 	UNFLUSHED_TRIGGERS_SQL,
 } from "./alerts";
-import type { AccumulatorIdentity } from "./client";
+import type { AccumulatorIdentity } from "./identity";
 import {
 	type MetricRow,
 	markMetricsFlushed,

@@ -18,15 +18,15 @@
  * what a holder knows changes nothing there.
  */
 import type { Env } from "../../env";
+import { DEDUPE_TTL_MS, type DedupeRow } from "./dedupe";
+import { faultsOf, type HandoverHooks } from "./faults";
 import {
 	type AccumulatorIdentity,
 	accumulatorName,
 	accumulatorStub,
 	parseAccumulatorName,
 	subscriptionAccumulatorOf,
-} from "./client";
-import { DEDUPE_TTL_MS, type DedupeRow } from "./dedupe";
-import { faultsOf, type HandoverHooks } from "./faults";
+} from "./identity";
 import type { AccumulatorParts } from "./parts";
 
 export interface Handover {

@@ -7,8 +7,9 @@
  * The rows read are kept in memory by agent key, so a warm record call reads none. Every write to a key's row
  * forgets the key; a transaction that rolled back forgets them all (store.ts).
  */
-import type { AccumulatorIdentity } from "./client";
+
 import type { Handover } from "./handover";
+import type { AccumulatorIdentity } from "./identity";
 import type { HoldingChange } from "./types";
 
 export const HOLDINGS_SCHEMA = `

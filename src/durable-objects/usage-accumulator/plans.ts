@@ -13,7 +13,7 @@ import type { Charge } from "../../pricing/plan";
 import { effectiveCharges, type PriceOverride } from "../../pricing/price-overrides";
 import { type MeteredSource, meteredSources } from "../../pricing/sources";
 import type { StoredValues } from "./aggregates";
-import type { AccumulatorIdentity } from "./client";
+import type { AccumulatorIdentity } from "./identity";
 import { METRICS_SCHEMA, rebuildPeriod } from "./metrics";
 import type { ModelPriceCache } from "./prices";
 import { readRawEvents } from "./raw-events";

@@ -13,7 +13,7 @@ import { Decimal } from "../../lib/decimal";
 import { type EventCost, eventCost } from "../../model-costs/event-cost";
 import type { ModelPrice } from "../../model-costs/prices";
 import { AggregateDeltas } from "./aggregates";
-import type { AccumulatorIdentity } from "./client";
+import type { AccumulatorIdentity } from "./identity";
 import { MetricDeltas } from "./metrics";
 import type { AccumulatorParts } from "./parts";
 import { bookOf } from "./prices";

@@ -13,7 +13,7 @@ import { fromDrizzle, returned, statement } from "../../db/batch";
 import { database } from "../../db/client";
 import type { Scope } from "../../db/scope";
 import type { Environment } from "../../env";
-import { accumulatorName, membershipGeneration, subscriptionAccumulatorOf } from "./client";
+import { accumulatorName, membershipGeneration, subscriptionAccumulatorOf } from "./identity";
 
 export interface Route {
 	accumulator: string;

@@ -26,7 +26,6 @@ import {
 } from "./adoption";
 import { type DailyTable, type KnownSums, MODEL_COSTS_SCHEMA, readUsage, StoredValues } from "./aggregates";
 import { ALERTS_SCHEMA } from "./alerts";
-import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
 import { aggregateCounting, type CountingStorage, countEvents, type StoreRecordResult } from "./counting";
 import {
 	DEDUPE_SCHEMA,
@@ -39,6 +38,7 @@ import {
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./flush";
 import type { Handover } from "./handover";
 import { HOLDINGS_SCHEMA, Holdings } from "./holdings";
+import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./identity";
 import { type CountObserver, METRICS_SCHEMA, MetricQuantities } from "./metrics";
 import { ModelPriceCache } from "./prices";
 import {
