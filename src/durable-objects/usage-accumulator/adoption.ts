@@ -18,8 +18,8 @@
 import { AggregateDeltas } from "./aggregates";
 import type { FlushSchedule } from "./alarm";
 import { timestampsOf } from "./counting";
+import type { EventRow } from "./event-rows";
 import { faultsOf } from "./faults";
-import type { EventRow } from "./flush";
 import { observersOf } from "./head";
 import { parseAccumulatorName } from "./identity";
 import type { AccumulatorParts } from "./parts";
@@ -27,14 +27,6 @@ import type { ModelPriceCache } from "./prices";
 import { meteringEventOf } from "./raw-events";
 import { refreshPrices } from "./rerate";
 import type { MeteringEvent } from "./types";
-
-export const ADOPTION_SCHEMA = `
-CREATE TABLE IF NOT EXISTS set_aside (
-	subscription_id TEXT NOT NULL, id TEXT NOT NULL, row TEXT NOT NULL, archived INTEGER NOT NULL,
-	at INTEGER NOT NULL, PRIMARY KEY (subscription_id, id));
-CREATE TABLE IF NOT EXISTS set_aside_for (subscription_id TEXT PRIMARY KEY, at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS absorbed (agent_key TEXT PRIMARY KEY, through TEXT NOT NULL);
-`;
 
 /** Events per page of an adoption: a page is one RPC answer and one transaction in each accumulator. */
 export const ADOPTION_PAGE_SIZE = 2000;

@@ -24,20 +24,6 @@ import type { MeteringEvent } from "./types";
 
 const DEFAULT_COST_CURRENCY = "USD";
 
-export const MODEL_COSTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS model_costs (
-	period TEXT NOT NULL, agent_key TEXT NOT NULL, model TEXT NOT NULL, currency TEXT NOT NULL,
-	amount TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (period, agent_key, model, currency));
-CREATE INDEX IF NOT EXISTS model_costs_unflushed ON model_costs (period) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS unpriced (
-	period TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL, events INTEGER NOT NULL,
-	input_tokens TEXT NOT NULL, output_tokens TEXT NOT NULL, cached_input_tokens TEXT NOT NULL,
-	reasoning_tokens TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (period, provider, model));
-CREATE INDEX IF NOT EXISTS unpriced_unflushed ON unpriced (period) WHERE version > flushed_version;
-`;
-
 /** Where a day's aggregates are kept: the billable ones, or those of events outside the subscription (docs/billing.md#subscription-lifecycle). */
 export type DailyTable = "daily" | "daily_unbilled";
 

@@ -29,17 +29,9 @@ import { readUsage } from "./aggregates";
 import type { FlushTarget } from "./flush";
 import { type CountObserver, readMetrics } from "./metrics";
 import type { PeriodPlan } from "./plans";
+import { ALERTS_SCHEMA } from "./schema";
 import { reportedCosts, reportedUsage } from "./shards";
 import type { MeteringEvent } from "./types";
-
-export const ALERTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS alert_rules (
-	id TEXT PRIMARY KEY, metric TEXT, threshold TEXT NOT NULL, block INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS alert_triggers (
-	alert_id TEXT NOT NULL, period TEXT NOT NULL, triggered_at TEXT NOT NULL, value TEXT NOT NULL,
-	flushed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (alert_id, period));
-CREATE TABLE IF NOT EXISTS margin_alert_rules (id TEXT PRIMARY KEY, threshold TEXT NOT NULL, min_costs TEXT NOT NULL);
-`;
 
 /**
  * An alert as the accumulator needs it. Usage (the default): metric null is the period's total amount so far, base

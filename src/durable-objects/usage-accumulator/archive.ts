@@ -12,8 +12,9 @@
 import { gzipSync } from "node:zlib";
 import { Decimal } from "../../lib/decimal";
 import { repeatedJson } from "../../lib/json";
+import type { EventRow } from "./event-rows";
 import type { ArchiveHooks } from "./faults";
-import type { EventRow, FlushTarget } from "./flush";
+import type { FlushTarget } from "./flush";
 import { hasUnarchived, markArchived, type RecentGroups, readUnarchived } from "./raw-events";
 
 /** Events per archive batch: objects of a few hundred kilobytes compressed. */

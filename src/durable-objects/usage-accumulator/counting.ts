@@ -22,7 +22,7 @@ import {
 	readOriginals,
 	storedEventRow,
 } from "./dedupe";
-import { type ChunkLimits, type EventRow, eventRow } from "./flush";
+import { type ChunkLimits, type EventRow, eventRow } from "./event-rows";
 import type { Handover } from "./handover";
 import { observersOf } from "./head";
 import type { Holdings } from "./holdings";

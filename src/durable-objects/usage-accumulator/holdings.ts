@@ -12,11 +12,6 @@ import type { Handover } from "./handover";
 import type { AccumulatorIdentity } from "./identity";
 import type { HoldingChange } from "./types";
 
-export const HOLDINGS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS holdings (
-	agent_key TEXT PRIMARY KEY, generation INTEGER NOT NULL, held INTEGER NOT NULL, imported INTEGER NOT NULL DEFAULT -1);
-`;
-
 type HoldingRow = { agent_key: string; generation: number; held: number; imported: number };
 export type HoldingWrite = [agentKey: string, generation: number, held: 0 | 1];
 

@@ -25,17 +25,6 @@ import type { FlushTarget } from "./flush";
 import type { ModelPriceCache } from "./prices";
 import type { MeteringEvent } from "./types";
 
-export const METRICS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS plan_periods (period TEXT PRIMARY KEY, plan TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS metrics (
-	period TEXT NOT NULL, agent_key TEXT NOT NULL, source TEXT NOT NULL, quantity TEXT NOT NULL,
-	version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (period, agent_key, source));
-CREATE INDEX IF NOT EXISTS metrics_unflushed ON metrics (period) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS metric_values (
-	period TEXT NOT NULL, source TEXT NOT NULL, value TEXT NOT NULL, agent_key TEXT NOT NULL,
-	PRIMARY KEY (period, source, value));
-`;
-
 export type MetricRow = {
 	period: string;
 	agent_key: string;

@@ -4,7 +4,7 @@
  */
 import type { Env } from "../../env";
 import type { AlertBook } from "./alerts";
-import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./flush";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./event-rows";
 import type { Handover } from "./handover";
 import type { PlanBook } from "./plans";
 import { RAW_EVENTS_MAX_BYTES } from "./raw-events";

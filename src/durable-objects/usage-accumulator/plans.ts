@@ -14,9 +14,10 @@ import { effectiveCharges, type PriceOverride } from "../../pricing/price-overri
 import { type MeteredSource, meteredSources } from "../../pricing/sources";
 import type { StoredValues } from "./aggregates";
 import type { AccumulatorIdentity } from "./identity";
-import { METRICS_SCHEMA, rebuildPeriod } from "./metrics";
+import { rebuildPeriod } from "./metrics";
 import type { ModelPriceCache } from "./prices";
 import { readRawEvents } from "./raw-events";
+import { METRICS_SCHEMA } from "./schema";
 
 /** What the accumulator keeps of a plan: enough to rate the period and to know its sources. */
 export interface PeriodPlan {

@@ -17,15 +17,7 @@ import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
 import { readUsage } from "./aggregates";
 import { readMetrics } from "./metrics";
-
-export const SHARD_REPORTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS shard_reports (
-	shard INTEGER NOT NULL, period TEXT NOT NULL, read_at INTEGER NOT NULL, usage TEXT NOT NULL, metrics TEXT NOT NULL,
-	PRIMARY KEY (shard, period));
-CREATE TABLE IF NOT EXISTS shard_costs (
-	shard INTEGER NOT NULL, period TEXT NOT NULL, read_at INTEGER NOT NULL, costs TEXT NOT NULL,
-	PRIMARY KEY (shard, period));
-`;
+import { SHARD_REPORTS_SCHEMA } from "./schema";
 
 export interface ShardReport {
 	shard: number;

@@ -16,7 +16,6 @@
 import type { UsageAggregate } from "../../pricing/quantities";
 import {
 	type Absorber,
-	ADOPTION_SCHEMA,
 	type AdoptedEvent,
 	absorbedThrough,
 	markAbsorbed,
@@ -24,53 +23,26 @@ import {
 	setAside,
 	unabsorbed,
 } from "./adoption";
-import { type DailyTable, type KnownSums, MODEL_COSTS_SCHEMA, readUsage, StoredValues } from "./aggregates";
-import { ALERTS_SCHEMA } from "./alerts";
+import { type DailyTable, type KnownSums, readUsage, StoredValues } from "./aggregates";
 import { aggregateCounting, type CountingStorage, countEvents, type StoreRecordResult } from "./counting";
 import {
-	DEDUPE_SCHEMA,
 	type DedupeRow,
 	dedupePage,
 	insertDedupeRows,
 	purgeExpiredDedupeRows,
 	upgradeDedupeStorage,
 } from "./dedupe";
-import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./flush";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./event-rows";
 import type { Handover } from "./handover";
-import { HOLDINGS_SCHEMA, Holdings } from "./holdings";
+import { Holdings } from "./holdings";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./identity";
-import { type CountObserver, METRICS_SCHEMA, MetricQuantities } from "./metrics";
+import { type CountObserver, MetricQuantities } from "./metrics";
 import { ModelPriceCache } from "./prices";
-import {
-	insertRawEvents,
-	meteringEventOf,
-	RAW_EVENTS_SCHEMA,
-	RecentGroups,
-	upgradeRawEventStorage,
-} from "./raw-events";
+import { insertRawEvents, meteringEventOf, RecentGroups, upgradeRawEventStorage } from "./raw-events";
+import { STORE_SCHEMA } from "./schema";
 import type { HoldingChange, RecordRequest } from "./types";
 
 export type { StoreRecordResult } from "./counting";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-${HOLDINGS_SCHEMA}${RAW_EVENTS_SCHEMA}${DEDUPE_SCHEMA}CREATE TABLE IF NOT EXISTS daily (
-	day TEXT NOT NULL, agent_key TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
-	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (day, agent_key, kind, type, field));
-CREATE INDEX IF NOT EXISTS daily_unflushed ON daily (day) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS daily_unbilled (
-	day TEXT NOT NULL, agent_key TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
-	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (day, agent_key, kind, type, field));
-CREATE INDEX IF NOT EXISTS daily_unbilled_unflushed ON daily_unbilled (day) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS costs (
-	period TEXT NOT NULL, agent_key TEXT NOT NULL, cost_type TEXT NOT NULL, currency TEXT NOT NULL,
-	amount TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (period, agent_key, cost_type, currency));
-CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
-${MODEL_COSTS_SCHEMA}${METRICS_SCHEMA}${ALERTS_SCHEMA}${ADOPTION_SCHEMA}`;
 
 export type StoredIdentity = AccumulatorIdentity & {
 	name: string;
@@ -124,7 +96,7 @@ export class AccumulatorStore implements CountingStorage {
 		if (this.hasTables) {
 			// Tables added by a later version are created, and storage of an earlier one converted, at once.
 			storage.transactionSync(() => {
-				this.sql.exec(SCHEMA);
+				this.sql.exec(STORE_SCHEMA);
 				upgradeDedupeStorage(this.sql, tables);
 				upgradeRawEventStorage(this.sql, tables);
 			});
@@ -138,7 +110,7 @@ export class AccumulatorStore implements CountingStorage {
 
 	private createTables(): void {
 		if (this.hasTables) return;
-		this.sql.exec(SCHEMA);
+		this.sql.exec(STORE_SCHEMA);
 		this.hasTables = true;
 	}
 
