@@ -6,10 +6,19 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { EventRow } from "../../src/durable-objects/usage-accumulator/event-rows";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { insertRawEvents, markArchived, newestFirst, newestRawEvents, purgeRawEvents, RECENT_GROUPS_MAX_EVENTS, readRawEvents, readUnarchived } from "../../src/durable-objects/usage-accumulator/raw-events";
+import {
+	insertRawEvents,
+	markArchived,
+	newestFirst,
+	newestRawEvents,
+	purgeRawEvents,
+	RECENT_GROUPS_MAX_EVENTS,
+	readRawEvents,
+	readUnarchived,
+} from "../../src/durable-objects/usage-accumulator/raw-events";
 import { RAW_EVENTS_SCHEMA } from "../../src/durable-objects/usage-accumulator/schema";
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";

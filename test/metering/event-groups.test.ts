@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CHUNK_LIMITS, type EventRow, eventGroups } from "../../src/durable-objects/usage-accumulator/event-rows";
+import {
+	DEFAULT_CHUNK_LIMITS,
+	type EventRow,
+	eventGroups,
+} from "../../src/durable-objects/usage-accumulator/event-rows";
 
 function row(i: number, metadataBytes = 20): EventRow {
 	const at = "2026-01-01T00:00:00.000Z";

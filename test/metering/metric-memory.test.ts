@@ -6,7 +6,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { MetricDeltas, MetricQuantities } from "../../src/durable-objects/usage-accumulator/metrics";
+import { MetricQuantities } from "../../src/durable-objects/usage-accumulator/metric-rows";
+import { MetricDeltas } from "../../src/durable-objects/usage-accumulator/metrics";
 import { METRICS_SCHEMA } from "../../src/durable-objects/usage-accumulator/schema";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import type { MeteredSource } from "../../src/pricing/sources";

@@ -12,7 +12,8 @@
  */
 import { Decimal } from "../../lib/decimal";
 import { newId } from "../../lib/ids";
-import { AggregateDeltas, type DailyTable, type KnownSums } from "./aggregates";
+import type { DailyTable, KnownSums } from "./aggregate-rows";
+import { AggregateDeltas } from "./aggregates";
 import {
 	DEDUPE_TTL_MS,
 	type DedupeRow,

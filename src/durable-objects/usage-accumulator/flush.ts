@@ -13,7 +13,7 @@ import { statement } from "../../db/batch";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { type OutboxRow, outboxInsertMany } from "../../webhooks/outbox";
-import type { CostRow, DailyRow, ModelCostRow, UnpricedRow } from "./aggregates";
+import type { CostRow, DailyRow, ModelCostRow, UnpricedRow } from "./aggregate-rows";
 import {
 	markTriggersFlushed,
 	readUnflushedTriggers,
@@ -25,10 +25,10 @@ import type { AccumulatorIdentity } from "./identity";
 import {
 	type MetricRow,
 	markMetricsFlushed,
-	metricStatements,
 	readUnflushedMetrics,
 	UNFLUSHED_METRICS_SQL,
-} from "./metrics";
+} from "./metric-rows";
+import { metricStatements } from "./metrics";
 import type { MeteringEvent } from "./types";
 
 /** A slice of what D1 does not have yet. */

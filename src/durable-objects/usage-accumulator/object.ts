@@ -30,7 +30,7 @@ import { HANDOVER_PAGE_SIZE, HandoverRuns } from "./handover";
 import { receiveShardReport, setAlert } from "./head";
 import { parseAccumulatorName } from "./identity";
 import type { RetainedEvents } from "./interface";
-import { readMetrics } from "./metrics";
+import { readMetrics } from "./metric-rows";
 import { type AccumulatorParts, type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts";
 import { PlanBook } from "./plans";
 import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./raw-events";

@@ -12,12 +12,12 @@ import { periodBounds, periodOf } from "../../lib/time";
 import type { Charge } from "../../pricing/plan";
 import { effectiveCharges, type PriceOverride } from "../../pricing/price-overrides";
 import { type MeteredSource, meteredSources } from "../../pricing/sources";
-import type { StoredValues } from "./aggregates";
 import type { AccumulatorIdentity } from "./identity";
 import { rebuildPeriod } from "./metrics";
 import type { ModelPriceCache } from "./prices";
 import { readRawEvents } from "./raw-events";
 import { METRICS_SCHEMA } from "./schema";
+import type { StoredValues } from "./stored-values";
 
 /** What the accumulator keeps of a plan: enough to rate the period and to know its sources. */
 export interface PeriodPlan {

@@ -15,8 +15,8 @@
 import { Decimal } from "../../lib/decimal";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import { readUsage } from "./aggregates";
-import { readMetrics } from "./metrics";
+import { readUsage } from "./aggregate-rows";
+import { readMetrics } from "./metric-rows";
 import { SHARD_REPORTS_SCHEMA } from "./schema";
 
 export interface ShardReport {

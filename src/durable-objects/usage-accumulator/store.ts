@@ -23,7 +23,7 @@ import {
 	setAside,
 	unabsorbed,
 } from "./adoption";
-import { type DailyTable, type KnownSums, readUsage, StoredValues } from "./aggregates";
+import { type DailyTable, type KnownSums, readUsage } from "./aggregate-rows";
 import { aggregateCounting, type CountingStorage, countEvents, type StoreRecordResult } from "./counting";
 import {
 	type DedupeRow,
@@ -36,10 +36,12 @@ import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./event-rows";
 import type { Handover } from "./handover";
 import { Holdings } from "./holdings";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./identity";
-import { type CountObserver, MetricQuantities } from "./metrics";
+import { MetricQuantities } from "./metric-rows";
+import type { CountObserver } from "./metrics";
 import { ModelPriceCache } from "./prices";
 import { insertRawEvents, meteringEventOf, RecentGroups, upgradeRawEventStorage } from "./raw-events";
 import { STORE_SCHEMA } from "./schema";
+import { StoredValues } from "./stored-values";
 import type { HoldingChange, RecordRequest } from "./types";
 
 export type { StoreRecordResult } from "./counting";
