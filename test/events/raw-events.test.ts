@@ -6,6 +6,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/counting";
 import type { EventRow } from "../../src/durable-objects/usage-accumulator/event-rows";
 import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
@@ -275,7 +276,7 @@ describe("raw events in the accumulator", () => {
 					};
 				});
 			const record = (store: AccumulatorStore, count: number) =>
-				store.record({ name, accountId: null, claims: {}, events: events(count) }, Date.now());
+				countInStore(store, { name, accountId: null, claims: {}, events: events(count) }, Date.now());
 			// The same oldest groups, whole, from memory as from SQLite, for batches of several sizes.
 			const sameAsStored = (store: AccumulatorStore) => {
 				for (const maxEvents of [1, 40, 700, 5_000, 20_000]) {
@@ -328,7 +329,8 @@ describe("raw events in the accumulator", () => {
 				},
 			};
 			expect(() =>
-				store.record(
+				countInStore(
+					store,
 					{ name, accountId: null, claims: {}, events: events(50) },
 					Date.now(),
 					undefined,

@@ -60,11 +60,12 @@ describe("attribution of events to subscriptions", () => {
 		let callsToA = 0;
 		await runInDurableObject(subscriptionAccumulator(a.subscription.id), (instance: UsageAccumulator) => {
 			// Spy on the accumulator's storage layer (RPC methods cannot be replaced on the instance).
-			const store = (instance as unknown as { store: { record: (...args: unknown[]) => unknown } }).store;
-			const record = store.record.bind(store);
-			store.record = (...args) => {
+			// Each counting pass remembers its caller first (counting.ts, countInStore).
+			const store = (instance as unknown as { store: { remember: (...args: unknown[]) => unknown } }).store;
+			const remember = store.remember.bind(store);
+			store.remember = (...args) => {
 				callsToA++;
-				return record(...args);
+				return remember(...args);
 			};
 		});
 

@@ -2,6 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/counting";
 import { readMetrics } from "../../src/durable-objects/usage-accumulator/metric-rows";
 import { MetricDeltas } from "../../src/durable-objects/usage-accumulator/metrics";
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
@@ -144,7 +145,8 @@ describe("metric quantities (property)", () => {
 								},
 							};
 							const record = () =>
-								store.record(
+								countInStore(
+									store,
 									{ name: NAME, accountId: null, claims: { i1: 1, i2: 1, i3: 1 }, events: batch },
 									Date.now(),
 									undefined,

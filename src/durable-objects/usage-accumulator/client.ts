@@ -6,7 +6,6 @@
 import type { Env } from "../../env";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import type { AdoptedEvent } from "./adoption";
 import type { AlertRule } from "./alerts";
 import { accumulatorStub } from "./identity";
 import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
@@ -18,6 +17,7 @@ import type {
 	ReserveAnswer,
 	ReserveRequest,
 } from "./reservations";
+import type { AdoptedEvent } from "./set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 import { encodeEvents } from "./wire";
 

@@ -23,8 +23,7 @@ import {
 	readOriginals,
 	storedEventRow,
 } from "./dedupe";
-import { type ChunkLimits, type EventRow, eventRow } from "./event-rows";
-import type { Handover } from "./handover";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "./event-rows";
 import { observersOf } from "./head";
 import type { Holdings } from "./holdings";
 import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./identity";
@@ -33,8 +32,10 @@ import type { AccumulatorParts } from "./parts";
 import type { ModelPriceCache } from "./prices";
 import { insertRawEvents, type RecentGroups } from "./raw-events";
 import { notePricesCounted, refreshPrices } from "./rerate";
+import type { AccumulatorStore } from "./store";
 import type {
 	EventResult,
+	Handover,
 	MeteringEvent,
 	RecordCall,
 	RecordRequest,
@@ -62,6 +63,27 @@ export interface CountingStorage {
 	readonly prices: ModelPriceCache;
 }
 
+/**
+ * Counts the events of held instances, in order, in one transaction of the store. The router's claims are
+ * applied first: a claim newer than what this accumulator was told means it holds the key (it missed the
+ * announcement). Events of instances still to be taken over are left out (null, their index in `awaiting`).
+ */
+export function countInStore(
+	store: AccumulatorStore,
+	request: RecordRequest,
+	now: number,
+	limits: ChunkLimits = DEFAULT_CHUNK_LIMITS,
+	observer?: CountObserver,
+): StoreRecordResult {
+	const identity = parseAccumulatorName(request.name);
+	store.ensureTables();
+	return store.transaction(() => {
+		store.remember(request.name, request.accountId, request.billableFrom);
+		const billableFrom = subscriptionOf(identity) === null ? null : store.billableFrom;
+		return countEvents(store, identity, request, billableFrom, now, limits, observer);
+	});
+}
+
 // Rounds of handover per record call: more means the instance moves again and again while its events arrive.
 const MAX_HANDOVER_ROUNDS = 3;
 const PROCESSED = "processed" as const;
@@ -77,7 +99,8 @@ export async function recordCall(parts: AccumulatorParts, call: RecordCall): Pro
 	await parts.plans.learn(identity, timestampsOf(request.events));
 	const pass = (part: RecordRequest) => {
 		const now = Date.now();
-		return parts.store.record(
+		return countInStore(
+			parts.store,
 			part,
 			now,
 			parts.settings.chunk,

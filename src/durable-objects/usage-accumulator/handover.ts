@@ -28,11 +28,7 @@ import {
 	subscriptionAccumulatorOf,
 } from "./identity";
 import type { AccumulatorParts } from "./parts";
-
-export interface Handover {
-	agentKey: string;
-	generation: number;
-}
+import type { Handover } from "./types";
 
 /** Keys per release call: a few hundred kilobytes of RPC. */
 export const HANDOVER_PAGE_SIZE = 1_000;

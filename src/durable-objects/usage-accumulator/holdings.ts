@@ -8,9 +8,8 @@
  * forgets the key; a transaction that rolled back forgets them all (store.ts).
  */
 
-import type { Handover } from "./handover";
 import type { AccumulatorIdentity } from "./identity";
-import type { HoldingChange } from "./types";
+import type { Handover, HoldingChange } from "./types";
 
 type HoldingRow = { agent_key: string; generation: number; held: number; imported: number };
 export type HoldingWrite = [agentKey: string, generation: number, held: 0 | 1];

@@ -6,7 +6,6 @@
  */
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import type { AdoptedEvent } from "./adoption";
 import type { AlertRule } from "./alerts";
 import type { EventView } from "./archive";
 import type { RawEventQuery } from "./raw-events";
@@ -17,6 +16,7 @@ import type {
 	ReserveAnswer,
 	ReserveRequest,
 } from "./reservations";
+import type { AdoptedEvent } from "./set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 
 /** A page of the raw events an accumulator keeps, and the instant after which it keeps all it counted. */

@@ -20,7 +20,7 @@ import type { Env } from "../../env";
 import { periodOf } from "../../lib/time";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import { type AdoptedEvent, absorbPage, setAsideFor } from "./adoption";
+import { absorbPage, setAsideFor } from "./adoption";
 import { FlushSchedule } from "./alarm";
 import { AlertBook, type AlertRule } from "./alerts";
 import { eventViewOf } from "./archive";
@@ -45,6 +45,7 @@ import {
 	reserve,
 	tightestBudget,
 } from "./reservations";
+import type { AdoptedEvent } from "./set-aside";
 import type { ShardReport } from "./shards";
 import { AccumulatorStore } from "./store";
 import type { FlushReport, HoldingChange, RecordCall, RecordResponse, UsageQuery } from "./types";

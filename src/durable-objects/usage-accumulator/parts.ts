@@ -5,10 +5,10 @@
 import type { Env } from "../../env";
 import type { AlertBook } from "./alerts";
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./event-rows";
-import type { Handover } from "./handover";
 import type { PlanBook } from "./plans";
 import { RAW_EVENTS_MAX_BYTES } from "./raw-events";
 import type { AccumulatorStore } from "./store";
+import type { Handover } from "./types";
 
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */

@@ -91,3 +91,9 @@ export interface FlushReport {
 	/** The archive write failed (the alarm retries it); aggregates were flushed all the same. */
 	archiveFailed: boolean;
 }
+
+/** An instance this accumulator takes over from its earlier holders, at a membership generation (parts/handover.ts). */
+export interface Handover {
+	agentKey: string;
+	generation: number;
+}
