@@ -6,7 +6,7 @@
  * (its retention, or less when its size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
 import type { WithEnv } from "../db/rows";
-import type { EventView } from "../durable-objects/usage-accumulator/archive";
+import type { EventView } from "../durable-objects/usage-accumulator/parts/archive";
 import {
 	accumulatorName,
 	subscriptionAccumulators,

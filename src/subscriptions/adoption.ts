@@ -7,7 +7,7 @@
  * one that failed anywhere, count every event once.
  */
 import type { Scope } from "../db/scope";
-import { ADOPTION_PAGE_SIZE } from "../durable-objects/usage-accumulator/adoption";
+import { ADOPTION_PAGE_SIZE } from "../durable-objects/usage-accumulator/parts/adoption";
 import {
 	accumulatorName,
 	membershipGeneration,

@@ -6,10 +6,10 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { countInStore } from "../../src/durable-objects/usage-accumulator/counting";
-import type { EventRow } from "../../src/durable-objects/usage-accumulator/event-rows";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/parts/counting";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
+import type { EventRow } from "../../src/durable-objects/usage-accumulator/storage/event-rows";
 import {
 	insertRawEvents,
 	markArchived,
@@ -19,9 +19,9 @@ import {
 	RECENT_GROUPS_MAX_EVENTS,
 	readRawEvents,
 	readUnarchived,
-} from "../../src/durable-objects/usage-accumulator/raw-events";
-import { RAW_EVENTS_SCHEMA } from "../../src/durable-objects/usage-accumulator/schema";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+} from "../../src/durable-objects/usage-accumulator/storage/raw-events";
+import { RAW_EVENTS_SCHEMA } from "../../src/durable-objects/usage-accumulator/storage/schema";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { post } from "../helpers";
 import { instanceAccumulator, sendAction, uniqueKey } from "../subscriptions/fixtures";

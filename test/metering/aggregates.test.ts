@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { countInStore } from "../../src/durable-objects/usage-accumulator/counting";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/parts/counting";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { Decimal } from "../../src/lib/decimal";
 import { instanceAccumulator, uniqueKey } from "../subscriptions/fixtures";

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { rememberRoute } from "../../src/durable-objects/usage-accumulator/router";
+import { rememberRoute } from "../../src/durable-objects/usage-accumulator/placement";
 import { get, patch, post } from "../helpers";
 import { sendAction, subscribe, subscriptionAccumulator, uniqueKey } from "../subscriptions/fixtures";
 

@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
-import { countInStore } from "../../src/durable-objects/usage-accumulator/counting";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import type { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/parts/counting";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
+import type { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
 import type { subscriptionAccumulator } from "../subscriptions/fixtures";
 

@@ -6,18 +6,18 @@
 import type { Env } from "../../env";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import type { AlertRule } from "./alerts";
 import { accumulatorStub } from "./identity";
 import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
-import type { RawEventQuery } from "./raw-events";
+import type { AlertRule } from "./parts/alerts";
 import type {
 	BudgetView,
 	ReleaseAnswer,
 	ReservationView,
 	ReserveAnswer,
 	ReserveRequest,
-} from "./reservations";
-import type { AdoptedEvent } from "./set-aside";
+} from "./parts/reservations";
+import type { RawEventQuery } from "./storage/raw-events";
+import type { AdoptedEvent } from "./storage/set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 import { encodeEvents } from "./wire";
 

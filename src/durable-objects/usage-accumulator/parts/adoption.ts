@@ -15,21 +15,21 @@
  * (unbilled); the subscription does not archive it again.
  */
 
+import { parseAccumulatorName } from "../identity";
+import type { ChunkLimits, EventRow } from "../storage/event-rows";
+import type { ModelPriceCache } from "../storage/prices";
+import { insertRawEvents, meteringEventOf } from "../storage/raw-events";
+import { type AdoptedEvent, markAbsorbed, unabsorbed } from "../storage/set-aside";
+import type { AccumulatorStore } from "../storage/store";
+import type { MeteringEvent } from "../types";
 import { AggregateDeltas } from "./aggregates";
 import type { FlushSchedule } from "./alarm";
+import type { AccumulatorParts } from "./context";
 import { aggregateCounting, timestampsOf } from "./counting";
-import type { ChunkLimits, EventRow } from "./event-rows";
 import { faultsOf } from "./faults";
 import { observersOf } from "./head";
-import { parseAccumulatorName } from "./identity";
 import type { CountObserver } from "./metrics";
-import type { AccumulatorParts } from "./parts";
-import type { ModelPriceCache } from "./prices";
-import { insertRawEvents, meteringEventOf } from "./raw-events";
 import { refreshPrices } from "./rerate";
-import { type AdoptedEvent, markAbsorbed, unabsorbed } from "./set-aside";
-import type { AccumulatorStore } from "./store";
-import type { MeteringEvent } from "./types";
 
 /** Events per page of an adoption: a page is one RPC answer and one transaction in each accumulator. */
 export const ADOPTION_PAGE_SIZE = 2000;

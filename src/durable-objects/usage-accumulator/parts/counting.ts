@@ -1,5 +1,5 @@
 /**
- * Counting a record call's events. In one transaction (store.ts): the router's claims are applied, events of
+ * Counting a record call's events. In one transaction (storage/store.ts): the placement's claims are applied, events of
  * instances held are stored as raw events with their dedupe keys, and what they add is written — the daily
  * aggregates, the observers' metrics and alerts, outcome.completed outbox rows. A repeated idempotency key
  * (stored, or earlier in the same call) answers the original event instead.
@@ -10,10 +10,10 @@
  * This is the hot path (docs/scaling.md): the loop over events does a map lookup or two per event and builds one
  * array row; everything else is per call.
  */
-import { Decimal } from "../../lib/decimal";
-import { newId } from "../../lib/ids";
-import type { DailyTable, KnownSums } from "./aggregate-rows";
-import { AggregateDeltas } from "./aggregates";
+import { Decimal } from "../../../lib/decimal";
+import { newId } from "../../../lib/ids";
+import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "../identity";
+import type { DailyTable, KnownSums } from "../storage/aggregate-rows";
 import {
 	DEDUPE_TTL_MS,
 	type DedupeRow,
@@ -22,17 +22,12 @@ import {
 	insertDedupeRows,
 	readOriginals,
 	storedEventRow,
-} from "./dedupe";
-import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "./event-rows";
-import { observersOf } from "./head";
-import type { Holdings } from "./holdings";
-import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./identity";
-import type { CountObserver } from "./metrics";
-import type { AccumulatorParts } from "./parts";
-import type { ModelPriceCache } from "./prices";
-import { insertRawEvents, type RecentGroups } from "./raw-events";
-import { notePricesCounted, refreshPrices } from "./rerate";
-import type { AccumulatorStore } from "./store";
+} from "../storage/dedupe";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "../storage/event-rows";
+import type { Holdings } from "../storage/holdings";
+import type { ModelPriceCache } from "../storage/prices";
+import { insertRawEvents, type RecentGroups } from "../storage/raw-events";
+import type { AccumulatorStore } from "../storage/store";
 import type {
 	EventResult,
 	Handover,
@@ -41,8 +36,13 @@ import type {
 	RecordRequest,
 	RecordResponse,
 	StoredEvent,
-} from "./types";
-import { decodeEvents } from "./wire";
+} from "../types";
+import { decodeEvents } from "../wire";
+import { AggregateDeltas } from "./aggregates";
+import type { AccumulatorParts } from "./context";
+import { observersOf } from "./head";
+import type { CountObserver } from "./metrics";
+import { notePricesCounted, refreshPrices } from "./rerate";
 
 /** What a counting pass did: the answer, and the instances to take over before their events (`awaiting`) count. */
 export interface StoreRecordResult {
@@ -64,7 +64,7 @@ export interface CountingStorage {
 }
 
 /**
- * Counts the events of held instances, in order, in one transaction of the store. The router's claims are
+ * Counts the events of held instances, in order, in one transaction of the store. The placement's claims are
  * applied first: a claim newer than what this accumulator was told means it holds the key (it missed the
  * announcement). Events of instances still to be taken over are left out (null, their index in `awaiting`).
  */

@@ -9,29 +9,28 @@
  *   first, so a repeated value is never counted twice.
  * Which sources a period needs comes from the plan in effect for it (plans.ts).
  */
-import { statement } from "../../db/batch";
-import { Decimal } from "../../lib/decimal";
-import { periodOf } from "../../lib/time";
-import type { EventCost } from "../../model-costs/event-cost";
+import { statement } from "../../../db/batch";
+import { Decimal } from "../../../lib/decimal";
+import { periodOf } from "../../../lib/time";
+import type { EventCost } from "../../../model-costs/event-cost";
 import {
 	contributionOf,
 	costContribution,
 	type MeteredSource,
 	type MetricQuantity,
 	matchesFilter,
-} from "../../pricing/sources";
-import { SEPARATOR } from "./aggregate-rows";
-import type { FlushTarget } from "./flush";
+} from "../../../pricing/sources";
+import { SEPARATOR } from "../storage/aggregate-rows";
 import {
 	insertMetricValues,
 	type MetricRow,
 	readMetricQuantities,
 	writeMetricRows,
 	zeroPeriod,
-} from "./metric-rows";
-import type { ModelPriceCache } from "./prices";
-import { type StoredValues, storedBefore } from "./stored-values";
-import type { MeteringEvent } from "./types";
+} from "../storage/metric-rows";
+import type { ModelPriceCache } from "../storage/prices";
+import { type StoredValues, storedBefore } from "../storage/stored-values";
+import type { FlushTarget, MeteringEvent } from "../types";
 
 /** Something that sees every newly counted event of a record call and writes with it (counting.ts). */
 export interface CountObserver {

@@ -13,8 +13,9 @@
  * until a retry succeeds. The newest timestamp ever purged is recorded (`raw_events_purged`): every event counted
  * here with a later timestamp is still here, so the explorer reads the archive only below it (eventsRetainedAfter).
  */
+
+import type { MeteringEvent } from "../types";
 import { type ChunkLimits, type EventRow, eventGroups } from "./event-rows";
-import type { MeteringEvent } from "./types";
 
 /** Raw events are kept at least this long after their timestamp (the contract asks 35 days). */
 export const RAW_EVENTS_RETENTION_MS = 36 * 24 * 60 * 60 * 1000;

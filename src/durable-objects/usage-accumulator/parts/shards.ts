@@ -1,5 +1,5 @@
 /**
- * The shards of a hot subscription (client.ts names them) count disjoint sets of instances, so D1 and every read
+ * The shards of a hot subscription (identity.ts names them) count disjoint sets of instances, so D1 and every read
  * merge them by adding. Alerts need the subscription's total as it grows, so they live in the head (shard 0):
  * after each flush (its alarm, ~1.5 s after an event) every other shard sends the head its current period as it
  * stands — its daily aggregates and per-instance metrics, absolute values — and the head keeps the newest report
@@ -12,12 +12,12 @@
  * Reports are absolute and stamped with the time they were read, so a repeated or late one never counts twice
  * and never replaces a newer one.
  */
-import { Decimal } from "../../lib/decimal";
-import type { UsageAggregate } from "../../pricing/quantities";
-import type { MetricQuantity } from "../../pricing/sources";
-import { readUsage } from "./aggregate-rows";
-import { readMetrics } from "./metric-rows";
-import { SHARD_REPORTS_SCHEMA } from "./schema";
+import { Decimal } from "../../../lib/decimal";
+import type { UsageAggregate } from "../../../pricing/quantities";
+import type { MetricQuantity } from "../../../pricing/sources";
+import { readUsage } from "../storage/aggregate-rows";
+import { readMetrics } from "../storage/metric-rows";
+import { SHARD_REPORTS_SCHEMA } from "../storage/schema";
 
 export interface ShardReport {
 	shard: number;

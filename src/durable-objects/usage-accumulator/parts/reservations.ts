@@ -14,15 +14,15 @@
  * A reservation's id carries its subscription's id, so GET and release find the head without a lookup table:
  * `rsv_` + 26 characters of its own (time, then random, sortable like every id) + the subscription id's body.
  */
-import { Decimal } from "../../lib/decimal";
-import { newId } from "../../lib/ids";
-import { periodOf } from "../../lib/time";
+import { Decimal } from "../../../lib/decimal";
+import { newId } from "../../../lib/ids";
+import { periodOf } from "../../../lib/time";
+import { type AccumulatorIdentity, isHead, parseAccumulatorName } from "../identity";
+import { RESERVATIONS_SCHEMA } from "../storage/schema";
+import type { MeteringEvent } from "../types";
 import { periodTotal } from "./alerts";
-import { type AccumulatorIdentity, isHead, parseAccumulatorName } from "./identity";
+import type { AccumulatorParts } from "./context";
 import type { CountObserver } from "./metrics";
-import type { AccumulatorParts } from "./parts";
-import { RESERVATIONS_SCHEMA } from "./schema";
-import type { MeteringEvent } from "./types";
 
 // Ended reservations stay readable this long after they expire (or would have).
 const RETENTION_MS = 35 * 24 * 3600_000;

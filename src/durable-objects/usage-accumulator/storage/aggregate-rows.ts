@@ -4,8 +4,8 @@
  * usage read back between two days. Sums are exact decimal strings; `version` counts changes of a row, so a
  * flush can tell whether it changed while D1 was being written.
  */
-import { Decimal } from "../../lib/decimal";
-import type { UsageAggregate } from "../../pricing/quantities";
+import { Decimal } from "../../../lib/decimal";
+import type { UsageAggregate } from "../../../pricing/quantities";
 import { type StoredValues, storedBefore } from "./stored-values";
 
 /** Where a day's aggregates are kept: the billable ones, or those of events outside the subscription (docs/billing.md#subscription-lifecycle). */

@@ -3,18 +3,18 @@
  * (alerts.ts): they are evaluated with each counting pass there, when an alert is set, and when another shard
  * reports its period so far after a flush (shards.ts).
  */
-import { periodOf } from "../../lib/time";
-import type { AlertContext, AlertRule } from "./alerts";
-import { hasUnflushed } from "./flush";
+import { periodOf } from "../../../lib/time";
 import {
 	type AccumulatorIdentity,
 	accumulatorName,
 	accumulatorStub,
 	isHead,
 	parseAccumulatorName,
-} from "./identity";
+} from "../identity";
+import type { AlertContext, AlertRule } from "./alerts";
+import type { AccumulatorParts } from "./context";
+import { hasUnflushed } from "./flush";
 import { type CountObserver, MetricDeltas } from "./metrics";
-import type { AccumulatorParts } from "./parts";
 import { forgetSettlements, pendingSettlements, settle, settlementObserver } from "./reservations";
 import { type ShardReport, shardReportOf, storeShardReport } from "./shards";
 

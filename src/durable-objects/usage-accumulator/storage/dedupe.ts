@@ -7,8 +7,9 @@
  * every earlier holder before it counts any event of it. So each table here holds its own keys and the ones it
  * was handed.
  */
+
+import type { MeteringEvent, StoredEvent } from "../types";
 import { type EventRow, eventRow } from "./event-rows";
-import type { MeteringEvent, StoredEvent } from "./types";
 
 export const DEDUPE_TTL_MS = 36 * 24 * 60 * 60 * 1000;
 

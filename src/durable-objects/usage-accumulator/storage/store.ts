@@ -13,7 +13,9 @@
  * What is counted, and how, is parts/counting.ts; this file owns the tables, the accumulator's identity, and the
  * transaction every write runs in, whose rollback forgets what memory knew of the tables.
  */
-import type { UsageAggregate } from "../../pricing/quantities";
+import type { UsageAggregate } from "../../../pricing/quantities";
+import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "../identity";
+import type { Handover, HoldingChange, RecordRequest } from "../types";
 import { type DailyTable, type KnownSums, readUsage } from "./aggregate-rows";
 import {
 	type DedupeRow,
@@ -24,15 +26,12 @@ import {
 } from "./dedupe";
 import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./event-rows";
 import { Holdings } from "./holdings";
-import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./identity";
 import { MetricQuantities } from "./metric-rows";
-import type { CountObserver } from "./metrics";
 import { ModelPriceCache } from "./prices";
 import { insertRawEvents, meteringEventOf, RecentGroups, upgradeRawEventStorage } from "./raw-events";
 import { STORE_SCHEMA } from "./schema";
 import { absorbedThrough, purgeSetAside } from "./set-aside";
 import { StoredValues } from "./stored-values";
-import type { Handover, HoldingChange, RecordRequest } from "./types";
 
 export type StoredIdentity = AccumulatorIdentity & {
 	name: string;

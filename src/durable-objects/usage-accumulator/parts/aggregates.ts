@@ -15,9 +15,9 @@
  * A subscription's accumulator keeps the events that reached it with a timestamp before the subscription started
  * (docs/billing.md#subscription-lifecycle: not billable) apart, in `daily_unbilled`, with the same columns: they reach D1 without a subscription.
  */
-import { Decimal } from "../../lib/decimal";
-import { dayOf, periodOf } from "../../lib/time";
-import { type EventCost, TOKEN_FIELDS } from "../../model-costs/event-cost";
+import { Decimal } from "../../../lib/decimal";
+import { dayOf, periodOf } from "../../../lib/time";
+import { type EventCost, TOKEN_FIELDS } from "../../../model-costs/event-cost";
 import {
 	applyAmounts,
 	type DailyTable,
@@ -27,10 +27,10 @@ import {
 	SEPARATOR,
 	writeDailyRows,
 	writeUnpriced,
-} from "./aggregate-rows";
-import type { ModelPriceCache } from "./prices";
-import { storedBefore } from "./stored-values";
-import type { MeteringEvent } from "./types";
+} from "../storage/aggregate-rows";
+import type { ModelPriceCache } from "../storage/prices";
+import { storedBefore } from "../storage/stored-values";
+import type { MeteringEvent } from "../types";
 
 const DEFAULT_COST_CURRENCY = "USD";
 

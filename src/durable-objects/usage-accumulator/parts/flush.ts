@@ -9,27 +9,26 @@
  * being written stays dirty.
  */
 
-import { statement } from "../../db/batch";
-import { newId } from "../../lib/ids";
-import { nowIso } from "../../lib/time";
-import { type OutboxRow, outboxInsertMany } from "../../webhooks/outbox";
-import type { CostRow, DailyRow, ModelCostRow, UnpricedRow } from "./aggregate-rows";
+import { statement } from "../../../db/batch";
+import { newId } from "../../../lib/ids";
+import { nowIso } from "../../../lib/time";
+import { type OutboxRow, outboxInsertMany } from "../../../webhooks/outbox";
+import type { CostRow, DailyRow, ModelCostRow, UnpricedRow } from "../storage/aggregate-rows";
+import type { ChunkLimits } from "../storage/event-rows";
+import {
+	type MetricRow,
+	markMetricsFlushed,
+	readUnflushedMetrics,
+	UNFLUSHED_METRICS_SQL,
+} from "../storage/metric-rows";
+import type { FlushTarget, MeteringEvent } from "../types";
 import {
 	markTriggersFlushed,
 	readUnflushedTriggers,
 	triggerStatements,
 	UNFLUSHED_TRIGGERS_SQL,
 } from "./alerts";
-import type { ChunkLimits } from "./event-rows";
-import type { AccumulatorIdentity } from "./identity";
-import {
-	type MetricRow,
-	markMetricsFlushed,
-	readUnflushedMetrics,
-	UNFLUSHED_METRICS_SQL,
-} from "./metric-rows";
 import { metricStatements } from "./metrics";
-import type { MeteringEvent } from "./types";
 
 /** A slice of what D1 does not have yet. */
 export interface UnflushedChunk {
@@ -51,10 +50,6 @@ export interface UnflushedChunk {
 /** The name under which D1 keeps a subscription accumulator's day aggregates of events before its start. */
 export function unbilledAccumulatorName(name: string): string {
 	return `${name}#unbilled`;
-}
-
-export interface FlushTarget extends AccumulatorIdentity {
-	name: string;
 }
 
 export function chunkStatements(

@@ -3,7 +3,7 @@
  * instance and source, the distinct values of unique_count sources, and the memory of the quantities written
  * here (MetricQuantities) that the alerts read their period from.
  */
-import type { MetricQuantity } from "../../pricing/sources";
+import type { MetricQuantity } from "../../../pricing/sources";
 import { FEW_ROWS, SEPARATOR } from "./aggregate-rows";
 import { StoredValues } from "./stored-values";
 

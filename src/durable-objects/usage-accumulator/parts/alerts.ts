@@ -16,23 +16,22 @@
  * margin_alert_rules); what is triggered this period is kept in memory once read, so a call with no armed alert
  * costs nothing.
  */
-import { periodWindow } from "../../billing-period/period";
-import { baseFeeProration, rateWithProration } from "../../billing-period/proration";
-import { statement } from "../../db/batch";
-import { Decimal } from "../../lib/decimal";
-import { newId } from "../../lib/ids";
-import { nowIso, periodOf } from "../../lib/time";
-import { quantitiesForPlan } from "../../pricing/quantities";
-import { MINIMUM_METRIC, rateUsage } from "../../pricing/rate";
-import { type MetricQuantity, needsMetering } from "../../pricing/sources";
-import { readUsage } from "./aggregate-rows";
-import type { FlushTarget } from "./flush";
-import { readMetrics } from "./metric-rows";
+import { periodWindow } from "../../../billing-period/period";
+import { baseFeeProration, rateWithProration } from "../../../billing-period/proration";
+import { statement } from "../../../db/batch";
+import { Decimal } from "../../../lib/decimal";
+import { newId } from "../../../lib/ids";
+import { nowIso, periodOf } from "../../../lib/time";
+import { quantitiesForPlan } from "../../../pricing/quantities";
+import { MINIMUM_METRIC, rateUsage } from "../../../pricing/rate";
+import { type MetricQuantity, needsMetering } from "../../../pricing/sources";
+import { readUsage } from "../storage/aggregate-rows";
+import { readMetrics } from "../storage/metric-rows";
+import { ALERTS_SCHEMA } from "../storage/schema";
+import type { FlushTarget, MeteringEvent } from "../types";
 import type { CountObserver } from "./metrics";
 import type { PeriodPlan } from "./plans";
-import { ALERTS_SCHEMA } from "./schema";
 import { reportedCosts, reportedUsage } from "./shards";
-import type { MeteringEvent } from "./types";
 
 /**
  * An alert as the accumulator needs it. Usage (the default): metric null is the period's total amount so far, base

@@ -3,7 +3,7 @@
  * groups (eventGroups) that stay within one page of SQLite. Dedupe keys, raw events, the set-aside pages of an
  * adoption and the archive all keep this form.
  */
-import type { MeteringEvent } from "./types";
+import type { MeteringEvent } from "../types";
 
 export interface ChunkLimits {
 	/** Events per stored group at most. */
