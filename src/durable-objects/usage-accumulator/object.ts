@@ -57,6 +57,12 @@ import type { FlushReport, HoldingChange, RecordCall, RecordResponse, UsageQuery
 export type { RetainedEvents } from "./interface";
 export { type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts/context";
 
+declare module "../../env" {
+	interface BoundClasses {
+		USAGE_ACCUMULATOR: UsageAccumulator;
+	}
+}
+
 export class UsageAccumulator extends DurableObject<Env> {
 	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
 	private readonly store: AccumulatorStore;

@@ -21,7 +21,7 @@ import {
 	readUnflushedMetrics,
 	UNFLUSHED_METRICS_SQL,
 } from "../storage/metric-rows";
-import type { FlushTarget, MeteringEvent } from "../types";
+import type { FlushTarget } from "../types";
 import {
 	markTriggersFlushed,
 	readUnflushedTriggers,

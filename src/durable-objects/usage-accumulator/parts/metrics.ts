@@ -17,7 +17,6 @@ import {
 	contributionOf,
 	costContribution,
 	type MeteredSource,
-	type MetricQuantity,
 	matchesFilter,
 } from "../../../pricing/sources";
 import { SEPARATOR } from "../storage/aggregate-rows";

@@ -14,8 +14,8 @@
  * transaction every write runs in, whose rollback forgets what memory knew of the tables.
  */
 import type { UsageAggregate } from "../../../pricing/quantities";
-import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "../identity";
-import type { Handover, HoldingChange, RecordRequest } from "../types";
+import { type AccumulatorIdentity, parseAccumulatorName } from "../identity";
+import type { Handover, HoldingChange } from "../types";
 import { type DailyTable, type KnownSums, readUsage } from "./aggregate-rows";
 import {
 	type DedupeRow,
@@ -24,11 +24,10 @@ import {
 	purgeExpiredDedupeRows,
 	upgradeDedupeStorage,
 } from "./dedupe";
-import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./event-rows";
 import { Holdings } from "./holdings";
 import { MetricQuantities } from "./metric-rows";
 import { ModelPriceCache } from "./prices";
-import { insertRawEvents, meteringEventOf, RecentGroups, upgradeRawEventStorage } from "./raw-events";
+import { RecentGroups, upgradeRawEventStorage } from "./raw-events";
 import { STORE_SCHEMA } from "./schema";
 import { absorbedThrough, purgeSetAside } from "./set-aside";
 import { StoredValues } from "./stored-values";
