@@ -99,16 +99,11 @@ async function tryCancel({
 			periodOf(now),
 		),
 		closeMembershipsStatement(d1, scope, id, now),
-		fromDrizzle(d1, outboxInsert(db, scope, "subscription.cancelled", subscriptionEventData(cancelled))),
-		auditInsert(d1, scope, {
-			action: "subscription.cancelled",
-			resourceId: id,
-			changes: changed(current.view, {
-				status: cancelled.status,
-				cancelled_at: cancelled.cancelled_at,
-				cancel_at: cancelled.cancel_at,
-				pending_rate_plan_id: cancelled.pending_rate_plan_id,
-			}),
+		...eventAndAudit(d1, db, scope, "subscription.cancelled", current.view, cancelled, {
+			status: cancelled.status,
+			cancelled_at: cancelled.cancelled_at,
+			cancel_at: cancelled.cancel_at,
+			pending_rate_plan_id: cancelled.pending_rate_plan_id,
 		}),
 	]);
 	const closed = membershipChanges(returned<Membership>(results[3]), false);
@@ -150,15 +145,29 @@ async function tryScheduleCancel({ env, db, scope, id }: { env: Env; db: Db; sco
 			now,
 		),
 		...planHistoryStatements(d1, id, periodOf(now), null),
-		fromDrizzle(d1, outboxInsert(db, scope, "subscription.updated", subscriptionEventData(scheduled))),
-		auditInsert(d1, scope, {
-			action: "subscription.updated",
-			resourceId: id,
-			changes: changed(current.view, {
-				cancel_at: scheduled.cancel_at,
-				pending_rate_plan_id: scheduled.pending_rate_plan_id,
-			}),
+		...eventAndAudit(d1, db, scope, "subscription.updated", current.view, scheduled, {
+			cancel_at: scheduled.cancel_at,
+			pending_rate_plan_id: scheduled.pending_rate_plan_id,
 		}),
 	]);
 	return scheduled;
+}
+
+/**
+ * The webhook event of the subscription as stored, and its audit record: the fields of `after` that differ from
+ * `before`, the subscription as it was read.
+ */
+function eventAndAudit(
+	d1: D1Database,
+	db: Db,
+	scope: Scope,
+	action: "subscription.cancelled" | "subscription.updated",
+	before: SubscriptionView,
+	stored: SubscriptionView,
+	after: Partial<SubscriptionView>,
+) {
+	return [
+		fromDrizzle(d1, outboxInsert(db, scope, action, subscriptionEventData(stored))),
+		auditInsert(d1, scope, { action, resourceId: before.id, changes: changed(before, after) }),
+	];
 }

@@ -9,13 +9,7 @@ import type { MetricQuantity } from "../../pricing/sources";
 import { accumulatorStub } from "./identity";
 import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
 import type { AlertRule } from "./parts/alerts";
-import type {
-	BudgetView,
-	ReleaseAnswer,
-	ReservationView,
-	ReserveAnswer,
-	ReserveRequest,
-} from "./parts/reservations";
+import type * as Reservations from "./parts/reservations";
 import type { RawEventQuery } from "./storage/raw-events";
 import type { AdoptedEvent } from "./storage/set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
@@ -95,20 +89,26 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		return this.stub.blockedBy() as Promise<string[]>;
 	}
 
-	entitlement(): Promise<{ blockedBy: string[]; budget: BudgetView | null }> {
-		return this.stub.entitlement(this.name) as Promise<{ blockedBy: string[]; budget: BudgetView | null }>;
+	entitlement(): Promise<{ blockedBy: string[]; budget: Reservations.BudgetView | null }> {
+		return this.stub.entitlement(this.name) as Promise<{
+			blockedBy: string[];
+			budget: Reservations.BudgetView | null;
+		}>;
 	}
 
-	reserve(accountId: string | null, request: ReserveRequest): Promise<ReserveAnswer> {
-		return this.stub.reserve(this.name, accountId, request) as Promise<ReserveAnswer>;
+	reserve(
+		accountId: string | null,
+		request: Reservations.ReserveRequest,
+	): Promise<Reservations.ReserveAnswer> {
+		return this.stub.reserve(this.name, accountId, request) as Promise<Reservations.ReserveAnswer>;
 	}
 
-	reservation(id: string): Promise<ReservationView | null> {
-		return this.stub.reservation(this.name, id) as Promise<ReservationView | null>;
+	reservation(id: string): Promise<Reservations.ReservationView | null> {
+		return this.stub.reservation(this.name, id) as Promise<Reservations.ReservationView | null>;
 	}
 
-	releaseReservation(id: string): Promise<ReleaseAnswer> {
-		return this.stub.releaseReservation(this.name, id) as Promise<ReleaseAnswer>;
+	releaseReservation(id: string): Promise<Reservations.ReleaseAnswer> {
+		return this.stub.releaseReservation(this.name, id) as Promise<Reservations.ReleaseAnswer>;
 	}
 
 	setAsideFor(

@@ -125,6 +125,15 @@ export function chunkStatements(
 	return statements;
 }
 
+/** Rows of an aggregate table changed since they were last flushed. */
+function unflushedRows<T extends Record<string, SqlStorageValue>>(
+	sql: SqlStorage,
+	table: string,
+	rows: number,
+): T[] {
+	return sql.exec<T>(`SELECT * FROM ${table} WHERE version > flushed_version LIMIT ?`, rows).toArray();
+}
+
 export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedChunk {
 	const outbox = sql
 		.exec<{ seq: number; id: string; event: string; data: string }>(
@@ -133,21 +142,11 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 		)
 		.toArray();
 	return {
-		daily: sql
-			.exec<DailyRow>("SELECT * FROM daily WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		unbilledDaily: sql
-			.exec<DailyRow>("SELECT * FROM daily_unbilled WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		costs: sql
-			.exec<CostRow>("SELECT * FROM costs WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		modelCosts: sql
-			.exec<ModelCostRow>("SELECT * FROM model_costs WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		unpriced: sql
-			.exec<UnpricedRow>("SELECT * FROM unpriced WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
+		daily: unflushedRows<DailyRow>(sql, "daily", limits.rows),
+		unbilledDaily: unflushedRows<DailyRow>(sql, "daily_unbilled", limits.rows),
+		costs: unflushedRows<CostRow>(sql, "costs", limits.rows),
+		modelCosts: unflushedRows<ModelCostRow>(sql, "model_costs", limits.rows),
+		unpriced: unflushedRows<UnpricedRow>(sql, "unpriced", limits.rows),
 		metrics: readUnflushedMetrics(sql, limits.rows),
 		triggers: readUnflushedTriggers(sql, limits.rows),
 		lastOutboxSeq: outbox.at(-1)?.seq ?? null,
