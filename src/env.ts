@@ -1,14 +1,24 @@
-import type { RateLimiter } from "./durable-objects/rate-limiter/object";
-import type { UsageAccumulator } from "./durable-objects/usage-accumulator/object";
-import type { InvoiceJob } from "./invoicing/jobs";
-import type { WebhookMessage } from "./webhooks/messages";
+/**
+ * The Worker's bindings. This file imports nothing of the app, so any file may import it without closing a
+ * circle: the Durable Object classes and the queues' message types are named by their owners, each of which adds
+ * its entry to BoundClasses or QueueMessages below (declaration merging: `declare module "…/env"` beside the
+ * class or the message type).
+ */
+
+/** By binding name, the Durable Object class behind it (durable-objects/<name>/object.ts adds each). */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in the objects' modules.
+export interface BoundClasses {}
+
+/** By binding name, the message type of a queue (invoicing/jobs.ts, webhooks/messages.ts add theirs). */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in the messages' modules.
+export interface QueueMessages {}
 
 export interface Env {
 	DB: D1Database;
-	RATE_LIMITER: DurableObjectNamespace<RateLimiter>;
-	USAGE_ACCUMULATOR: DurableObjectNamespace<UsageAccumulator>;
-	WEBHOOK_QUEUE: Queue<WebhookMessage>;
-	INVOICE_QUEUE: Queue<InvoiceJob>;
+	RATE_LIMITER: DurableObjectNamespace<BoundClasses["RATE_LIMITER"]>;
+	USAGE_ACCUMULATOR: DurableObjectNamespace<BoundClasses["USAGE_ACCUMULATOR"]>;
+	WEBHOOK_QUEUE: Queue<QueueMessages["WEBHOOK_QUEUE"]>;
+	INVOICE_QUEUE: Queue<QueueMessages["INVOICE_QUEUE"]>;
 	/** The raw-event archive (docs/metering.md#where-events-live): gzip NDJSON per accumulator flush. */
 	EVENTS_ARCHIVE: R2Bucket;
 	ADMIN_API_KEY?: string;

@@ -6,8 +6,8 @@
  */
 import type { Scope } from "../db/scope";
 import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
-import type { BudgetView } from "../durable-objects/usage-accumulator/reservations";
-import { routesFor } from "../durable-objects/usage-accumulator/router";
+import type { BudgetView } from "../durable-objects/usage-accumulator/parts/reservations";
+import { routesFor } from "../durable-objects/usage-accumulator/placement";
 import type { Env } from "../env";
 
 export interface Entitlement {

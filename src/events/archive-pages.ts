@@ -16,8 +16,12 @@
  * events that are final (fewer than `limit`, with a next_cursor); it reads on only while none is.
  */
 import type { Scope } from "../db/scope";
-import { ARCHIVE_MAX_TS, ARCHIVE_MIN_TS, type EventView } from "../durable-objects/usage-accumulator/archive";
-import { unbilledAccumulatorName } from "../durable-objects/usage-accumulator/flush";
+import {
+	ARCHIVE_MAX_TS,
+	ARCHIVE_MIN_TS,
+	type EventView,
+} from "../durable-objects/usage-accumulator/parts/archive";
+import { unbilledAccumulatorName } from "../durable-objects/usage-accumulator/parts/flush";
 import type { Env } from "../env";
 import { DomainError } from "../lib/errors";
 import type { EventQuery } from "./explorer";

@@ -6,13 +6,13 @@
  * (its retention, or less when its size cap purged early), pages continue from the R2 archive (archive-pages.ts).
  */
 import type { WithEnv } from "../db/rows";
-import type { EventView } from "../durable-objects/usage-accumulator/archive";
 import {
 	accumulatorName,
 	subscriptionAccumulators,
 	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/interface";
+import type { EventView } from "../durable-objects/usage-accumulator/parts/archive";
 import { validationError } from "../lib/errors";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";

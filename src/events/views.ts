@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import type { EventView } from "../durable-objects/usage-accumulator/archive";
+import type { EventView } from "../durable-objects/usage-accumulator/parts/archive";
 
 export function newestFirstView(a: EventView, b: EventView): number {
 	if (a.timestamp !== b.timestamp) return a.timestamp < b.timestamp ? 1 : -1;

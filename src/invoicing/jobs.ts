@@ -6,3 +6,9 @@ export interface InvoiceJob {
 	billingPeriod: string;
 	accountId: string;
 }
+
+declare module "../env" {
+	interface QueueMessages {
+		INVOICE_QUEUE: InvoiceJob;
+	}
+}

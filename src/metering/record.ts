@@ -4,7 +4,7 @@
  */
 import type { Scope } from "../db/scope";
 import { usageAccumulator } from "../durable-objects/usage-accumulator/client";
-import { routesFor } from "../durable-objects/usage-accumulator/router";
+import { routesFor } from "../durable-objects/usage-accumulator/placement";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
 import { DomainError } from "../lib/errors";

@@ -8,10 +8,20 @@
  * A `unique_count` value is credited to the first instance that sent it, so the instances' counts add up to the
  * period's distinct count. A `cost` source adds the actions' costs in the plan's currency (`costContribution`).
  */
-import type { MetadataValue, MeteringEvent } from "../durable-objects/usage-accumulator/types";
 import { Decimal } from "../lib/decimal";
 import { DEFAULT_CURRENCY } from "../lib/money";
 import type { Charge, ChargeSource } from "./plan";
+
+/** A metadata value as events carry it (the accumulator's MeteringEvent has the same). */
+type MetadataValue = string | number | boolean | null;
+
+/** What a source reads of a counted event: the accumulator's MeteringEvent fits it, without pricing importing it. */
+export interface SourceEvent {
+	kind: "action" | "outcome";
+	type: string;
+	value: string | null;
+	metadata: Record<string, MetadataValue> | null;
+}
 
 export type MetricAggregate = ChargeSource["aggregate"];
 
@@ -89,7 +99,7 @@ export function metadataText(value: MetadataValue | undefined): string | null {
 	return typeof value === "string" ? value : String(value);
 }
 
-export function matchesFilter(source: MeteredSource, event: MeteringEvent): boolean {
+export function matchesFilter(source: MeteredSource, event: SourceEvent): boolean {
 	if (event.kind !== source.kind || event.type !== source.type) return false;
 	for (const [key, values] of source.filter) {
 		const text = metadataText(event.metadata?.[key]);
@@ -103,7 +113,7 @@ export function matchesFilter(source: MeteredSource, event: MeteringEvent): bool
  * metadata field, an outcome's value; null when it has none); its metadata text for unique_count (null when the
  * field is missing).
  */
-export function contributionOf(source: MeteredSource, event: MeteringEvent): Decimal | string | null {
+export function contributionOf(source: MeteredSource, event: SourceEvent): Decimal | string | null {
 	if (source.aggregate === "count") return Decimal.ONE;
 	if (source.aggregate === "unique_count") return metadataText(event.metadata?.[source.field ?? ""]);
 	// An event's cost needs the environment's model prices: see costContribution.

@@ -53,6 +53,16 @@ const PnlFigures = {
 		.openapi({ description: "margin / revenue × 100, rounded half-up to 2 decimals; 0 when revenue is 0." }),
 };
 
+/** One entity's figures in a breakdown (null id: the unattributed row), under its component name. */
+const breakdownRow = (name: string) =>
+	z
+		.object({
+			id: z.string().nullable().openapi({ description: "null: the unattributed row." }),
+			name: z.string(),
+			...PnlFigures,
+		})
+		.openapi(name);
+
 const PnlReport = z
 	.object({
 		...PnlFigures,
@@ -61,15 +71,7 @@ const PnlReport = z
 		end_date: z.string(),
 		group_by: z.enum(["agent", "customer", "product"]).optional(),
 		breakdown: z
-			.array(
-				z
-					.object({
-						id: z.string().nullable().openapi({ description: "null: the unattributed row." }),
-						name: z.string(),
-						...PnlFigures,
-					})
-					.openapi("PnlBreakdownRow"),
-			)
+			.array(breakdownRow("PnlBreakdownRow"))
 			.optional()
 			.openapi({ description: "With group_by: one row per entity, summing exactly to the totals." }),
 		series: z
@@ -202,15 +204,7 @@ const MarginsReport = z
 		currency: z.string(),
 		...PnlFigures,
 		breakdown: z
-			.array(
-				z
-					.object({
-						id: z.string().nullable().openapi({ description: "null: the unattributed row." }),
-						name: z.string(),
-						...PnlFigures,
-					})
-					.openapi("MarginsBreakdownRow"),
-			)
+			.array(breakdownRow("MarginsBreakdownRow"))
 			.openapi({ description: "With group_by: one row per entity, summing exactly to the totals; else []." }),
 	})
 	.openapi("MarginsReport");

@@ -13,8 +13,8 @@ import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accu
 import {
 	type ReservationView,
 	subscriptionOfReservation,
-} from "../durable-objects/usage-accumulator/reservations";
-import { existingRoute } from "../durable-objects/usage-accumulator/router";
+} from "../durable-objects/usage-accumulator/parts/reservations";
+import { existingRoute } from "../durable-objects/usage-accumulator/placement";
 import type { Env } from "../env";
 import { conflict, DomainError, notFound } from "../lib/errors";
 

@@ -7,13 +7,13 @@
  * one that failed anywhere, count every event once.
  */
 import type { Scope } from "../db/scope";
-import { ADOPTION_PAGE_SIZE } from "../durable-objects/usage-accumulator/adoption";
 import {
 	accumulatorName,
 	membershipGeneration,
 	subscriptionAccumulatorOf,
 	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
+import { ADOPTION_PAGE_SIZE } from "../durable-objects/usage-accumulator/parts/adoption";
 import type { Env, Environment } from "../env";
 
 /** Instances adopted at once within one subscription, and pending subscriptions per cron run. */

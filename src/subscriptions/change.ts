@@ -1,5 +1,5 @@
 /**
- * Changing and cancelling a subscription. Each write is one D1 batch that first re-checks, with a guard, that
+ * Changing a subscription (cancelling: cancel.ts). Each write is one D1 batch that first re-checks, with a guard, that
  * the subscription is still as it was read (same updated_at, still active); if another change came first, the
  * whole batch rolls back and the operation starts again from a fresh read. So the webhook event always
  * describes the state that was stored, and a subscription is never cancelled twice.
@@ -13,7 +13,7 @@ import type { ById } from "../db/rows";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
-import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
+import { addPeriods, nowIso, periodOf } from "../lib/time";
 import type { PriceOverride } from "../pricing/price-overrides";
 import { outboxInsert } from "../webhooks/outbox";
 import { assertOverridesFit } from "./create";
@@ -44,9 +44,10 @@ export interface UpdateSubscriptionInput {
 	price_overrides?: PriceOverride[];
 }
 
-type Membership = { id: number; agent_key: string };
+export type Membership = { id: number; agent_key: string };
 
-async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
+/** Runs an attempt again when its batch's guard aborted it: another change came first. */
+export async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
 	for (let n = 1; ; n++) {
 		try {
 			return await attempt();
@@ -57,14 +58,14 @@ async function withRetries<T>(attempt: () => Promise<T>): Promise<T> {
 	}
 }
 
-function assertActive(current: LoadedSubscription, action: string): void {
+export function assertActive(current: LoadedSubscription, action: string): void {
 	if (current.view.status === "cancelled") {
 		throw conflict(`Subscription ${current.view.id} is already cancelled; it cannot be ${action}.`);
 	}
 }
 
 /** Updates the row only if it is unchanged since `current` was read; otherwise the guard aborts the batch. */
-function claimRow(
+export function claimRow(
 	d1: D1Database,
 	scope: Scope,
 	current: LoadedSubscription,
@@ -154,7 +155,7 @@ async function nextPeriodAfter(
 }
 
 /** Replaces the future of the plan history: the next period's row, if it differs from this one's. */
-function planHistoryStatements(d1: D1Database, id: string, period: string, next: NextPeriod | null) {
+export function planHistoryStatements(d1: D1Database, id: string, period: string, next: NextPeriod | null) {
 	const statements = [
 		statement(
 			d1,
@@ -288,147 +289,4 @@ async function tryUpdate({
 		changes,
 	);
 	return next;
-}
-
-/**
- * Cancels at once: the instances leave the subscription (their later events are counted, unbilled, by their own
- * accumulators) and a pending plan change is dropped. Usage received before stays billable for its period.
- * With `atPeriodEnd` it only schedules that: the subscription stays active with cancel_at, the next period's
- * first instant, until the cron cancels it then (cancelDueSubscriptions).
- */
-export function cancelSubscription(args: {
-	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
-	atPeriodEnd?: boolean;
-}): Promise<SubscriptionView> {
-	return withRetries(() => (args.atPeriodEnd ? tryScheduleCancel(args) : tryCancel(args)));
-}
-
-/**
- * Cancels a subscription whose cancel_at has come, as of that instant (the cron calls this a little later, so
- * the memberships close and cancelled_at reads exactly the period boundary). Null when it is no longer due:
- * cancelled meanwhile, by a request or by a concurrent run.
- */
-export async function cancelScheduled(args: {
-	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
-	now: string;
-}): Promise<SubscriptionView | null> {
-	return withRetries(async () => {
-		const current = await loadSubscription(args.db, args.scope, args.id);
-		const at = current.view.cancel_at;
-		if (current.view.status !== "active" || at === null || at > args.now) return null;
-		return tryCancel({ ...args, current, at });
-	});
-}
-
-async function tryCancel({
-	env,
-	db,
-	scope,
-	id,
-	current: loaded,
-	at,
-}: {
-	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
-	current?: LoadedSubscription;
-	at?: string;
-}) {
-	const current = loaded ?? (await loadSubscription(db, scope, id));
-	assertActive(current, "cancelled again");
-	const now = at ?? nowIso();
-	const cancelled: SubscriptionView = {
-		...current.view,
-		status: "cancelled",
-		cancelled_at: now,
-		cancel_at: null,
-		pending_rate_plan_id: null,
-		pending_price_overrides: null,
-	};
-	const d1 = env.DB;
-	const results = await d1.batch([
-		...claimRow(
-			d1,
-			scope,
-			current,
-			"status = 'cancelled', cancelled_at = ?4, updated_at = ?5, pending_rate_plan_id = NULL, cancel_at = NULL",
-			now,
-			nowIso(),
-		),
-		statement(
-			d1,
-			"DELETE FROM subscription_plans WHERE subscription_id = ? AND effective_period > ?",
-			id,
-			periodOf(now),
-		),
-		closeMembershipsStatement(d1, scope, id, now),
-		fromDrizzle(d1, outboxInsert(db, scope, "subscription.cancelled", subscriptionEventData(cancelled))),
-		auditInsert(d1, scope, {
-			action: "subscription.cancelled",
-			resourceId: id,
-			changes: changed(current.view, {
-				status: cancelled.status,
-				cancelled_at: cancelled.cancelled_at,
-				cancel_at: cancelled.cancel_at,
-				pending_rate_plan_id: cancelled.pending_rate_plan_id,
-			}),
-		}),
-	]);
-	const closed = membershipChanges(returned<Membership>(results[3]), false);
-	await announceMembershipChanges(
-		env,
-		scope,
-		{ id, accountId: current.view.account_id, shards: current.view.shards },
-		closed,
-	);
-	return cancelled;
-}
-
-/**
- * Schedules the cancellation for the start of the next period. A pending plan change is dropped: there is no
- * next period for it. Emits subscription.updated now; subscription.cancelled follows when it is cancelled.
- */
-async function tryScheduleCancel({ env, db, scope, id }: { env: Env; db: Db; scope: Scope; id: string }) {
-	const current = await loadSubscription(db, scope, id);
-	assertActive(current, "cancelled again");
-	if (current.view.cancel_at !== null) {
-		throw conflict(`Subscription ${id} is already set to cancel at ${current.view.cancel_at}.`);
-	}
-	const now = nowIso();
-	const cancelAt = periodBounds(periodOf(now)).end;
-	const scheduled: SubscriptionView = {
-		...current.view,
-		cancel_at: cancelAt,
-		pending_rate_plan_id: null,
-		pending_price_overrides: null,
-	};
-	const d1 = env.DB;
-	await d1.batch([
-		...claimRow(
-			d1,
-			scope,
-			current,
-			"cancel_at = ?4, updated_at = ?5, pending_rate_plan_id = NULL",
-			cancelAt,
-			now,
-		),
-		...planHistoryStatements(d1, id, periodOf(now), null),
-		fromDrizzle(d1, outboxInsert(db, scope, "subscription.updated", subscriptionEventData(scheduled))),
-		auditInsert(d1, scope, {
-			action: "subscription.updated",
-			resourceId: id,
-			changes: changed(current.view, {
-				cancel_at: scheduled.cancel_at,
-				pending_rate_plan_id: scheduled.pending_rate_plan_id,
-			}),
-		}),
-	]);
-	return scheduled;
 }

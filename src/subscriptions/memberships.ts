@@ -14,7 +14,7 @@ import {
 	subscriptionAccumulatorOf,
 	usageAccumulator,
 } from "../durable-objects/usage-accumulator/client";
-import { forgetRoutes } from "../durable-objects/usage-accumulator/router";
+import { forgetRoutes } from "../durable-objects/usage-accumulator/placement";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
 

@@ -9,7 +9,8 @@ import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { PriceOverride, PriceOverrides } from "../pricing/price-overrides";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
-import { cancelSubscription, updateSubscription } from "./change";
+import { cancelSubscription } from "./cancel";
+import { updateSubscription } from "./change";
 import { createSubscription } from "./create";
 import { getSubscription, listSubscriptions } from "./views";
 

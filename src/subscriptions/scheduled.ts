@@ -9,7 +9,7 @@ import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import type { Env, Environment } from "../env";
 import { dispatchOutbox } from "../webhooks/dispatch";
-import { cancelScheduled } from "./change";
+import { cancelScheduled } from "./cancel";
 
 /** Per run; what is left waits for the next sweep five minutes later. */
 const MAX_PER_RUN = 500;

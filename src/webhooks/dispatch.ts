@@ -3,7 +3,6 @@ import type { MiddlewareHandler } from "hono";
 import { type Db, database } from "../db/client";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import type { Env } from "../env";
-import type { AppEnv } from "../http/context";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { WebhookMessage } from "./messages";
@@ -48,7 +47,7 @@ export async function dispatchOutbox(env: Env): Promise<void> {
  * voided…) delivers them once it has answered, without holding up the response: one place instead of each
  * handler remembering to. Reads write nothing and skip it.
  */
-export const dispatchAfterOutboxWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
+export const dispatchAfterOutboxWrites: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
 	if (c.req.method === "GET" || c.req.method === "HEAD") return next();
 	if (await noticingOutboxWrites(next)) c.executionCtx.waitUntil(dispatchOutbox(c.env));
 };

@@ -10,3 +10,9 @@ export interface WebhookMessage {
 	/** Epoch ms before which the attempt is not made; a message that arrives early is sent on again (a hop). */
 	dueAt: number;
 }
+
+declare module "../env" {
+	interface QueueMessages {
+		WEBHOOK_QUEUE: WebhookMessage;
+	}
+}

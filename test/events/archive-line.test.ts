@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { archiveLineWriter, eventViewOf } from "../../src/durable-objects/usage-accumulator/archive";
-import type { EventRow } from "../../src/durable-objects/usage-accumulator/flush";
+import { archiveLineWriter, eventViewOf } from "../../src/durable-objects/usage-accumulator/parts/archive";
+import type { EventRow } from "../../src/durable-objects/usage-accumulator/storage/event-rows";
 import { newId } from "../../src/lib/ids";
 import { decimalValue, eventId, isoDate, metadata } from "../support/event-arbitraries";
 

@@ -4,8 +4,8 @@
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
 import { createKey, expectError, get, post } from "../helpers";
 import {
 	instanceAccumulator,

@@ -9,7 +9,10 @@ import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { purgeRawEvents, readRawEvents } from "../../src/durable-objects/usage-accumulator/raw-events";
+import {
+	purgeRawEvents,
+	readRawEvents,
+} from "../../src/durable-objects/usage-accumulator/storage/raw-events";
 import { MAX_ARCHIVE_REQUESTS } from "../../src/events/archive-pages";
 import { expectError, get, post } from "../helpers";
 import {

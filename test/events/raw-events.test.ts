@@ -6,21 +6,22 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
-import type { EventRow } from "../../src/durable-objects/usage-accumulator/flush";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/parts/counting";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
+import type { EventRow } from "../../src/durable-objects/usage-accumulator/storage/event-rows";
 import {
 	insertRawEvents,
 	markArchived,
 	newestFirst,
 	newestRawEvents,
 	purgeRawEvents,
-	RAW_EVENTS_SCHEMA,
 	RECENT_GROUPS_MAX_EVENTS,
 	readRawEvents,
 	readUnarchived,
-} from "../../src/durable-objects/usage-accumulator/raw-events";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+} from "../../src/durable-objects/usage-accumulator/storage/raw-events";
+import { RAW_EVENTS_SCHEMA } from "../../src/durable-objects/usage-accumulator/storage/schema";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { post } from "../helpers";
 import { instanceAccumulator, sendAction, uniqueKey } from "../subscriptions/fixtures";
@@ -275,7 +276,7 @@ describe("raw events in the accumulator", () => {
 					};
 				});
 			const record = (store: AccumulatorStore, count: number) =>
-				store.record({ name, accountId: null, claims: {}, events: events(count) }, Date.now());
+				countInStore(store, { name, accountId: null, claims: {}, events: events(count) }, Date.now());
 			// The same oldest groups, whole, from memory as from SQLite, for batches of several sizes.
 			const sameAsStored = (store: AccumulatorStore) => {
 				for (const maxEvents of [1, 40, 700, 5_000, 20_000]) {
@@ -328,7 +329,8 @@ describe("raw events in the accumulator", () => {
 				},
 			};
 			expect(() =>
-				store.record(
+				countInStore(
+					store,
 					{ name, accountId: null, claims: {}, events: events(50) },
 					Date.now(),
 					undefined,

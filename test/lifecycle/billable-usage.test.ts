@@ -5,7 +5,7 @@
 import { createExecutionContext, createScheduledController, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
 import type { Env } from "../../src/env";
 import entry from "../../src/index";
 import { adoptUnbilledUsage } from "../../src/subscriptions/adoption";

@@ -4,7 +4,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
 import { newId } from "../../src/lib/ids";
 import { get } from "../helpers";
 import { failedFlush } from "../metering/flush-fixtures";

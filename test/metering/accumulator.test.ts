@@ -1,8 +1,8 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
 import { archivedEvents } from "../events/fixtures";
 import { post } from "../helpers";
 import {

@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/parts/counting";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { Decimal } from "../../src/lib/decimal";
 import { instanceAccumulator, uniqueKey } from "../subscriptions/fixtures";
@@ -93,8 +94,8 @@ describe("accumulator aggregates", () => {
 			const store = new AccumulatorStore(state.storage);
 			const name = `live:inst:${agentKey}`;
 			// In two calls, so stored sums are added to as well.
-			store.record({ name, accountId: null, claims: {}, events: events.slice(0, 9) }, Date.now());
-			store.record({ name, accountId: null, claims: {}, events: events.slice(9) }, Date.now());
+			countInStore(store, { name, accountId: null, claims: {}, events: events.slice(0, 9) }, Date.now());
+			countInStore(store, { name, accountId: null, claims: {}, events: events.slice(9) }, Date.now());
 			const rows = state.storage.sql
 				.exec<{ day: string; type: string; count: number; sum: string }>(
 					"SELECT day, type, count, sum FROM daily WHERE field = 'n'",
@@ -120,13 +121,13 @@ describe("accumulator aggregates", () => {
 				events: [{ ...action(agentKey, 1, today, { n }), id: `act_aggcache${String(i).padStart(18, "0")}` }],
 			});
 			// Single-event calls, each a few rows: the plain upserts, sums from what the store noted.
-			for (let i = 0; i < 5; i++) store.record(call(i, 10), Date.now());
+			for (let i = 0; i < 5; i++) countInStore(store, call(i, 10), Date.now());
 			// A call whose transaction fails after the aggregates were written: nothing of it may stay, in storage
 			// or in what the store remembers of its sums.
-			expect(() => store.record(call(5, 1000), Date.now(), undefined, FAILING_OBSERVER)).toThrow(
+			expect(() => countInStore(store, call(5, 1000), Date.now(), undefined, FAILING_OBSERVER)).toThrow(
 				"observer failed",
 			);
-			store.record(call(6, 10), Date.now());
+			countInStore(store, call(6, 10), Date.now());
 			const row = state.storage.sql
 				.exec<{ count: number; sum: string }>("SELECT count, sum FROM daily WHERE field = 'n'")
 				.one();
@@ -148,9 +149,9 @@ describe("accumulator aggregates", () => {
 				claims: {},
 				events: [{ ...action(agentKey, 1, today, GPT4O), id: `act_aggcost${String(i).padStart(19, "0")}` }],
 			});
-			store.record(call(0), Date.now());
+			countInStore(store, call(0), Date.now());
 			statements.length = 0;
-			for (let i = 1; i < 4; i++) store.record(call(i), Date.now());
+			for (let i = 1; i < 4; i++) countInStore(store, call(i), Date.now());
 			expect(statements.filter((query) => /JOIN model_costs/.test(query))).toEqual([]);
 			expect(statements.filter((query) => /INSERT INTO model_costs/.test(query))).toHaveLength(3);
 			const row = state.storage.sql
@@ -178,11 +179,11 @@ describe("accumulator aggregates", () => {
 					},
 				],
 			});
-			for (let i = 0; i < 2; i++) store.record(call(i, 1000), Date.now());
-			expect(() => store.record(call(2, 1_000_000), Date.now(), undefined, FAILING_OBSERVER)).toThrow(
+			for (let i = 0; i < 2; i++) countInStore(store, call(i, 1000), Date.now());
+			expect(() => countInStore(store, call(2, 1_000_000), Date.now(), undefined, FAILING_OBSERVER)).toThrow(
 				"observer failed",
 			);
-			store.record(call(3, 1000), Date.now());
+			countInStore(store, call(3, 1000), Date.now());
 			const row = state.storage.sql.exec<{ amount: string }>("SELECT amount FROM model_costs").one();
 			expect(row).toEqual({ amount: "0.0225" });
 		});

@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { rememberRoute } from "../../src/durable-objects/usage-accumulator/router";
+import { rememberRoute } from "../../src/durable-objects/usage-accumulator/placement";
 import { get, patch, post } from "../helpers";
 import { sendAction, subscribe, subscriptionAccumulator, uniqueKey } from "../subscriptions/fixtures";
 
@@ -60,11 +60,12 @@ describe("attribution of events to subscriptions", () => {
 		let callsToA = 0;
 		await runInDurableObject(subscriptionAccumulator(a.subscription.id), (instance: UsageAccumulator) => {
 			// Spy on the accumulator's storage layer (RPC methods cannot be replaced on the instance).
-			const store = (instance as unknown as { store: { record: (...args: unknown[]) => unknown } }).store;
-			const record = store.record.bind(store);
-			store.record = (...args) => {
+			// Each counting pass remembers its caller first (counting.ts, countInStore).
+			const store = (instance as unknown as { store: { remember: (...args: unknown[]) => unknown } }).store;
+			const remember = store.remember.bind(store);
+			store.remember = (...args) => {
 				callsToA++;
-				return record(...args);
+				return remember(...args);
 			};
 		});
 

@@ -6,9 +6,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
-import { forgetRoutes, rememberRoute } from "../../src/durable-objects/usage-accumulator/router";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
+import { forgetRoutes, rememberRoute } from "../../src/durable-objects/usage-accumulator/placement";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import { createAccount, get, patch, post } from "../helpers";
 import {
 	createPlan,

@@ -3,7 +3,7 @@ import {
 	DEFAULT_CHUNK_LIMITS,
 	type EventRow,
 	eventGroups,
-} from "../../src/durable-objects/usage-accumulator/flush";
+} from "../../src/durable-objects/usage-accumulator/storage/event-rows";
 
 function row(i: number, metadataBytes = 20): EventRow {
 	const at = "2026-01-01T00:00:00.000Z";

@@ -1,6 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
-import { injectFaults } from "../../src/durable-objects/usage-accumulator/faults";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/parts/counting";
+import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
+import type { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { RecordRequest } from "../../src/durable-objects/usage-accumulator/types";
 import type { subscriptionAccumulator } from "../subscriptions/fixtures";
 
@@ -41,9 +43,7 @@ export async function countDuringNextBatch(
 			flush: {
 				beforeBatch: () => {
 					injectFaults(state, {});
-					(
-						instance as unknown as { store: { record: (r: RecordRequest, now: number) => void } }
-					).store.record(late, Date.now());
+					countInStore((instance as unknown as { store: AccumulatorStore }).store, late, Date.now());
 				},
 			},
 		});

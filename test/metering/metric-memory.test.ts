@@ -6,11 +6,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import {
-	METRICS_SCHEMA,
-	MetricDeltas,
-	MetricQuantities,
-} from "../../src/durable-objects/usage-accumulator/metrics";
+import { MetricDeltas } from "../../src/durable-objects/usage-accumulator/parts/metrics";
+import { MetricQuantities } from "../../src/durable-objects/usage-accumulator/storage/metric-rows";
+import { METRICS_SCHEMA } from "../../src/durable-objects/usage-accumulator/storage/schema";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import type { MeteredSource } from "../../src/pricing/sources";
 import { createAccount, createKey, post } from "../helpers";

@@ -1,10 +1,10 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { hasUnflushed } from "../../src/durable-objects/usage-accumulator/flush";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { PlanBook } from "../../src/durable-objects/usage-accumulator/plans";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import { hasUnflushed } from "../../src/durable-objects/usage-accumulator/parts/flush";
+import { PlanBook } from "../../src/durable-objects/usage-accumulator/parts/plans";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { combineQuantities, sourceKey } from "../../src/pricing/sources";
 import { patch, post } from "../helpers";

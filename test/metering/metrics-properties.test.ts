@@ -2,8 +2,10 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MetricDeltas, readMetrics } from "../../src/durable-objects/usage-accumulator/metrics";
-import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/store";
+import { countInStore } from "../../src/durable-objects/usage-accumulator/parts/counting";
+import { MetricDeltas } from "../../src/durable-objects/usage-accumulator/parts/metrics";
+import { readMetrics } from "../../src/durable-objects/usage-accumulator/storage/metric-rows";
+import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { Decimal } from "../../src/lib/decimal";
 import type { ChargeSource } from "../../src/pricing/plan";
@@ -143,7 +145,8 @@ describe("metric quantities (property)", () => {
 								},
 							};
 							const record = () =>
-								store.record(
+								countInStore(
+									store,
 									{ name: NAME, accountId: null, claims: { i1: 1, i2: 1, i3: 1 }, events: batch },
 									Date.now(),
 									undefined,

@@ -172,3 +172,26 @@ describe("the checks themselves", () => {
 		);
 	});
 });
+
+describe("the map of src/", () => {
+	const folders = readdirSync(join(root, "src"), { withFileTypes: true })
+		.filter((entry) => entry.isDirectory())
+		.map((entry) => entry.name);
+	const architecture = read("docs/architecture.md");
+	const contributing = read("CONTRIBUTING.md");
+
+	it("reads the folders of src/", () => {
+		expect(folders).toContain("invoicing");
+		expect(folders.length).toBeGreaterThan(20);
+	});
+
+	it("names every folder of src/ in docs/architecture.md and in CONTRIBUTING", () => {
+		const missing = folders.flatMap((folder) => [
+			...(new RegExp(`(^|[\\s\`/])${folder}/`, "m").test(architecture)
+				? []
+				: [`docs/architecture.md: ${folder}/`]),
+			...(new RegExp(`\`(src/)?${folder}/?\``).test(contributing) ? [] : [`CONTRIBUTING.md: \`${folder}\``]),
+		]);
+		expect(missing, missing.join("\n")).toEqual([]);
+	});
+});

@@ -10,6 +10,11 @@
  * - only the edge imports route files: app.ts mounts them, another route or the MCP transport may share their
  *   request and response schemas, and no domain verb reaches into one for a constant or a schema.
  * A node of the graph is a folder under src/ (durable-objects/<name> each its own), or a file at the top of src/.
+ *
+ * Inside the usage accumulator, the hot path, the same holds file by file, types included: its floors are
+ * identity (names and call types) < storage/ (tables, statements, memories over them) < parts/ (counting,
+ * aggregates, metrics, alerts, reservations, adoption, flush, archive…) < the object and the outside's client;
+ * a file imports only its own floor or lower, and no two of its files import each other round a circle.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -140,6 +145,28 @@ function cycles(edges: Map<string, Set<string>>): string[][] {
 }
 
 const imports = sourceFiles(SRC).flatMap(importsOf);
+
+const ACCUMULATOR = "durable-objects/usage-accumulator/";
+/** The accumulator's floors, bottom first: a file's floor is its subfolder, or its own name at the top. */
+const FLOORS: readonly (readonly string[])[] = [
+	["identity", "types", "wire"],
+	["storage/"],
+	["parts/"],
+	["object", "client", "interface", "placement"],
+];
+
+function floorOf(path: string): number {
+	const inner = path.slice(ACCUMULATOR.length).replace(/\.ts$/, "");
+	const floor = FLOORS.findIndex((names) =>
+		names.some((name) => (name.endsWith("/") ? inner.startsWith(name) : inner === name)),
+	);
+	if (floor === -1) throw new Error(`${path} is on no floor of the accumulator: add it to FLOORS`);
+	return floor;
+}
+
+const inAccumulator = imports.filter(
+	(i) => i.from.startsWith(ACCUMULATOR) && i.target?.startsWith(ACCUMULATOR),
+);
 const values = imports.filter((i) => !i.typeOnly);
 
 describe("the import graph of src/", () => {
@@ -173,8 +200,8 @@ describe("the import graph of src/", () => {
 		expect(offending, offending.join("\n")).toEqual([]);
 	});
 
-	it("lets only the HTTP edge import src/http/", () => {
-		const offending = values
+	it("lets only the HTTP edge import src/http/ (types too)", () => {
+		const offending = imports
 			.filter((i) => i.target?.startsWith("http/") && !isHttpEdge(i.from))
 			.map(describeEdge);
 		expect(offending, offending.join("\n")).toEqual([]);
@@ -201,6 +228,33 @@ describe("the import graph of src/", () => {
 					!(i.from === "app.ts" || isRouteFile(i.from) || i.from.startsWith("mcp/")),
 			)
 			.map(describeEdge);
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+
+	it("keeps the usage accumulator's floors: each file imports its own floor or lower (types too)", () => {
+		expect(inAccumulator.length).toBeGreaterThan(50);
+		const offending = inAccumulator
+			.filter((i) => floorOf(`${i.target}.ts`) > floorOf(i.from))
+			.map(describeEdge);
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+
+	it("keeps env.ts a leaf: the bindings' owners name their types (declaration merging)", () => {
+		const offending = imports.filter((i) => i.from === "env.ts").map(describeEdge);
+		expect(offending, offending.join("\n")).toEqual([]);
+	});
+
+	it("has no cycle between the usage accumulator's files (types included)", () => {
+		const edges = new Map<string, Set<string>>();
+		for (const i of inAccumulator) {
+			if (!edges.has(i.from)) edges.set(i.from, new Set());
+			edges.get(i.from)?.add(`${i.target}.ts`);
+		}
+		expect(cycles(edges)).toEqual([]);
+	});
+
+	it("lets no file of the accumulator but the outside's client import it", () => {
+		const offending = inAccumulator.filter((i) => i.target === `${ACCUMULATOR}client`).map(describeEdge);
 		expect(offending, offending.join("\n")).toEqual([]);
 	});
 });

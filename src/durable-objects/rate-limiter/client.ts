@@ -1,10 +1,15 @@
 import type { Env } from "../../env";
-import type { Principal } from "../../http/auth";
 import { admit, forgetLeases } from "./lease";
 import type { RateLimitDecision } from "./object";
 
+/** What the limiter needs of a caller (http/auth.ts: Principal): its kind, and the key its requests count against. */
+export interface LimitedCaller {
+	type: "sdk" | "api";
+	keyId: string;
+}
+
 /** Requests per minute of a kind of caller; customer portal sessions count like API keys. */
-export function limitFor(principal: Pick<Principal, "type">, env: Env): number {
+export function limitFor(principal: Pick<LimitedCaller, "type">, env: Env): number {
 	const configured = principal.type === "sdk" ? env.RATE_LIMIT_SDK_PER_MINUTE : env.RATE_LIMIT_API_PER_MINUTE;
 	const fallback = principal.type === "sdk" ? 10_000 : 1_000;
 	const parsed = Number(configured);
@@ -21,7 +26,7 @@ export function rateLimiterFor(env: Env, keyId: string) {
  */
 export async function countRequest(
 	env: Env,
-	principal: Principal,
+	principal: LimitedCaller,
 	waitUntil?: (work: Promise<unknown>) => void,
 ): Promise<RateLimitDecision> {
 	return countRequestOf(env, principal.keyId, limitFor(principal, env), waitUntil);

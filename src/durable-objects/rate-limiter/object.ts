@@ -33,6 +33,12 @@ const WINDOW_MS = 60_000;
  * Requests are counted before they are admitted: a lease of n counts n at once, so however many isolates
  * hold leases, no more than the limit is ever admitted in a window.
  */
+declare module "../../env" {
+	interface BoundClasses {
+		RATE_LIMITER: RateLimiter;
+	}
+}
+
 export class RateLimiter extends DurableObject<Env> {
 	private windowStart = 0;
 	private count = 0;

@@ -6,17 +6,17 @@
  */
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import type { AdoptedEvent } from "./adoption";
-import type { AlertRule } from "./alerts";
-import type { EventView } from "./archive";
-import type { RawEventQuery } from "./raw-events";
+import type { AlertRule } from "./parts/alerts";
+import type { EventView } from "./parts/archive";
 import type {
 	BudgetView,
 	ReleaseAnswer,
 	ReservationView,
 	ReserveAnswer,
 	ReserveRequest,
-} from "./reservations";
+} from "./parts/reservations";
+import type { RawEventQuery } from "./storage/raw-events";
+import type { AdoptedEvent } from "./storage/set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 
 /** A page of the raw events an accumulator keeps, and the instant after which it keeps all it counted. */

@@ -1,39 +1,40 @@
 /**
  * A usage accumulator: the authority for the events it counted. One exists per subscription and one per instance
- * that is in no active subscription (client.ts names them). It stores each event with its dedupe key and its
+ * that is in no active subscription (identity.ts names them). It stores each event with its dedupe key and its
  * running aggregates in its own SQLite storage, in one transaction, before it answers — so "processed" survives a
  * crash — and later, from an alarm, copies its aggregates to D1 in bounded chunks and its raw events to the R2
- * archive (alarm.ts). It keeps raw events until archived and for 36 days (raw-events.ts).
+ * archive (parts/alarm.ts). It keeps raw events until archived and for 36 days (storage/raw-events.ts).
  *
- * It counts only events of instances it holds (holdings.ts). Subscription changes tell it synchronously
- * (updateHoldings), and every event carries the router's claim of who holds its instance; generations (client.ts)
- * decide which of the two is newer, so a router with a stale cache is refused and refreshes from D1.
+ * It counts only events of instances it holds (storage/holdings.ts). Subscription changes tell it synchronously
+ * (updateHoldings), and every event carries the placement's claim of who holds its instance (placement.ts);
+ * generations (identity.ts) decide which of the two is newer, so a Worker with a stale placement is refused and
+ * refreshes from D1.
  *
- * This file routes calls to the rooms that do the work: counting.ts, holdings.ts and handover.ts, adoption.ts,
- * head.ts (alerts and shard reports), reservations.ts (budget holds), raw-events.ts and archive.ts, aggregates.ts
- * and metrics.ts, alarm.ts. The rest of the Worker calls it through client.ts (the interface in interface.ts). Its
- * public methods are its RPC methods: their names and arguments stay as they are, since a Worker of the previous
- * version may call an object of this one during a rollout (and the reverse).
+ * This file only routes calls, to the parts that do the work (parts/, see README.md), over the storage
+ * (storage/). The rest of the Worker calls it through client.ts (the interface in interface.ts). Its public
+ * methods are its RPC methods: their names and arguments stay as they are, since a Worker of the previous version
+ * may call an object of this one during a rollout (and the reverse).
  */
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../../env";
 import { periodOf } from "../../lib/time";
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import { type AdoptedEvent, absorbPage, setAsideFor } from "./adoption";
-import { FlushSchedule } from "./alarm";
-import { AlertBook, type AlertRule } from "./alerts";
-import { eventViewOf } from "./archive";
-import { parseAccumulatorName } from "./client";
-import { recordCall } from "./counting";
-import type { DedupeRow } from "./dedupe";
-import { HANDOVER_PAGE_SIZE, HandoverRuns } from "./handover";
-import { receiveShardReport, setAlert } from "./head";
+import { parseAccumulatorName } from "./identity";
 import type { RetainedEvents } from "./interface";
-import { readMetrics } from "./metrics";
-import { type AccumulatorParts, type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts";
-import { PlanBook } from "./plans";
-import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./raw-events";
+import { absorbPage, setAsideFor } from "./parts/adoption";
+import { FlushSchedule } from "./parts/alarm";
+import { AlertBook, type AlertRule } from "./parts/alerts";
+import { eventViewOf } from "./parts/archive";
+import {
+	type AccumulatorParts,
+	type AccumulatorSettings,
+	DEFAULT_ACCUMULATOR_SETTINGS,
+} from "./parts/context";
+import { recordCall } from "./parts/counting";
+import { HANDOVER_PAGE_SIZE, HandoverRuns } from "./parts/handover";
+import { receiveShardReport, setAlert } from "./parts/head";
+import { PlanBook } from "./parts/plans";
 import {
 	type BudgetView,
 	type ReleaseAnswer,
@@ -44,13 +45,23 @@ import {
 	releaseReservation,
 	reserve,
 	tightestBudget,
-} from "./reservations";
-import type { ShardReport } from "./shards";
-import { AccumulatorStore } from "./store";
+} from "./parts/reservations";
+import type { ShardReport } from "./parts/shards";
+import type { DedupeRow } from "./storage/dedupe";
+import { readMetrics } from "./storage/metric-rows";
+import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./storage/raw-events";
+import type { AdoptedEvent } from "./storage/set-aside";
+import { AccumulatorStore } from "./storage/store";
 import type { FlushReport, HoldingChange, RecordCall, RecordResponse, UsageQuery } from "./types";
 
 export type { RetainedEvents } from "./interface";
-export { type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts";
+export { type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts/context";
+
+declare module "../../env" {
+	interface BoundClasses {
+		USAGE_ACCUMULATOR: UsageAccumulator;
+	}
+}
 
 export class UsageAccumulator extends DurableObject<Env> {
 	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
@@ -71,7 +82,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 		this.store.forgetOnRollback(this.alerts);
 	}
 
-	/** The rooms' view of this object, read at each call (tests replace its env or plans). */
+	/** The parts' view of this object, read at each call (tests replace its env or plans). */
 	private get parts(): AccumulatorParts {
 		return {
 			env: this.env,

@@ -1,5 +1,7 @@
 /** What passes between the Worker and a usage accumulator (RPC payloads: plain, serialisable data). */
 
+import type { AccumulatorIdentity } from "./identity";
+
 export type EventKind = "action" | "outcome";
 
 export type MetadataValue = string | number | boolean | null;
@@ -28,14 +30,14 @@ export interface StoredEvent extends MeteringEvent {
 }
 
 export interface RecordRequest {
-	/** The accumulator's own name (see client.ts); it learns its identity from it. */
+	/** The accumulator's own name (see identity.ts); it learns its identity from it. */
 	name: string;
 	/** The subscription's account, for outcome.completed; null for an instance accumulator. */
 	accountId: string | null;
 	/** A subscription's started_at (docs/billing.md#subscription-lifecycle): its events with earlier timestamps are not billable. */
 	billableFrom?: string | null;
 	/**
-	 * For each agent key of the events: the membership generation under which the router believes this
+	 * For each agent key of the events: the membership generation under which the placement believes this
 	 * accumulator holds the key (see membershipGeneration). Newer than what the accumulator knows → it holds it.
 	 */
 	claims: Record<string, number>;
@@ -90,4 +92,15 @@ export interface FlushReport {
 	complete: boolean;
 	/** The archive write failed (the alarm retries it); aggregates were flushed all the same. */
 	archiveFailed: boolean;
+}
+
+/** An instance this accumulator takes over from its earlier holders, at a membership generation (parts/handover.ts). */
+export interface Handover {
+	agentKey: string;
+	generation: number;
+}
+
+/** An accumulator as the flush and the archive name it in D1 and R2. */
+export interface FlushTarget extends AccumulatorIdentity {
+	name: string;
 }

@@ -15,38 +15,24 @@
  * (unbilled); the subscription does not archive it again.
  */
 
+import { parseAccumulatorName } from "../identity";
+import type { ChunkLimits, EventRow } from "../storage/event-rows";
+import type { ModelPriceCache } from "../storage/prices";
+import { insertRawEvents, meteringEventOf } from "../storage/raw-events";
+import { type AdoptedEvent, markAbsorbed, unabsorbed } from "../storage/set-aside";
+import type { AccumulatorStore } from "../storage/store";
+import type { MeteringEvent } from "../types";
 import { AggregateDeltas } from "./aggregates";
 import type { FlushSchedule } from "./alarm";
-import { parseAccumulatorName } from "./client";
-import { timestampsOf } from "./counting";
+import type { AccumulatorParts } from "./context";
+import { aggregateCounting, timestampsOf } from "./counting";
 import { faultsOf } from "./faults";
-import type { EventRow } from "./flush";
 import { observersOf } from "./head";
-import type { AccumulatorParts } from "./parts";
-import type { ModelPriceCache } from "./prices";
-import { meteringEventOf } from "./raw-events";
+import type { CountObserver } from "./metrics";
 import { refreshPrices } from "./rerate";
-import type { MeteringEvent } from "./types";
-
-export const ADOPTION_SCHEMA = `
-CREATE TABLE IF NOT EXISTS set_aside (
-	subscription_id TEXT NOT NULL, id TEXT NOT NULL, row TEXT NOT NULL, archived INTEGER NOT NULL,
-	at INTEGER NOT NULL, PRIMARY KEY (subscription_id, id));
-CREATE TABLE IF NOT EXISTS set_aside_for (subscription_id TEXT PRIMARY KEY, at INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS absorbed (agent_key TEXT PRIMARY KEY, through TEXT NOT NULL);
-`;
 
 /** Events per page of an adoption: a page is one RPC answer and one transaction in each accumulator. */
 export const ADOPTION_PAGE_SIZE = 2000;
-
-/** Set-aside events are kept as long as raw events (36 days), for repeats of a driver that failed. */
-const SET_ASIDE_RETENTION_MS = 36 * 24 * 60 * 60 * 1000;
-
-export interface AdoptedEvent {
-	row: EventRow;
-	/** Whether the instance's accumulator had archived it already. */
-	archived: boolean;
-}
 
 const TIMESTAMP = 6;
 
@@ -74,7 +60,7 @@ export async function setAsideFor(
 	const identity = parts.store.identity();
 	if (identity !== null) await refreshPrices(parts, identity);
 	const page = await flushes.serialized(async () =>
-		parts.store.setAside(adoption, after, Math.min(limit, ADOPTION_PAGE_SIZE), Date.now()),
+		setAsideIn(parts.store, adoption, after, Math.min(limit, ADOPTION_PAGE_SIZE), Date.now()),
 	);
 	faultsOf(parts.state).adoption?.afterSetAside?.();
 	// Its aggregates went down: D1's copy follows.
@@ -97,7 +83,7 @@ export async function absorbPage(
 	faultsOf(parts.state).adoption?.beforeAbsorb?.();
 	const now = Date.now();
 	const observer = observersOf(parts, identity, absorber.accountId, now);
-	const counted = parts.store.absorb(absorber, page, parts.settings.chunk, observer);
+	const counted = absorbInto(parts.store, absorber, page, parts.settings.chunk, observer);
 	if (counted > 0) await parts.flushSoon();
 	return counted;
 }
@@ -170,36 +156,57 @@ export function setAside(
 		.map(({ row, archived }) => ({ row: JSON.parse(row) as EventRow, archived: archived === 1 }));
 }
 
-/** The last event id of `agentKey` the subscription's accumulator absorbed, or null. */
-export function absorbedThrough(sql: SqlStorage, agentKey: string): string | null {
-	const [row] = sql
-		.exec<{ through: string }>("SELECT through FROM absorbed WHERE agent_key = ?", agentKey)
-		.toArray();
-	return row?.through ?? null;
+/** Step 1 in the instance's storage, in one transaction: releases the instance and sets the events aside. */
+function setAsideIn(
+	store: AccumulatorStore,
+	adoption: { subscriptionId: string; from: string; generation: number },
+	after: string | null,
+	limit: number,
+	now: number,
+): AdoptedEvent[] {
+	const identity = store.identity();
+	if (identity === null || identity.kind !== "inst") return [];
+	return store.transaction(() => {
+		store.holdings.apply([[identity.id, adoption.generation, 0]]);
+		// Setting aside lowers day and cost rows without the caches of sums, and rewrites raw event groups:
+		// what the caches knew of them is stale.
+		store.forgetCounted();
+		return setAside(store.sql, adoption.subscriptionId, adoption.from, after, limit, now, store.prices);
+	});
 }
 
-/** Of a page, the events past the mark, in id order, and the mark to store after counting them. */
-export function unabsorbed(
-	sql: SqlStorage,
-	agentKey: string,
+/**
+ * Adoption, step 2, on the subscription's accumulator: counts the events of the page past the instance's mark
+ * as its own, with its observers, in one transaction. Their outcome.completed were sent when first counted.
+ * Answers how many it counted.
+ */
+export function absorbInto(
+	store: AccumulatorStore,
+	absorber: Absorber,
 	page: readonly AdoptedEvent[],
-): { fresh: AdoptedEvent[]; through: string | null } {
-	const mark = absorbedThrough(sql, agentKey);
-	const fresh = page
-		.filter((event) => mark === null || event.row[0] > mark)
-		.sort((a, b) => (a.row[0] < b.row[0] ? -1 : a.row[0] > b.row[0] ? 1 : 0));
-	return { fresh, through: fresh.at(-1)?.row[0] ?? null };
-}
-
-export function markAbsorbed(sql: SqlStorage, agentKey: string, through: string): void {
-	sql.exec(
-		`INSERT INTO absorbed (agent_key, through) VALUES (?1, ?2)
-		ON CONFLICT (agent_key) DO UPDATE SET through = excluded.through WHERE excluded.through > absorbed.through`,
-		agentKey,
-		through,
-	);
-}
-
-export function purgeSetAside(sql: SqlStorage, now: number): void {
-	sql.exec("DELETE FROM set_aside WHERE at < ?", now - SET_ASIDE_RETENTION_MS);
+	limits: ChunkLimits,
+	observer?: CountObserver,
+): number {
+	store.ensureTables();
+	return store.transaction(() => {
+		store.remember(absorber.name, absorber.accountId, absorber.billableFrom);
+		const { fresh, through } = unabsorbed(store.sql, absorber.agentKey, page);
+		if (through === null) return 0;
+		const counting = aggregateCounting(store, absorber.billableFrom, observer);
+		for (const { row } of fresh) counting.count(meteringEventOf(row));
+		insertRawEvents(
+			store.sql,
+			fresh.filter((e) => !e.archived).map((e) => e.row),
+			limits,
+		);
+		insertRawEvents(
+			store.sql,
+			fresh.filter((e) => e.archived).map((e) => e.row),
+			limits,
+			true,
+		);
+		counting.applyTo();
+		markAbsorbed(store.sql, absorber.agentKey, through);
+		return fresh.length;
+	});
 }

@@ -1,14 +1,14 @@
 /**
- * What the rooms of an accumulator share (object.ts hands it to each call): its storage and the books it keeps
- * in memory over it, its settings, and the two steps several rooms start — a flush soon, a handover.
+ * What the parts of an accumulator share (object.ts hands it to each call): its storage and the books it keeps
+ * in memory over it, its settings, and the two steps several parts start — a flush soon, a handover.
  */
-import type { Env } from "../../env";
+import type { Env } from "../../../env";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "../storage/event-rows";
+import { RAW_EVENTS_MAX_BYTES } from "../storage/raw-events";
+import type { AccumulatorStore } from "../storage/store";
+import type { Handover } from "../types";
 import type { AlertBook } from "./alerts";
-import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./flush";
-import type { Handover } from "./handover";
 import type { PlanBook } from "./plans";
-import { RAW_EVENTS_MAX_BYTES } from "./raw-events";
-import type { AccumulatorStore } from "./store";
 
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */

@@ -1,5 +1,5 @@
 /**
- * Counting a record call's events. In one transaction (store.ts): the router's claims are applied, events of
+ * Counting a record call's events. In one transaction (storage/store.ts): the placement's claims are applied, events of
  * instances held are stored as raw events with their dedupe keys, and what they add is written — the daily
  * aggregates, the observers' metrics and alerts, outcome.completed outbox rows. A repeated idempotency key
  * (stored, or earlier in the same call) answers the original event instead.
@@ -10,10 +10,10 @@
  * This is the hot path (docs/scaling.md): the loop over events does a map lookup or two per event and builds one
  * array row; everything else is per call.
  */
-import { Decimal } from "../../lib/decimal";
-import { newId } from "../../lib/ids";
-import { AggregateDeltas, type DailyTable, type KnownSums } from "./aggregates";
-import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
+import { Decimal } from "../../../lib/decimal";
+import { newId } from "../../../lib/ids";
+import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "../identity";
+import type { DailyTable, KnownSums } from "../storage/aggregate-rows";
 import {
 	DEDUPE_TTL_MS,
 	type DedupeRow,
@@ -22,25 +22,27 @@ import {
 	insertDedupeRows,
 	readOriginals,
 	storedEventRow,
-} from "./dedupe";
-import { type ChunkLimits, type EventRow, eventRow } from "./flush";
-import type { Handover } from "./handover";
-import { observersOf } from "./head";
-import type { Holdings } from "./holdings";
-import type { CountObserver } from "./metrics";
-import type { AccumulatorParts } from "./parts";
-import type { ModelPriceCache } from "./prices";
-import { insertRawEvents, type RecentGroups } from "./raw-events";
-import { notePricesCounted, refreshPrices } from "./rerate";
+} from "../storage/dedupe";
+import { type ChunkLimits, DEFAULT_CHUNK_LIMITS, type EventRow, eventRow } from "../storage/event-rows";
+import type { Holdings } from "../storage/holdings";
+import type { ModelPriceCache } from "../storage/prices";
+import { insertRawEvents, type RecentGroups } from "../storage/raw-events";
+import type { AccumulatorStore } from "../storage/store";
 import type {
 	EventResult,
+	Handover,
 	MeteringEvent,
 	RecordCall,
 	RecordRequest,
 	RecordResponse,
 	StoredEvent,
-} from "./types";
-import { decodeEvents } from "./wire";
+} from "../types";
+import { decodeEvents } from "../wire";
+import { AggregateDeltas } from "./aggregates";
+import type { AccumulatorParts } from "./context";
+import { observersOf } from "./head";
+import type { CountObserver } from "./metrics";
+import { notePricesCounted, refreshPrices } from "./rerate";
 
 /** What a counting pass did: the answer, and the instances to take over before their events (`awaiting`) count. */
 export interface StoreRecordResult {
@@ -61,6 +63,27 @@ export interface CountingStorage {
 	readonly prices: ModelPriceCache;
 }
 
+/**
+ * Counts the events of held instances, in order, in one transaction of the store. The placement's claims are
+ * applied first: a claim newer than what this accumulator was told means it holds the key (it missed the
+ * announcement). Events of instances still to be taken over are left out (null, their index in `awaiting`).
+ */
+export function countInStore(
+	store: AccumulatorStore,
+	request: RecordRequest,
+	now: number,
+	limits: ChunkLimits = DEFAULT_CHUNK_LIMITS,
+	observer?: CountObserver,
+): StoreRecordResult {
+	const identity = parseAccumulatorName(request.name);
+	store.ensureTables();
+	return store.transaction(() => {
+		store.remember(request.name, request.accountId, request.billableFrom);
+		const billableFrom = subscriptionOf(identity) === null ? null : store.billableFrom;
+		return countEvents(store, identity, request, billableFrom, now, limits, observer);
+	});
+}
+
 // Rounds of handover per record call: more means the instance moves again and again while its events arrive.
 const MAX_HANDOVER_ROUNDS = 3;
 const PROCESSED = "processed" as const;
@@ -76,7 +99,8 @@ export async function recordCall(parts: AccumulatorParts, call: RecordCall): Pro
 	await parts.plans.learn(identity, timestampsOf(request.events));
 	const pass = (part: RecordRequest) => {
 		const now = Date.now();
-		return parts.store.record(
+		return countInStore(
+			parts.store,
 			part,
 			now,
 			parts.settings.chunk,

@@ -13,8 +13,9 @@
  * until a retry succeeds. The newest timestamp ever purged is recorded (`raw_events_purged`): every event counted
  * here with a later timestamp is still here, so the explorer reads the archive only below it (eventsRetainedAfter).
  */
-import { type ChunkLimits, type EventRow, eventGroups } from "./flush";
-import type { MeteringEvent } from "./types";
+
+import type { MeteringEvent } from "../types";
+import { type ChunkLimits, type EventRow, eventGroups } from "./event-rows";
 
 /** Raw events are kept at least this long after their timestamp (the contract asks 35 days). */
 export const RAW_EVENTS_RETENTION_MS = 36 * 24 * 60 * 60 * 1000;
@@ -25,15 +26,6 @@ export const RAW_EVENTS_RETENTION_MS = 36 * 24 * 60 * 60 * 1000;
  * (measured: test/metering/raw-events.test.ts) this keeps about 24 million events.
  */
 export const RAW_EVENTS_MAX_BYTES = 6 * 1024 * 1024 * 1024;
-
-export const RAW_EVENTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS raw_events (
-	seq INTEGER PRIMARY KEY AUTOINCREMENT, size INTEGER NOT NULL, json TEXT NOT NULL,
-	min_ts TEXT NOT NULL, max_ts TEXT NOT NULL, archived INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS raw_events_max_ts ON raw_events (max_ts);
-CREATE INDEX IF NOT EXISTS raw_events_unarchived ON raw_events (seq) WHERE archived = 0;
-CREATE TABLE IF NOT EXISTS raw_events_purged (id INTEGER PRIMARY KEY CHECK (id = 1), through TEXT NOT NULL);
-`;
 
 const TIMESTAMP = 6;
 

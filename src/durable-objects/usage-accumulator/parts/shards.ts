@@ -1,5 +1,5 @@
 /**
- * The shards of a hot subscription (client.ts names them) count disjoint sets of instances, so D1 and every read
+ * The shards of a hot subscription (identity.ts names them) count disjoint sets of instances, so D1 and every read
  * merge them by adding. Alerts need the subscription's total as it grows, so they live in the head (shard 0):
  * after each flush (its alarm, ~1.5 s after an event) every other shard sends the head its current period as it
  * stands — its daily aggregates and per-instance metrics, absolute values — and the head keeps the newest report
@@ -12,20 +12,12 @@
  * Reports are absolute and stamped with the time they were read, so a repeated or late one never counts twice
  * and never replaces a newer one.
  */
-import { Decimal } from "../../lib/decimal";
-import type { UsageAggregate } from "../../pricing/quantities";
-import type { MetricQuantity } from "../../pricing/sources";
-import { readUsage } from "./aggregates";
-import { readMetrics } from "./metrics";
-
-export const SHARD_REPORTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS shard_reports (
-	shard INTEGER NOT NULL, period TEXT NOT NULL, read_at INTEGER NOT NULL, usage TEXT NOT NULL, metrics TEXT NOT NULL,
-	PRIMARY KEY (shard, period));
-CREATE TABLE IF NOT EXISTS shard_costs (
-	shard INTEGER NOT NULL, period TEXT NOT NULL, read_at INTEGER NOT NULL, costs TEXT NOT NULL,
-	PRIMARY KEY (shard, period));
-`;
+import { Decimal } from "../../../lib/decimal";
+import type { UsageAggregate } from "../../../pricing/quantities";
+import type { MetricQuantity } from "../../../pricing/sources";
+import { readUsage } from "../storage/aggregate-rows";
+import { readMetrics } from "../storage/metric-rows";
+import { SHARD_REPORTS_SCHEMA } from "../storage/schema";
 
 export interface ShardReport {
 	shard: number;

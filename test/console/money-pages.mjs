@@ -65,7 +65,7 @@ function step(name, fn) {
 			await fn();
 		} catch (error) {
 			await browser
-				?.screenshot(`FAILED-wave2-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 50)}`)
+				?.screenshot(`FAILED-money-${name.replace(/[^a-z0-9]+/gi, "-").slice(0, 50)}`)
 				.catch(() => {});
 			throw error;
 		}
@@ -243,9 +243,9 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 		assert.match(tab.url(), /^blob:/);
 		await tab.close();
 
-		await page.fill("input[name=reference]", "wire-wave2");
+		await page.fill("input[name=reference]", "wire-money-pages");
 		await page.click("button:has-text('Mark as paid')");
-		await page.waitForSelector("section:has-text('Payments') td:has-text('wire-wave2')");
+		await page.waitForSelector("section:has-text('Payments') td:has-text('wire-money-pages')");
 		await open(`#/payments?invoice_id=${invoice.id}`);
 		const listed = await api("GET", `/payments?invoice_id=${invoice.id}`);
 		assert.equal(listed.payments.length, 1);
@@ -269,7 +269,7 @@ describe("the console's second-wave pages", { timeout: 330_000 }, () => {
 		await form.locator("select[name=rate_plan_id]").selectOption(data.starter.id);
 		await form.locator("button:has-text('Subscribe and adopt')").click();
 		await form.locator("xpath=..").locator("p.ok a").waitFor();
-		await browser.screenshot("wave2-unbilled-adopted");
+		await browser.screenshot("money-unbilled-adopted");
 		const subscription = (
 			await api("GET", `/subscriptions?account_id=${data.globex.id}&limit=100`)
 		).subscriptions.find((sub) => sub.agent_instance_ids.includes("stray-bot-1"));

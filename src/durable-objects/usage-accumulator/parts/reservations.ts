@@ -14,24 +14,15 @@
  * A reservation's id carries its subscription's id, so GET and release find the head without a lookup table:
  * `rsv_` + 26 characters of its own (time, then random, sortable like every id) + the subscription id's body.
  */
-import { Decimal } from "../../lib/decimal";
-import { newId } from "../../lib/ids";
-import { periodOf } from "../../lib/time";
+import { Decimal } from "../../../lib/decimal";
+import { newId } from "../../../lib/ids";
+import { periodOf } from "../../../lib/time";
+import { type AccumulatorIdentity, isHead, parseAccumulatorName } from "../identity";
+import { RESERVATIONS_SCHEMA } from "../storage/schema";
+import type { MeteringEvent } from "../types";
 import { periodTotal } from "./alerts";
-import { type AccumulatorIdentity, parseAccumulatorName } from "./client";
-import { isHead } from "./head";
+import type { AccumulatorParts } from "./context";
 import type { CountObserver } from "./metrics";
-import type { AccumulatorParts } from "./parts";
-import type { MeteringEvent } from "./types";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS reservations (
-	id TEXT PRIMARY KEY, agent_key TEXT NOT NULL, amount TEXT NOT NULL, currency TEXT NOT NULL, description TEXT,
-	status TEXT NOT NULL, created_at TEXT NOT NULL, expires_at INTEGER NOT NULL, ended_at TEXT);
-CREATE INDEX IF NOT EXISTS reservations_held ON reservations (expires_at) WHERE status = 'held';
-CREATE INDEX IF NOT EXISTS reservations_expiry ON reservations (expires_at);
-CREATE TABLE IF NOT EXISTS reservation_settlements (reservation_id TEXT PRIMARY KEY);
-`;
 
 // Ended reservations stay readable this long after they expire (or would have).
 const RETENTION_MS = 35 * 24 * 3600_000;
@@ -109,7 +100,7 @@ export function subscriptionOfReservation(id: string): string | null {
 }
 
 function ensureTables(sql: SqlStorage): void {
-	sql.exec(SCHEMA);
+	sql.exec(RESERVATIONS_SCHEMA);
 }
 
 function tablesExist(sql: SqlStorage): boolean {

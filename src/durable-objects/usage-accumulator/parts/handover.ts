@@ -1,11 +1,11 @@
 /**
  * An instance's dedupe keys travel with it (docs/metering.md#deduplication). When an accumulator holds an instance at a membership generation
- * newer than the keys it has for it (it was told of the move, or a router's claim said so), it takes the instance
+ * newer than the keys it has for it (it was told of the move, or a placement's claim said so), it takes the instance
  * over before it counts any of its events:
  *
  * 1. it asks D1 which accumulators held the instance before that generation, within the dedupe window: the
  *    instance's own one and every subscription the instance was in;
- * 2. each of them releases the instance at that generation — from then on it refuses its events, so a router
+ * 2. each of them releases the instance at that generation — from then on it refuses its events, so a Worker
  *    with a stale route is sent to the new holder — and, in the same storage transaction, hands over the keys it
  *    has for it (in pages);
  * 3. the new holder stores the keys, then marks the instance taken over at that generation.
@@ -14,25 +14,21 @@
  * counting: the next event (or announcement) runs the handover again. Nothing is counted anywhere in between, so
  * the first copy of a key counted by any holder is seen by every later one. Asking every earlier holder, rather
  * than only the one just before, means a holder that never took its turn (no event came while it held the
- * instance) cannot break the chain. Generations (client.ts) make an old handover harmless: a release older than
+ * instance) cannot break the chain. Generations (identity.ts) make an old handover harmless: a release older than
  * what a holder knows changes nothing there.
  */
-import type { Env } from "../../env";
+import type { Env } from "../../../env";
 import {
 	type AccumulatorIdentity,
 	accumulatorName,
 	accumulatorStub,
 	parseAccumulatorName,
 	subscriptionAccumulatorOf,
-} from "./client";
-import { DEDUPE_TTL_MS, type DedupeRow } from "./dedupe";
+} from "../identity";
+import { DEDUPE_TTL_MS, type DedupeRow } from "../storage/dedupe";
+import type { Handover } from "../types";
+import type { AccumulatorParts } from "./context";
 import { faultsOf, type HandoverHooks } from "./faults";
-import type { AccumulatorParts } from "./parts";
-
-export interface Handover {
-	agentKey: string;
-	generation: number;
-}
 
 /** Keys per release call: a few hundred kilobytes of RPC. */
 export const HANDOVER_PAGE_SIZE = 1_000;

@@ -1,8 +1,7 @@
 /**
  * Copying an accumulator's aggregates to D1, one bounded chunk at a time: read what D1 lacks, write it as one
  * atomic D1 batch, then mark it flushed here. Raw events do not go to D1 (docs/metering.md#where-events-live): they stay in the accumulator
- * (raw-events.ts) and go to the R2 archive (archive.ts). An event is stored as a JSON array of its columns
- * (eventRow), without their names, in small groups (eventGroups).
+ * (raw-events.ts) and go to the R2 archive (archive.ts).
  *
  * Every statement can be replayed without changing the result — aggregates as absolute values (upsert), outbox
  * rows by their fixed id — so a flush that failed after D1 committed, before the chunk was marked, is simply
@@ -10,26 +9,26 @@
  * being written stays dirty.
  */
 
-import { statement } from "../../db/batch";
-import { newId } from "../../lib/ids";
-import { nowIso } from "../../lib/time";
-import { type OutboxRow, outboxInsertMany } from "../../webhooks/outbox";
-import type { CostRow, DailyRow, ModelCostRow, UnpricedRow } from "./aggregates";
+import { statement } from "../../../db/batch";
+import { newId } from "../../../lib/ids";
+import { nowIso } from "../../../lib/time";
+import { type OutboxRow, outboxInsertMany } from "../../../webhooks/outbox";
+import type { CostRow, DailyRow, ModelCostRow, UnpricedRow } from "../storage/aggregate-rows";
+import type { ChunkLimits } from "../storage/event-rows";
+import {
+	type MetricRow,
+	markMetricsFlushed,
+	readUnflushedMetrics,
+	UNFLUSHED_METRICS_SQL,
+} from "../storage/metric-rows";
+import type { FlushTarget } from "../types";
 import {
 	markTriggersFlushed,
 	readUnflushedTriggers,
 	triggerStatements,
 	UNFLUSHED_TRIGGERS_SQL,
 } from "./alerts";
-import type { AccumulatorIdentity } from "./client";
-import {
-	type MetricRow,
-	markMetricsFlushed,
-	metricStatements,
-	readUnflushedMetrics,
-	UNFLUSHED_METRICS_SQL,
-} from "./metrics";
-import type { MeteringEvent } from "./types";
+import { metricStatements } from "./metrics";
 
 /** A slice of what D1 does not have yet. */
 export interface UnflushedChunk {
@@ -48,88 +47,9 @@ export interface UnflushedChunk {
 	outbox: OutboxRow[];
 }
 
-export interface ChunkLimits {
-	/** Events per stored group at most. */
-	events: number;
-	/** Bytes of a stored group at most (it also stays within STORED_GROUP_BYTES). */
-	eventBytes: number;
-	/** Rows of each kind (daily, costs, outbox) per chunk. */
-	rows: number;
-}
-
-export const DEFAULT_CHUNK_LIMITS: ChunkLimits = { events: 1000, eventBytes: 96 * 1024, rows: 100 };
-
-export interface EventGroup {
-	size: number;
-	/** A JSON array of event rows. */
-	json: string;
-}
-
-/**
- * An event as the accumulator keeps it: its columns by position. subscription_id is not among them: it is the
- * accumulator's own. metadata is kept as JSON.
- */
-export type EventRow = [
-	id: string,
-	kind: MeteringEvent["kind"],
-	agentKey: string,
-	type: string,
-	value: string | null,
-	metadata: MeteringEvent["metadata"],
-	timestamp: string,
-	receivedAt: string,
-	idempotencyKey: string | null,
-];
-
-export function eventRow(event: MeteringEvent): EventRow {
-	return [
-		event.id,
-		event.kind,
-		event.agentKey,
-		event.type,
-		event.value,
-		event.metadata,
-		event.timestamp,
-		event.receivedAt,
-		event.idempotencyKey,
-	];
-}
-
-// A stored group stays within one page of the accumulator's SQLite: rows that spill onto overflow pages are
-// many times slower to write, read and delete there than the same bytes in small rows.
-const STORED_GROUP_BYTES = 3_500;
-
-/**
- * Groups event rows as they are stored: small, and at most `limits.events` each, so that a chunk can take whole
- * groups. Each group is one JSON.stringify, not one per row: how many rows fit is learnt from the group before,
- * and a group over its bytes (rows vary in size) is made again, smaller in proportion.
- */
-export function eventGroups(rows: readonly EventRow[], limits: ChunkLimits): EventGroup[] {
-	const maxBytes = Math.min(STORED_GROUP_BYTES, limits.eventBytes);
-	const groups: EventGroup[] = [];
-	if (rows.length === 0) return groups;
-	let fits = Math.floor(maxBytes / (JSON.stringify(rows[0]).length + 1));
-	for (let start = 0; start < rows.length; ) {
-		let size = Math.max(1, Math.min(fits, limits.events, rows.length - start));
-		let json = JSON.stringify(rows.slice(start, start + size));
-		while (json.length > maxBytes && size > 1) {
-			size = Math.max(1, Math.min(size - 1, Math.floor((size * maxBytes) / json.length)));
-			json = JSON.stringify(rows.slice(start, start + size));
-		}
-		groups.push({ size, json });
-		start += size;
-		fits = Math.floor((size * maxBytes) / json.length);
-	}
-	return groups;
-}
-
 /** The name under which D1 keeps a subscription accumulator's day aggregates of events before its start. */
 export function unbilledAccumulatorName(name: string): string {
 	return `${name}#unbilled`;
-}
-
-export interface FlushTarget extends AccumulatorIdentity {
-	name: string;
 }
 
 export function chunkStatements(
@@ -205,6 +125,15 @@ export function chunkStatements(
 	return statements;
 }
 
+/** Rows of an aggregate table changed since they were last flushed. */
+function unflushedRows<T extends Record<string, SqlStorageValue>>(
+	sql: SqlStorage,
+	table: string,
+	rows: number,
+): T[] {
+	return sql.exec<T>(`SELECT * FROM ${table} WHERE version > flushed_version LIMIT ?`, rows).toArray();
+}
+
 export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedChunk {
 	const outbox = sql
 		.exec<{ seq: number; id: string; event: string; data: string }>(
@@ -213,21 +142,11 @@ export function readUnflushed(sql: SqlStorage, limits: ChunkLimits): UnflushedCh
 		)
 		.toArray();
 	return {
-		daily: sql
-			.exec<DailyRow>("SELECT * FROM daily WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		unbilledDaily: sql
-			.exec<DailyRow>("SELECT * FROM daily_unbilled WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		costs: sql
-			.exec<CostRow>("SELECT * FROM costs WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		modelCosts: sql
-			.exec<ModelCostRow>("SELECT * FROM model_costs WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
-		unpriced: sql
-			.exec<UnpricedRow>("SELECT * FROM unpriced WHERE version > flushed_version LIMIT ?", limits.rows)
-			.toArray(),
+		daily: unflushedRows<DailyRow>(sql, "daily", limits.rows),
+		unbilledDaily: unflushedRows<DailyRow>(sql, "daily_unbilled", limits.rows),
+		costs: unflushedRows<CostRow>(sql, "costs", limits.rows),
+		modelCosts: unflushedRows<ModelCostRow>(sql, "model_costs", limits.rows),
+		unpriced: unflushedRows<UnpricedRow>(sql, "unpriced", limits.rows),
 		metrics: readUnflushedMetrics(sql, limits.rows),
 		triggers: readUnflushedTriggers(sql, limits.rows),
 		lastOutboxSeq: outbox.at(-1)?.seq ?? null,

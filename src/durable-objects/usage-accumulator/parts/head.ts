@@ -1,21 +1,22 @@
 /**
- * A subscription's head accumulator — its only one, or shard 0 of a sharded one (client.ts) — holds its alerts
+ * A subscription's head accumulator — its only one, or shard 0 of a sharded one (identity.ts) — holds its alerts
  * (alerts.ts): they are evaluated with each counting pass there, when an alert is set, and when another shard
  * reports its period so far after a flush (shards.ts).
  */
-import { periodOf } from "../../lib/time";
+import { periodOf } from "../../../lib/time";
+import {
+	type AccumulatorIdentity,
+	accumulatorName,
+	accumulatorStub,
+	isHead,
+	parseAccumulatorName,
+} from "../identity";
 import type { AlertContext, AlertRule } from "./alerts";
-import { type AccumulatorIdentity, accumulatorName, accumulatorStub, parseAccumulatorName } from "./client";
+import type { AccumulatorParts } from "./context";
 import { hasUnflushed } from "./flush";
 import { type CountObserver, MetricDeltas } from "./metrics";
-import type { AccumulatorParts } from "./parts";
 import { forgetSettlements, pendingSettlements, settle, settlementObserver } from "./reservations";
 import { type ShardReport, shardReportOf, storeShardReport } from "./shards";
-
-/** A subscription's accumulator that holds its alerts: its only one, or shard 0. */
-export function isHead(identity: AccumulatorIdentity): boolean {
-	return identity.kind === "sub" && (identity.shard === null || identity.shard === 0);
-}
 
 /**
  * What counting notifies besides the aggregates: the plan's metrics and, in a head, the subscription's alerts,

@@ -7,17 +7,11 @@
  * every earlier holder before it counts any event of it. So each table here holds its own keys and the ones it
  * was handed.
  */
-import { type EventRow, eventRow } from "./flush";
-import type { MeteringEvent, StoredEvent } from "./types";
+
+import type { MeteringEvent, StoredEvent } from "../types";
+import { type EventRow, eventRow } from "./event-rows";
 
 export const DEDUPE_TTL_MS = 36 * 24 * 60 * 60 * 1000;
-
-export const DEDUPE_SCHEMA = `
-CREATE TABLE IF NOT EXISTS dedupe_keys (
-	agent_key TEXT NOT NULL, key TEXT NOT NULL, event TEXT NOT NULL, expires_at INTEGER NOT NULL,
-	PRIMARY KEY (agent_key, key)) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS dedupe_keys_expiry ON dedupe_keys (expires_at);
-`;
 
 /** A dedupe key as it travels between accumulators: [agent key, key, event (storedEventRow JSON), expires at]. */
 export type DedupeRow = [agentKey: string, key: string, event: string, expiresAt: number];

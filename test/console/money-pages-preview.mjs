@@ -2,7 +2,7 @@
 // contract-shaped fixtures served by the browser (page.route), everything else is the real Worker under
 // `wrangler dev`. It checks that each new page draws those shapes without sideways scrolling and without serious
 // axe findings at both widths, and saves their screenshots. It proves the pages, not the endpoints: that is
-// test/console/wave2.mjs, against the real ones. Run with `npm run test:console:preview` (not in CI).
+// test/console/money-pages.mjs, against the real ones. Run with `npm run test:console:preview` (not in CI).
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";

@@ -9,15 +9,15 @@
  * object knows what it had; an accumulator that never noted them (new, or of an earlier version) notes them
  * without re-rating.
  */
-import { Decimal } from "../../lib/decimal";
-import { type EventCost, eventCost } from "../../model-costs/event-cost";
-import type { ModelPrice } from "../../model-costs/prices";
+import { Decimal } from "../../../lib/decimal";
+import { type EventCost, eventCost } from "../../../model-costs/event-cost";
+import type { ModelPrice } from "../../../model-costs/prices";
+import type { AccumulatorIdentity } from "../identity";
+import { bookOf } from "../storage/prices";
+import { readRawEvents } from "../storage/raw-events";
 import { AggregateDeltas } from "./aggregates";
-import type { AccumulatorIdentity } from "./client";
+import type { AccumulatorParts } from "./context";
 import { MetricDeltas } from "./metrics";
-import type { AccumulatorParts } from "./parts";
-import { bookOf } from "./prices";
-import { readRawEvents } from "./raw-events";
 
 const KEY = "custom_prices";
 const RATES = [

@@ -1,20 +1,15 @@
 /**
  * Which instances an accumulator holds (the `holdings` table): per agent key, the newest membership generation
- * told (client.ts: membershipGeneration), whether this accumulator holds the key at it, and the generation at
+ * told (identity.ts: membershipGeneration), whether this accumulator holds the key at it, and the generation at
  * which it took the key's dedupe keys over from earlier holders (handover.ts). Told two ways: synchronously by
- * subscription changes (apply), and by every event's router claim (claimAndHold); the newer generation wins.
+ * subscription changes (apply), and by every event's placement claim (claimAndHold); the newer generation wins.
  *
  * The rows read are kept in memory by agent key, so a warm record call reads none. Every write to a key's row
  * forgets the key; a transaction that rolled back forgets them all (store.ts).
  */
-import type { AccumulatorIdentity } from "./client";
-import type { Handover } from "./handover";
-import type { HoldingChange } from "./types";
 
-export const HOLDINGS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS holdings (
-	agent_key TEXT PRIMARY KEY, generation INTEGER NOT NULL, held INTEGER NOT NULL, imported INTEGER NOT NULL DEFAULT -1);
-`;
+import type { AccumulatorIdentity } from "../identity";
+import type { Handover, HoldingChange } from "../types";
 
 type HoldingRow = { agent_key: string; generation: number; held: number; imported: number };
 export type HoldingWrite = [agentKey: string, generation: number, held: 0 | 1];
@@ -53,7 +48,7 @@ export class Holdings {
 	}
 
 	/**
-	 * Applies the router's claims and answers which of the keys this accumulator holds: one read, and a write
+	 * Applies the placement's claims and answers which of the keys this accumulator holds: one read, and a write
 	 * only for claims newer than what it knows. An instance accumulator holds its own instance until told it was
 	 * released; a subscription's holds none it was not told of. A held key whose dedupe keys were not yet taken
 	 * over at its generation (handover.ts) is not counted yet: it is listed in `handovers`.

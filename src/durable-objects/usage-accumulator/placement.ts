@@ -1,5 +1,5 @@
 /**
- * Which accumulator counts an agent key's events — of a sharded subscription, the key's shard, so the route
+ * Placement: which accumulator counts an agent key's events — of a sharded subscription, the key's shard, so the route
  * carries the shard count read with the membership. The answer is cached in the isolate, so the hot path costs no
  * D1 query; a miss costs one D1 batch for all missing keys of a request, which also registers unknown keys
  * (docs/metering.md#agents-and-instances: usage is never refused for an unknown key).
@@ -13,7 +13,7 @@ import { fromDrizzle, returned, statement } from "../../db/batch";
 import { database } from "../../db/client";
 import type { Scope } from "../../db/scope";
 import type { Environment } from "../../env";
-import { accumulatorName, membershipGeneration, subscriptionAccumulatorOf } from "./client";
+import { accumulatorName, membershipGeneration, subscriptionAccumulatorOf } from "./identity";
 
 export interface Route {
 	accumulator: string;

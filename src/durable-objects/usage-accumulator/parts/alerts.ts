@@ -16,30 +16,22 @@
  * margin_alert_rules); what is triggered this period is kept in memory once read, so a call with no armed alert
  * costs nothing.
  */
-import { periodWindow } from "../../billing-period/period";
-import { baseFeeProration, rateWithProration } from "../../billing-period/proration";
-import { statement } from "../../db/batch";
-import { Decimal } from "../../lib/decimal";
-import { newId } from "../../lib/ids";
-import { nowIso, periodOf } from "../../lib/time";
-import { quantitiesForPlan } from "../../pricing/quantities";
-import { MINIMUM_METRIC, rateUsage } from "../../pricing/rate";
-import { type MetricQuantity, needsMetering } from "../../pricing/sources";
-import { readUsage } from "./aggregates";
-import type { FlushTarget } from "./flush";
-import { type CountObserver, readMetrics } from "./metrics";
+import { periodWindow } from "../../../billing-period/period";
+import { baseFeeProration, rateWithProration } from "../../../billing-period/proration";
+import { statement } from "../../../db/batch";
+import { Decimal } from "../../../lib/decimal";
+import { newId } from "../../../lib/ids";
+import { nowIso, periodOf } from "../../../lib/time";
+import { quantitiesForPlan } from "../../../pricing/quantities";
+import { MINIMUM_METRIC, rateUsage } from "../../../pricing/rate";
+import { type MetricQuantity, needsMetering } from "../../../pricing/sources";
+import { readUsage } from "../storage/aggregate-rows";
+import { readMetrics } from "../storage/metric-rows";
+import { ALERTS_SCHEMA } from "../storage/schema";
+import type { FlushTarget, MeteringEvent } from "../types";
+import type { CountObserver } from "./metrics";
 import type { PeriodPlan } from "./plans";
 import { reportedCosts, reportedUsage } from "./shards";
-import type { MeteringEvent } from "./types";
-
-export const ALERTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS alert_rules (
-	id TEXT PRIMARY KEY, metric TEXT, threshold TEXT NOT NULL, block INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS alert_triggers (
-	alert_id TEXT NOT NULL, period TEXT NOT NULL, triggered_at TEXT NOT NULL, value TEXT NOT NULL,
-	flushed INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (alert_id, period));
-CREATE TABLE IF NOT EXISTS margin_alert_rules (id TEXT PRIMARY KEY, threshold TEXT NOT NULL, min_costs TEXT NOT NULL);
-`;
 
 /**
  * An alert as the accumulator needs it. Usage (the default): metric null is the period's total amount so far, base

@@ -5,15 +5,15 @@
  * re-arms it for a retry. Flushes — from the alarm, from invoicing's flush() calls, adoption's set-aside — run one
  * at a time, so an older absolute value never lands in D1 after a newer one.
  */
-import { dispatchOutbox } from "../../webhooks/dispatch";
+import { dispatchOutbox } from "../../../webhooks/dispatch";
+import { hasUnarchived, purgeRawEvents } from "../storage/raw-events";
+import type { FlushReport } from "../types";
 import { archiveEvents } from "./archive";
+import type { AccumulatorParts } from "./context";
 import { faultsOf } from "./faults";
 import { chunkStatements, hasUnflushed, isFull, markFlushed, readUnflushed } from "./flush";
 import { reportToHead } from "./head";
-import type { AccumulatorParts } from "./parts";
-import { hasUnarchived, purgeRawEvents } from "./raw-events";
 import { refreshPrices } from "./rerate";
-import type { FlushReport } from "./types";
 
 export class FlushSchedule {
 	private flushing: Promise<unknown> = Promise.resolve();

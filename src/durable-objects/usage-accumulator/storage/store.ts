@@ -7,70 +7,30 @@
  * - holdings: which instances it holds, at which membership generation (holdings.ts, handover.ts).
  * - daily, costs, model_costs, unpriced: the running aggregates, with version counters (see flush.ts);
  *   daily_unbilled: the day aggregates of events that reached a subscription with a timestamp before its start.
- * - set_aside, absorbed: unbilled usage adopted by a subscription (adoption.ts).
+ * - set_aside, absorbed: unbilled usage adopted by a subscription (set-aside.ts, parts/adoption.ts).
  * - outbox: outcome.completed webhook events waiting for the flush.
  *
- * What is counted, and how, is counting.ts; this file owns the tables, the accumulator's identity, and the
+ * What is counted, and how, is parts/counting.ts; this file owns the tables, the accumulator's identity, and the
  * transaction every write runs in, whose rollback forgets what memory knew of the tables.
  */
-import type { UsageAggregate } from "../../pricing/quantities";
+import type { UsageAggregate } from "../../../pricing/quantities";
+import { type AccumulatorIdentity, parseAccumulatorName } from "../identity";
+import type { Handover, HoldingChange } from "../types";
+import { type DailyTable, type KnownSums, readUsage } from "./aggregate-rows";
 import {
-	type Absorber,
-	ADOPTION_SCHEMA,
-	type AdoptedEvent,
-	absorbedThrough,
-	markAbsorbed,
-	purgeSetAside,
-	setAside,
-	unabsorbed,
-} from "./adoption";
-import { type DailyTable, type KnownSums, MODEL_COSTS_SCHEMA, readUsage, StoredValues } from "./aggregates";
-import { ALERTS_SCHEMA } from "./alerts";
-import { type AccumulatorIdentity, parseAccumulatorName, subscriptionOf } from "./client";
-import { aggregateCounting, type CountingStorage, countEvents, type StoreRecordResult } from "./counting";
-import {
-	DEDUPE_SCHEMA,
 	type DedupeRow,
 	dedupePage,
 	insertDedupeRows,
 	purgeExpiredDedupeRows,
 	upgradeDedupeStorage,
 } from "./dedupe";
-import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "./flush";
-import type { Handover } from "./handover";
-import { HOLDINGS_SCHEMA, Holdings } from "./holdings";
-import { type CountObserver, METRICS_SCHEMA, MetricQuantities } from "./metrics";
+import { Holdings } from "./holdings";
+import { MetricQuantities } from "./metric-rows";
 import { ModelPriceCache } from "./prices";
-import {
-	insertRawEvents,
-	meteringEventOf,
-	RAW_EVENTS_SCHEMA,
-	RecentGroups,
-	upgradeRawEventStorage,
-} from "./raw-events";
-import type { HoldingChange, RecordRequest } from "./types";
-
-export type { StoreRecordResult } from "./counting";
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-${HOLDINGS_SCHEMA}${RAW_EVENTS_SCHEMA}${DEDUPE_SCHEMA}CREATE TABLE IF NOT EXISTS daily (
-	day TEXT NOT NULL, agent_key TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
-	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (day, agent_key, kind, type, field));
-CREATE INDEX IF NOT EXISTS daily_unflushed ON daily (day) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS daily_unbilled (
-	day TEXT NOT NULL, agent_key TEXT NOT NULL, kind TEXT NOT NULL, type TEXT NOT NULL, field TEXT NOT NULL,
-	count INTEGER NOT NULL, sum TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (day, agent_key, kind, type, field));
-CREATE INDEX IF NOT EXISTS daily_unbilled_unflushed ON daily_unbilled (day) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS costs (
-	period TEXT NOT NULL, agent_key TEXT NOT NULL, cost_type TEXT NOT NULL, currency TEXT NOT NULL,
-	amount TEXT NOT NULL, version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0,
-	PRIMARY KEY (period, agent_key, cost_type, currency));
-CREATE INDEX IF NOT EXISTS costs_unflushed ON costs (period) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, event TEXT NOT NULL, data TEXT NOT NULL);
-${MODEL_COSTS_SCHEMA}${METRICS_SCHEMA}${ALERTS_SCHEMA}${ADOPTION_SCHEMA}`;
+import { RecentGroups, upgradeRawEventStorage } from "./raw-events";
+import { STORE_SCHEMA } from "./schema";
+import { absorbedThrough, purgeSetAside } from "./set-aside";
+import { StoredValues } from "./stored-values";
 
 export type StoredIdentity = AccumulatorIdentity & {
 	name: string;
@@ -88,7 +48,7 @@ type Meta = { name: string | null; accountId: string | null; billableFrom: strin
  * The tables are created by the first write. Reading an accumulator that never counted anything (usage by
  * agent_key asks each instance's own one) then stores nothing: no empty database is left behind.
  */
-export class AccumulatorStore implements CountingStorage {
+export class AccumulatorStore {
 	readonly sql: SqlStorage;
 	// What the meta table holds, once read; undefined after a transaction that may have been rolled back.
 	private meta: Meta | undefined;
@@ -124,7 +84,7 @@ export class AccumulatorStore implements CountingStorage {
 		if (this.hasTables) {
 			// Tables added by a later version are created, and storage of an earlier one converted, at once.
 			storage.transactionSync(() => {
-				this.sql.exec(SCHEMA);
+				this.sql.exec(STORE_SCHEMA);
 				upgradeDedupeStorage(this.sql, tables);
 				upgradeRawEventStorage(this.sql, tables);
 			});
@@ -136,9 +96,10 @@ export class AccumulatorStore implements CountingStorage {
 		return !this.hasTables;
 	}
 
-	private createTables(): void {
+	/** Creates the tables, with the first write (see the class). */
+	ensureTables(): void {
 		if (this.hasTables) return;
-		this.sql.exec(SCHEMA);
+		this.sql.exec(STORE_SCHEMA);
 		this.hasTables = true;
 	}
 
@@ -165,6 +126,15 @@ export class AccumulatorStore implements CountingStorage {
 		}
 	}
 
+	/**
+	 * Forgets what memory knew of the aggregate rows and raw event groups: for a writer that changes them without
+	 * the memories of sums (setting events aside).
+	 */
+	forgetCounted(): void {
+		this.forgetSums();
+		this.recentGroups.clear();
+	}
+
 	private forgetSums(): void {
 		for (const { daily, costs, modelCosts } of Object.values(this.sums)) {
 			daily.clear();
@@ -189,6 +159,11 @@ export class AccumulatorStore implements CountingStorage {
 		return this.meta;
 	}
 
+	/** The stored billable start of a subscription's accumulator (docs/billing.md#subscription-lifecycle). */
+	get billableFrom(): string | null {
+		return this.storedMeta().billableFrom;
+	}
+
 	identity(): StoredIdentity | null {
 		const { name, accountId, billableFrom } = this.storedMeta();
 		if (!name) return null;
@@ -203,7 +178,7 @@ export class AccumulatorStore implements CountingStorage {
 		const stored = this.storedMeta();
 		const from = billableFrom === undefined ? stored.billableFrom : billableFrom;
 		if (stored.name === name && stored.accountId === accountId && stored.billableFrom === from) return;
-		this.createTables();
+		this.ensureTables();
 		this.meta = undefined;
 		this.sql.exec(
 			"INSERT OR REPLACE INTO meta (key, value) VALUES ('name', ?), ('account_id', ?), ('billable_from', ?)",
@@ -216,7 +191,7 @@ export class AccumulatorStore implements CountingStorage {
 
 	/** Applies membership changes; a change older than the generation known for its key is ignored. */
 	applyHoldings(changes: readonly HoldingChange[]): void {
-		this.createTables();
+		this.ensureTables();
 		this.transaction(() => this.holdings.applyChanges(changes));
 	}
 
@@ -231,7 +206,7 @@ export class AccumulatorStore implements CountingStorage {
 		limit: number,
 		now: number,
 	): DedupeRow[] {
-		this.createTables();
+		this.ensureTables();
 		return this.transaction(() => {
 			this.holdings.apply([[agentKey, generation, 0]]);
 			return dedupePage(this.sql, agentKey, after, limit, now);
@@ -241,38 +216,18 @@ export class AccumulatorStore implements CountingStorage {
 	/** Keys handed over by an earlier holder; a key already here keeps its original. */
 	storeHandedKeys(rows: DedupeRow[]): void {
 		if (rows.length === 0) return;
-		this.createTables();
+		this.ensureTables();
 		this.transaction(() => insertDedupeRows(this.sql, rows, false));
 	}
 
 	/** After every earlier holder handed its keys over: the instance's events are counted from now on. */
 	markTakenOver(handover: Handover): void {
-		this.createTables();
+		this.ensureTables();
 		this.holdings.markTakenOver(handover);
 	}
 
 	listHoldings(): HoldingChange[] {
 		return this.hasTables ? this.holdings.list() : [];
-	}
-
-	/**
-	 * Counts the events of held instances, in order, in one transaction (counting.ts). The router's claims are
-	 * applied first: a claim newer than what this accumulator was told means it holds the key (it missed the
-	 * announcement). Events of instances still to be taken over are left out (null, their index in `awaiting`).
-	 */
-	record(
-		request: RecordRequest,
-		now: number,
-		limits: ChunkLimits = DEFAULT_CHUNK_LIMITS,
-		observer?: CountObserver,
-	): StoreRecordResult {
-		const identity = parseAccumulatorName(request.name);
-		this.createTables();
-		return this.transaction(() => {
-			this.remember(request.name, request.accountId, request.billableFrom);
-			const billableFrom = subscriptionOf(identity) === null ? null : this.storedMeta().billableFrom;
-			return countEvents(this, identity, request, billableFrom, now, limits, observer);
-		});
 	}
 
 	/** Usage counted here between two UTC days: billable only, or also what was not billable (docs/billing.md#subscription-lifecycle). */
@@ -293,62 +248,8 @@ export class AccumulatorStore implements CountingStorage {
 		purgeSetAside(this.sql, now);
 	}
 
-	/** Adoption, step 1 (adoption.ts), on an instance's accumulator. */
-	setAside(
-		adoption: { subscriptionId: string; from: string; generation: number },
-		after: string | null,
-		limit: number,
-		now: number,
-	): AdoptedEvent[] {
-		const identity = this.identity();
-		if (identity === null || identity.kind !== "inst") return [];
-		return this.transaction(() => {
-			this.holdings.apply([[identity.id, adoption.generation, 0]]);
-			// Setting aside lowers day and cost rows without the caches of sums, and rewrites raw event groups:
-			// what the caches knew of them is stale.
-			this.forgetSums();
-			this.recentGroups.clear();
-			return setAside(this.sql, adoption.subscriptionId, adoption.from, after, limit, now, this.prices);
-		});
-	}
-
 	absorbedThrough(agentKey: string): string | null {
 		return this.hasTables ? absorbedThrough(this.sql, agentKey) : null;
-	}
-
-	/**
-	 * Adoption, step 2, on the subscription's accumulator: counts the events of the page past the instance's mark
-	 * as its own, with its observers, in one transaction. Their outcome.completed were sent when first counted.
-	 * Answers how many it counted.
-	 */
-	absorb(
-		absorber: Absorber,
-		page: readonly AdoptedEvent[],
-		limits: ChunkLimits,
-		observer?: CountObserver,
-	): number {
-		this.createTables();
-		return this.transaction(() => {
-			this.remember(absorber.name, absorber.accountId, absorber.billableFrom);
-			const { fresh, through } = unabsorbed(this.sql, absorber.agentKey, page);
-			if (through === null) return 0;
-			const counting = aggregateCounting(this, absorber.billableFrom, observer);
-			for (const { row } of fresh) counting.count(meteringEventOf(row));
-			insertRawEvents(
-				this.sql,
-				fresh.filter((e) => !e.archived).map((e) => e.row),
-				limits,
-			);
-			insertRawEvents(
-				this.sql,
-				fresh.filter((e) => e.archived).map((e) => e.row),
-				limits,
-				true,
-			);
-			counting.applyTo();
-			markAbsorbed(this.sql, absorber.agentKey, through);
-			return fresh.length;
-		});
 	}
 }
 

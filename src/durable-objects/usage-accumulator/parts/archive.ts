@@ -10,11 +10,12 @@
  * alarm, apart from counting, so a failing R2 never blocks ingest; the alarm retries it.
  */
 import { gzipSync } from "node:zlib";
-import { Decimal } from "../../lib/decimal";
-import { repeatedJson } from "../../lib/json";
+import { Decimal } from "../../../lib/decimal";
+import { repeatedJson } from "../../../lib/json";
+import type { EventRow } from "../storage/event-rows";
+import { hasUnarchived, markArchived, type RecentGroups, readUnarchived } from "../storage/raw-events";
+import type { FlushTarget } from "../types";
 import type { ArchiveHooks } from "./faults";
-import type { EventRow, FlushTarget } from "./flush";
-import { hasUnarchived, markArchived, type RecentGroups, readUnarchived } from "./raw-events";
 
 /** Events per archive batch: objects of a few hundred kilobytes compressed. */
 export const ARCHIVE_BATCH_EVENTS = 5_000;

@@ -7,16 +7,17 @@
  *
  * Instance accumulators bill nothing and learn no plan.
  */
-import type { Env } from "../../env";
-import { periodBounds, periodOf } from "../../lib/time";
-import type { Charge } from "../../pricing/plan";
-import { effectiveCharges, type PriceOverride } from "../../pricing/price-overrides";
-import { type MeteredSource, meteredSources } from "../../pricing/sources";
-import type { StoredValues } from "./aggregates";
-import type { AccumulatorIdentity } from "./client";
-import { METRICS_SCHEMA, rebuildPeriod } from "./metrics";
-import type { ModelPriceCache } from "./prices";
-import { readRawEvents } from "./raw-events";
+import type { Env } from "../../../env";
+import { periodBounds, periodOf } from "../../../lib/time";
+import type { Charge } from "../../../pricing/plan";
+import { effectiveCharges, type PriceOverride } from "../../../pricing/price-overrides";
+import { type MeteredSource, meteredSources } from "../../../pricing/sources";
+import type { AccumulatorIdentity } from "../identity";
+import type { ModelPriceCache } from "../storage/prices";
+import { readRawEvents } from "../storage/raw-events";
+import { METRICS_SCHEMA } from "../storage/schema";
+import type { StoredValues } from "../storage/stored-values";
+import { rebuildPeriod } from "./metrics";
 
 /** What the accumulator keeps of a plan: enough to rate the period and to know its sources. */
 export interface PeriodPlan {

@@ -6,13 +6,13 @@
  * The cost of the event being counted is kept (`costOf`), so the aggregates and the plan's metrics, which both
  * need it, compute it once.
  */
-import { database } from "../../db/client";
-import type { Environment } from "../../env";
-import { PriceBook as Book, type PriceBook } from "../../model-costs/cost";
-import { type EventCost, eventCost } from "../../model-costs/event-cost";
-import { customPrices } from "../../model-costs/price-book";
-import { catalogPrices, type ModelPrice } from "../../model-costs/prices";
-import type { MeteringEvent } from "./types";
+import { database } from "../../../db/client";
+import type { Environment } from "../../../env";
+import { PriceBook as Book, type PriceBook } from "../../../model-costs/cost";
+import { type EventCost, eventCost } from "../../../model-costs/event-cost";
+import { customPrices } from "../../../model-costs/price-book";
+import { catalogPrices, type ModelPrice } from "../../../model-costs/prices";
+import type { MeteringEvent } from "../types";
 
 /** How long the custom prices read from D1 are used before they are read again. */
 export const PRICES_REFRESH_MS = 30_000;

@@ -9,52 +9,27 @@
  *   first, so a repeated value is never counted twice.
  * Which sources a period needs comes from the plan in effect for it (plans.ts).
  */
-import { statement } from "../../db/batch";
-import { Decimal } from "../../lib/decimal";
-import { periodOf } from "../../lib/time";
-import type { EventCost } from "../../model-costs/event-cost";
+import { statement } from "../../../db/batch";
+import { Decimal } from "../../../lib/decimal";
+import { periodOf } from "../../../lib/time";
+import type { EventCost } from "../../../model-costs/event-cost";
 import {
 	contributionOf,
 	costContribution,
 	type MeteredSource,
-	type MetricQuantity,
 	matchesFilter,
-} from "../../pricing/sources";
-import { FEW_ROWS, SEPARATOR, StoredValues, storedBefore } from "./aggregates";
-import type { FlushTarget } from "./flush";
-import type { ModelPriceCache } from "./prices";
-import type { MeteringEvent } from "./types";
-
-export const METRICS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS plan_periods (period TEXT PRIMARY KEY, plan TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS metrics (
-	period TEXT NOT NULL, agent_key TEXT NOT NULL, source TEXT NOT NULL, quantity TEXT NOT NULL,
-	version INTEGER NOT NULL, flushed_version INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (period, agent_key, source));
-CREATE INDEX IF NOT EXISTS metrics_unflushed ON metrics (period) WHERE version > flushed_version;
-CREATE TABLE IF NOT EXISTS metric_values (
-	period TEXT NOT NULL, source TEXT NOT NULL, value TEXT NOT NULL, agent_key TEXT NOT NULL,
-	PRIMARY KEY (period, source, value));
-`;
-
-export type MetricRow = {
-	period: string;
-	agent_key: string;
-	source: string;
-	quantity: string;
-	version: number;
-};
-
-const upsertMetrics = (rows: string) =>
-	`INSERT INTO metrics (period, agent_key, source, quantity, version)
-	${rows}
-	ON CONFLICT (period, agent_key, source) DO UPDATE SET quantity = excluded.quantity, version = version + 1`;
-const UPSERT_METRICS = upsertMetrics(
-	"SELECT r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, 1 FROM json_each(?) AS r WHERE true",
-);
-// A single event's few rows by bound values (4 per row), cheaper than json_each; by number of rows, built once.
-const UPSERT_FEW_METRICS = Array.from({ length: FEW_ROWS + 1 }, (_, n) =>
-	upsertMetrics(`VALUES ${Array.from({ length: n }, () => "(?, ?, ?, ?, 1)").join(", ")}`),
-);
+} from "../../../pricing/sources";
+import { SEPARATOR } from "../storage/aggregate-rows";
+import {
+	insertMetricValues,
+	type MetricRow,
+	readMetricQuantities,
+	writeMetricRows,
+	zeroPeriod,
+} from "../storage/metric-rows";
+import type { ModelPriceCache } from "../storage/prices";
+import { type StoredValues, storedBefore } from "../storage/stored-values";
+import type { FlushTarget, MeteringEvent } from "../types";
 
 /** Something that sees every newly counted event of a record call and writes with it (counting.ts). */
 export interface CountObserver {
@@ -159,14 +134,7 @@ export class MetricDeltas implements CountObserver {
 	applyTo(sql: SqlStorage): void {
 		if (this.values.length > 0) {
 			// Only values new to the period come back: each adds one to the count of the instance that sent it.
-			const inserted = sql
-				.exec<{ period: string; source: string; agent_key: string }>(
-					`INSERT OR IGNORE INTO metric_values (period, source, value, agent_key)
-					SELECT v.value ->> 0, v.value ->> 1, v.value ->> 2, v.value ->> 3 FROM json_each(?) AS v
-					RETURNING period, source, agent_key`,
-					JSON.stringify(this.values),
-				)
-				.toArray();
+			const inserted = insertMetricValues(sql, this.values);
 			const byKey = new Map(this.sourcesOfValues().map((source) => [source.key, source]));
 			for (const row of inserted) {
 				const source = byKey.get(row.source);
@@ -179,14 +147,10 @@ export class MetricDeltas implements CountObserver {
 		this.deltas.clear();
 		const ids = deltas.map((d) => `${d.period}${SEPARATOR}${d.agentKey}${SEPARATOR}${d.source}`);
 		const before = storedBefore(ids, this.known, (unknown) =>
-			sql
-				.exec<{ i: number; quantity: string }>(
-					`SELECT k.key AS i, m.quantity FROM json_each(?) AS k
-					JOIN metrics AS m ON m.period = k.value ->> 0 AND m.agent_key = k.value ->> 1 AND m.source = k.value ->> 2`,
-					JSON.stringify(unknown.map((i) => [deltas[i]?.period, deltas[i]?.agentKey, deltas[i]?.source])),
-				)
-				.toArray()
-				.map((row): [number, string] => [row.i, row.quantity]),
+			readMetricQuantities(
+				sql,
+				unknown.map((i) => [deltas[i]?.period, deltas[i]?.agentKey, deltas[i]?.source]),
+			),
 		);
 		const rows: string[][] = [];
 		const written: [id: string, quantity: string][] = [];
@@ -206,8 +170,7 @@ export class MetricDeltas implements CountObserver {
 		}
 		for (const [id, quantity] of written) this.known?.set(id, quantity);
 		if (rows.length === 0) return;
-		if (rows.length <= FEW_ROWS) sql.exec(UPSERT_FEW_METRICS[rows.length] as string, ...rows.flat());
-		else sql.exec(UPSERT_METRICS, JSON.stringify(rows));
+		writeMetricRows(sql, rows);
 	}
 
 	/** The unique_count sources of the periods whose values this batch gathered. */
@@ -247,82 +210,13 @@ export function rebuildPeriod(
 	prices?: ModelPriceCache,
 ): void {
 	known.clear();
-	sql.exec("UPDATE metrics SET quantity = '0', version = version + 1 WHERE period = ?", period);
-	sql.exec("DELETE FROM metric_values WHERE period = ?", period);
+	zeroPeriod(sql, period);
 	const deltas = new MetricDeltas((p) => (p === period ? sources : []), undefined, prices);
 	for (const event of events) deltas.count(event);
 	deltas.applyTo(sql);
 }
 
-// A period is held whole only up to this many rows (instances × sources), and only this many periods at once.
-const MAX_WHOLE_ROWS = 2_000;
-const MAX_WHOLE_PERIODS = 3;
-
-/**
- * The quantities of the metric rows written here (StoredValues, by period, agent key and source) and, for the
- * periods read whole once, every row of the period: the alerts evaluated with each counting pass read their
- * period from memory instead of a statement per call. It stays what is stored because every write of a metrics
- * row is a MetricDeltas given this object, which notes each row it writes; the writes that are not
- * (rebuildPeriod) and a rolled-back transaction clear it, and so does a full StoredValues.
- */
-export class MetricQuantities extends StoredValues {
-	// By period, then by agent key and source joined by SEPARATOR.
-	private readonly whole = new Map<string, Map<string, string>>();
-
-	override set(id: string, value: string): void {
-		super.set(id, value);
-		const cut = id.indexOf(SEPARATOR);
-		this.whole.get(id.slice(0, cut))?.set(id.slice(cut + 1), value);
-	}
-
-	override clear(): void {
-		super.clear();
-		this.whole.clear();
-	}
-
-	/** The period's quantities per instance, as readMetrics answers them. */
-	periodRows(sql: SqlStorage, period: string): (MetricQuantity & { agentKey: string })[] {
-		const held = this.whole.get(period);
-		if (held !== undefined) {
-			return [...held].map(([key, quantity]) => {
-				const cut = key.indexOf(SEPARATOR);
-				return { agentKey: key.slice(0, cut), source: key.slice(cut + 1), quantity };
-			});
-		}
-		const rows = readMetrics(sql, period);
-		if (rows.length <= MAX_WHOLE_ROWS) {
-			if (this.whole.size >= MAX_WHOLE_PERIODS) this.whole.delete(this.whole.keys().next().value as string);
-			this.whole.set(
-				period,
-				new Map(rows.map((row) => [`${row.agentKey}${SEPARATOR}${row.source}`, row.quantity])),
-			);
-		}
-		return rows;
-	}
-}
-
-/** The period's quantities per instance (of one instance when `agentKey` is given). */
-export function readMetrics(
-	sql: SqlStorage,
-	period: string,
-	agentKey?: string,
-): (MetricQuantity & { agentKey: string })[] {
-	return sql
-		.exec<{ agent_key: string; source: string; quantity: string }>(
-			`SELECT agent_key, source, quantity FROM metrics WHERE period = ?
-			${agentKey === undefined ? "" : "AND agent_key = ?"}`,
-			period,
-			...(agentKey === undefined ? [] : [agentKey]),
-		)
-		.toArray()
-		.map((row) => ({ agentKey: row.agent_key, source: row.source, quantity: row.quantity }));
-}
-
-// ---- the flush's part (flush.ts calls these) ----------------------------------------------------------------
-
-export function readUnflushedMetrics(sql: SqlStorage, rows: number): MetricRow[] {
-	return sql.exec<MetricRow>("SELECT * FROM metrics WHERE version > flushed_version LIMIT ?", rows).toArray();
-}
+// ---- the flush's part (flush.ts calls it) ----------------------------------------------------------------
 
 /** Absolute values, so a repeated flush changes nothing. */
 export function metricStatements(
@@ -347,16 +241,3 @@ export function metricStatements(
 		),
 	];
 }
-
-export function markMetricsFlushed(sql: SqlStorage, rows: MetricRow[]): void {
-	if (rows.length === 0) return;
-	sql.exec(
-		`UPDATE metrics SET flushed_version = f.value ->> 3
-		FROM json_each(?) AS f
-		WHERE metrics.period = f.value ->> 0 AND metrics.agent_key = f.value ->> 1 AND metrics.source = f.value ->> 2
-			AND metrics.flushed_version < f.value ->> 3`,
-		JSON.stringify(rows.map((r) => [r.period, r.agent_key, r.source, r.version])),
-	);
-}
-
-export const UNFLUSHED_METRICS_SQL = "EXISTS (SELECT 1 FROM metrics WHERE version > flushed_version)";
