@@ -3,8 +3,9 @@
  * without the quantities, since those stand in their own column. A charge the plan gave no description is named
  * from its metric id, made readable ("tool_calls" → "Tool calls").
  */
-import { DISCOUNT_METRIC } from "../coupons/period-discount";
+
 import { BASE_FEE_DESCRIPTION, MINIMUM_DESCRIPTION } from "../invoicing/descriptions";
+import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import type { Charge } from "../pricing/plan";
 import { BASE_FEE_METRIC, MINIMUM_METRIC } from "../pricing/rate";
 

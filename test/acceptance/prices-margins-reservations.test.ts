@@ -104,19 +104,22 @@ describe("model prices", () => {
 		expect(list.body.total).toBe(0);
 	});
 
-	it("creating and deleting is for admin keys; reading for any API key, not SDK keys", async () => {
+	it("creating and deleting is for read-write and admin keys (v1.3); reading for any API key, not SDK keys", async () => {
 		const body = { provider: "acme", model: `acc-${uid()}` };
-		for (const kind of ["read-only", "read-write", "sdk"] as const) {
+		for (const kind of ["read-only", "sdk"] as const) {
 			expectError(await post("/v1/model-prices", body, { key: await createKey(kind) }), 403, "forbidden");
 		}
-		const created = await post("/v1/model-prices", body);
-		for (const kind of ["read-only", "read-write", "sdk"] as const) {
+		const readWrite = await createKey("read-write");
+		const created = await post("/v1/model-prices", body, { key: readWrite });
+		expect(created.status).toBe(201);
+		for (const kind of ["read-only", "sdk"] as const) {
 			expectError(
 				await del(`/v1/model-prices/${created.body.id}`, { key: await createKey(kind) }),
 				403,
 				"forbidden",
 			);
 		}
+		expect((await del(`/v1/model-prices/${created.body.id}`, { key: readWrite })).status).toBe(204);
 		const readOnly = await get("/v1/model-prices?limit=1", { key: await createKey("read-only") });
 		expect(readOnly.status).toBe(200);
 		expect(Object.keys(readOnly.body).sort()).toEqual(["limit", "model_prices", "offset", "total"]);
