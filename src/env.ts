@@ -20,6 +20,17 @@ export interface Env {
 	BENCH_ROUTES?: string;
 	/** The seller on invoice documents (docs/billing.md#invoice-documents-and-payments); "Agent Metering & Billing" when unset. */
 	BILLING_COMPANY_NAME?: string;
+	/** Stripe collection (docs/payments.md): keys and webhook secrets per environment; empty counts as unset. */
+	STRIPE_SECRET_KEY?: string;
+	STRIPE_TEST_SECRET_KEY?: string;
+	STRIPE_WEBHOOK_SECRET?: string;
+	STRIPE_TEST_WEBHOOK_SECRET?: string;
+	/** Where Stripe's API is called; https://api.stripe.com when unset (tests: stripe-mock). */
+	STRIPE_API_BASE?: string;
+	/** The service's public origin, for payment links; the issuing request's origin when unset. */
+	PUBLIC_BASE_URL?: string;
+	/** Days after the first failed payment on which it is tried again; "1,4,9" when unset. */
+	DUNNING_RETRY_DAYS?: string;
 }
 
 export type Environment = "live" | "test";
