@@ -32,6 +32,7 @@ import { mountMcp } from "./mcp/routes";
 import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
 import { modelPriceRoutes } from "./model-prices/routes";
+import { collectAfterInvoiceWrites } from "./payments/after-answer";
 import { paymentRoutes } from "./payments/routes";
 import { portalCreditNoteRoutes } from "./portal/credit-note-routes";
 import { portalGate } from "./portal/gate";
@@ -102,6 +103,7 @@ export function createApp() {
 	app.use("/v1/*", refuseUnexpectedBody(app));
 	app.use("/v1/*", idempotency);
 	app.use("/v1/*", dispatchAfterOutboxWrites);
+	app.use("/v1/*", collectAfterInvoiceWrites);
 
 	app.route("/v1", apiKeyRoutes);
 	app.route("/v1", agentRoutes);

@@ -2,7 +2,7 @@
  * Invoices as the API shows them (docs/billing.md#invoices), and reading them. Amounts and quantities are exact decimal
  * strings in D1 and become JSON numbers only here, at the edge.
  */
-import { and, asc, desc, eq, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
 import { DISCOUNT_METRIC } from "../coupons/period-discount";
 import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
@@ -11,6 +11,12 @@ import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
 import { periodBounds } from "../lib/time";
+import {
+	type CollectionRow,
+	type CollectionView,
+	collectionColumns,
+	collectionView,
+} from "./collection-view";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type InvoiceStatus = InvoiceRow["status"];
@@ -57,6 +63,8 @@ export interface InvoiceView {
 	amount_credited: number;
 	/** Its credit notes' ids, oldest first. */
 	credit_notes: string[];
+	/** How it is being collected (docs/payments.md). */
+	collection: CollectionView;
 }
 
 export interface InvoicePaymentView {
@@ -88,7 +96,7 @@ export function invoiceNumber(number: number): string {
 }
 
 export function invoiceView(
-	row: InvoiceRow,
+	row: InvoiceRow & Partial<CollectionRow>,
 	lines: readonly StoredLine[],
 	paid: readonly StoredPayment[] = [],
 	creditNoteIds: readonly string[] = [],
@@ -141,6 +149,7 @@ export function invoiceView(
 		})),
 		amount_credited: fromMinor(BigInt(row.creditedMinor), row.currency).toNumber(),
 		credit_notes: [...creditNoteIds],
+		collection: collectionView(row),
 	};
 }
 
@@ -175,6 +184,7 @@ const paymentColumns = {
 };
 
 const creditNoteColumns = { id: creditNotes.id, invoiceId: creditNotes.invoiceId };
+const invoiceColumns = { ...getTableColumns(invoices), ...collectionColumns };
 
 export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow> {
 	return getInScope(db, scope, invoices, "invoice", id);
@@ -183,7 +193,7 @@ export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow
 export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> {
 	const [rows, lines, paid, notes] = await db.batch([
 		db
-			.select()
+			.select(invoiceColumns)
 			.from(invoices)
 			.where(inScope(scope, invoices, eq(invoices.id, id))),
 		db
@@ -252,7 +262,7 @@ export async function listInvoices({
 		.offset(offset);
 	const [rows, [count], lines, paid, notes] = await db.batch([
 		db
-			.select()
+			.select(invoiceColumns)
 			.from(invoices)
 			.where(where)
 			.orderBy(...newestFirst)

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
 import { pageQuery } from "../schemas/pages";
+import { Collection } from "./collection-view";
 
 const billingPeriod = z
 	.string()
@@ -118,6 +119,7 @@ export const Invoice = z
 			example: ["cn_01jd0000000000000000000000"],
 			description: "Its credit notes' ids, oldest first.",
 		}),
+		collection: Collection,
 	})
 	.openapi("Invoice");
 

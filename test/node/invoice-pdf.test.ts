@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
+import { collectionView } from "../../src/invoicing/collection-view";
 import type { InvoiceView } from "../../src/invoicing/invoices";
 import { fonts, pdfText } from "./pdf-support";
 
@@ -64,6 +65,7 @@ const sampleInvoice: InvoiceView = {
 	payments: [],
 	amount_credited: 0,
 	credit_notes: [],
+	collection: collectionView({}),
 };
 
 describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
