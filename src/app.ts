@@ -34,6 +34,7 @@ import { usageRoutes } from "./metering/usage-routes";
 import { modelPriceRoutes } from "./model-prices/routes";
 import { collectAfterInvoiceWrites } from "./payments/after-answer";
 import { paymentRoutes } from "./payments/routes";
+import { stripeWebhookRoutes } from "./payments/stripe/webhook-routes";
 import { portalCreditNoteRoutes } from "./portal/credit-note-routes";
 import { portalGate } from "./portal/gate";
 import { portalRoutes } from "./portal/routes";
@@ -60,6 +61,8 @@ export function createApp() {
 	app.use("/v1/openapi.json", finishedDocument());
 
 	app.route("/", healthRoutes);
+	// Stripe signs its events instead of sending a key: before /v1's gate (docs/payments.md).
+	app.route("/", stripeWebhookRoutes);
 	app.get("/healthz/hop", benchHop);
 	app.get("/docs", (c) => c.html(docsPage, 200, docsHeaders));
 	app.doc31("/v1/openapi.json", {

@@ -9,8 +9,8 @@ import type { Env } from "../env";
 import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
-import { stripeSecretKey } from "../payments/config";
-import { createStripeCustomer, noStripeKey } from "../payments/customers";
+import { stripeSecretKey } from "../payment-provider/config";
+import { createStripeCustomer, noStripeKey } from "../payment-provider/customers";
 
 export const DEFAULT_NET_TERMS_DAYS = 30;
 

@@ -71,6 +71,7 @@ export interface InvoicePaymentView {
 	id: string;
 	amount: number;
 	reference: string | null;
+	provider: "manual" | "stripe";
 	paid_at: string;
 }
 
@@ -80,6 +81,7 @@ interface StoredPayment {
 	kind: "payment" | "refund";
 	amount: string;
 	reference: string | null;
+	provider?: "manual" | "stripe";
 	createdAt: string;
 }
 
@@ -145,6 +147,7 @@ export function invoiceView(
 			id: payment.id,
 			amount: Decimal.from(payment.amount).toNumber(),
 			reference: payment.reference,
+			provider: payment.provider ?? "manual",
 			paid_at: payment.createdAt,
 		})),
 		amount_credited: fromMinor(BigInt(row.creditedMinor), row.currency).toNumber(),
@@ -180,6 +183,7 @@ const paymentColumns = {
 	kind: payments.kind,
 	amount: payments.amount,
 	reference: payments.reference,
+	provider: payments.provider,
 	createdAt: payments.createdAt,
 };
 

@@ -68,6 +68,7 @@ export const InvoicePayment = z
 			example: "wire-2026-001",
 			description: "A refund's reference is its credit note's number.",
 		}),
+		provider: z.enum(["manual", "stripe"]).openapi({ description: "stripe: collected through Stripe." }),
 		paid_at: z.string(),
 	})
 	.openapi("InvoicePayment");

@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import type { AppEnv } from "../http/context";
-import { stripeSecretKey } from "./config";
+import { stripeSecretKey } from "../payment-provider/config";
 
 const ISSUES_OR_CHANGES_INVOICES = /^\/v1\/(invoices|subscriptions|credit-notes)(\/|$)/;
 

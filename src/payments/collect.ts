@@ -14,8 +14,8 @@ import { accounts, invoiceCollections, invoices, payments } from "../db/schema";
 import type { Env, Environment } from "../env";
 import { invoiceNumber } from "../invoicing/invoices";
 import { Decimal } from "../lib/decimal";
-import { publicBaseUrl, stripeSecretKey } from "./config";
-import { type PaymentProvider, PaymentProviderError, paymentProviderFor } from "./provider";
+import { publicBaseUrl, stripeSecretKey } from "../payment-provider/config";
+import { type PaymentProvider, PaymentProviderError, paymentProviderFor } from "../payment-provider/provider";
 
 const PER_RUN = 50;
 

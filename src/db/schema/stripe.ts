@@ -12,6 +12,7 @@ export const invoiceCollections = sqliteTable("invoices", {
 	environment: text("environment").notNull(),
 	accountId: text("account_id").notNull(),
 	status: text("status", { enum: ["draft", "open", "paid", "void"] }).notNull(),
+	paidAt: text("paid_at"),
 	collectionProvider: text("collection_provider", { enum: ["manual", "stripe"] })
 		.notNull()
 		.default("manual"),

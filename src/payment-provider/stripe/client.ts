@@ -1,6 +1,6 @@
 /**
  * The PaymentProvider of Stripe, on the official `stripe` package with its fetch client (Workers have no Node
- * http). Loaded with `await import` by payments/provider.ts, so the package costs nothing at cold start. The SDK's
+ * http). Loaded with `await import` by payment-provider/provider.ts, so the package costs nothing at cold start. The SDK's
  * own retries are off: a call that fails stays due, and the five-minute cron repeats it with the same
  * Idempotency-Key (payments/collect.ts).
  */
