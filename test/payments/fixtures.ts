@@ -17,10 +17,17 @@ export function testKey(): Promise<string> {
  * through Checkout.
  */
 export async function stripeInvoice(
-	options: { baseFee?: number; paymentMethod?: string | null; currency?: string; block?: boolean } = {},
+	options: {
+		baseFee?: number;
+		paymentMethod?: string | null;
+		currency?: string;
+		block?: boolean;
+		/** Runs once the account is on Stripe, before its invoice is issued. */
+		beforeIssue?: (account: { id: string; stripe_customer_id: string }) => Promise<void>;
+	} = {},
 ) {
 	const key = await testKey();
-	const { account } = await customer(
+	const { account, instances } = await customer(
 		{ base_fee: options.baseFee ?? 123.45, charges: [], currency: options.currency ?? "USD" },
 		{ key },
 	);
@@ -35,8 +42,9 @@ export async function stripeInvoice(
 		{ key },
 	);
 	expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+	await options.beforeIssue?.(updated.body);
 	const invoice = await generateOne(currentPeriod(), account.id, key);
-	return { key, account: updated.body, invoice };
+	return { key, account: updated.body, invoice, instances };
 }
 
 export async function invoiceNow(id: string): Promise<Invoice & { collection: Record<string, any> }> {

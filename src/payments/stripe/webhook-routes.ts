@@ -31,11 +31,9 @@ stripeWebhookRoutes.openapi(
 		security: [],
 		request: {
 			headers: z.object({
-				"stripe-signature": z
-					.string()
-					.openapi({
-						example: "t=1795255200,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
-					}),
+				"stripe-signature": z.string().openapi({
+					example: "t=1795255200,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd",
+				}),
 			}),
 		},
 		responses: {
