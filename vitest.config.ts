@@ -19,6 +19,13 @@ export default defineConfig({
 								ADMIN_API_KEY: "sk_api_test_operator_key_0123456789abcdef",
 								// As in `npm run dev`: webhooks may go to localhost (a deployment does not set it).
 								ALLOW_LOCAL_WEBHOOK_URLS: "true",
+								// Stripe (docs/payments.md): the test environment collects through stripe-mock behind the
+								// recorder of test/payments/stripe-mock-server.ts; live has a webhook secret but no key.
+								STRIPE_API_BASE: `http://127.0.0.1:${process.env.STRIPE_RECORDER_PORT ?? 12199}`,
+								STRIPE_TEST_SECRET_KEY: "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+								STRIPE_TEST_WEBHOOK_SECRET: "whsec_test_environment_secret",
+								STRIPE_WEBHOOK_SECRET: "whsec_live_environment_secret",
+								PUBLIC_BASE_URL: "https://billing.example.com",
 								TEST_MIGRATIONS: await readD1Migrations("./migrations"),
 							},
 						},
@@ -29,6 +36,7 @@ export default defineConfig({
 					include: ["test/**/*.test.ts"],
 					exclude: ["test/node/**"],
 					setupFiles: ["./test/setup.ts"],
+					globalSetup: ["./test/payments/stripe-mock-server.ts"],
 					testTimeout: 30_000,
 				},
 			},

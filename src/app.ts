@@ -32,7 +32,9 @@ import { mountMcp } from "./mcp/routes";
 import { meteringRoutes } from "./metering/routes";
 import { usageRoutes } from "./metering/usage-routes";
 import { modelPriceRoutes } from "./model-prices/routes";
+import { collectAfterInvoiceWrites } from "./payments/after-answer";
 import { paymentRoutes } from "./payments/routes";
+import { stripeWebhookRoutes } from "./payments/stripe/webhook-routes";
 import { portalCreditNoteRoutes } from "./portal/credit-note-routes";
 import { portalGate } from "./portal/gate";
 import { portalRoutes } from "./portal/routes";
@@ -59,6 +61,8 @@ export function createApp() {
 	app.use("/v1/openapi.json", finishedDocument());
 
 	app.route("/", healthRoutes);
+	// Stripe signs its events instead of sending a key: before /v1's gate (docs/payments.md).
+	app.route("/", stripeWebhookRoutes);
 	app.get("/healthz/hop", benchHop);
 	app.get("/docs", (c) => c.html(docsPage, 200, docsHeaders));
 	app.doc31("/v1/openapi.json", {
@@ -102,6 +106,7 @@ export function createApp() {
 	app.use("/v1/*", refuseUnexpectedBody(app));
 	app.use("/v1/*", idempotency);
 	app.use("/v1/*", dispatchAfterOutboxWrites);
+	app.use("/v1/*", collectAfterInvoiceWrites);
 
 	app.route("/v1", apiKeyRoutes);
 	app.route("/v1", agentRoutes);

@@ -32,6 +32,17 @@ export interface Env {
 	BILLING_COMPANY_NAME?: string;
 	/** "true" only in local development and the tests: webhooks may go to localhost, 127.0.0.1 and [::1]. */
 	ALLOW_LOCAL_WEBHOOK_URLS?: string;
+	/** Stripe collection (docs/payments.md): keys and webhook secrets per environment; empty counts as unset. */
+	STRIPE_SECRET_KEY?: string;
+	STRIPE_TEST_SECRET_KEY?: string;
+	STRIPE_WEBHOOK_SECRET?: string;
+	STRIPE_TEST_WEBHOOK_SECRET?: string;
+	/** Where Stripe's API is called; https://api.stripe.com when unset (tests: stripe-mock). */
+	STRIPE_API_BASE?: string;
+	/** The service's public origin, for payment links; the issuing request's origin when unset. */
+	PUBLIC_BASE_URL?: string;
+	/** Days after the first failed payment on which it is tried again; "1,4,9" when unset. */
+	DUNNING_RETRY_DAYS?: string;
 }
 
 export type Environment = "live" | "test";

@@ -26,6 +26,8 @@ export default {
 				break;
 			case "invoice-generation":
 				await handleInvoiceBatch(batch as MessageBatch<InvoiceJob>, env);
+				// The monthly run's invoices of Stripe accounts are asked for in the run that issued them.
+				await (await import("./payments/collect")).collectWithCron(env, new Date());
 				break;
 			default:
 				console.error(JSON.stringify({ at: "queue", error: `no consumer for queue '${batch.queue}'` }));
@@ -41,6 +43,8 @@ export default {
 				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
 				await adoptPendingUsage(env);
 				await finalizeDueDrafts(env, new Date(controller.scheduledTime));
+				// Stripe (docs/payments.md): what the run above issued, dunning retries, calls that failed before.
+				await (await import("./payments/collect")).collectWithCron(env, new Date(controller.scheduledTime));
 				break;
 			case "5 0 1 * *":
 				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));

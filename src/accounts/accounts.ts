@@ -5,9 +5,12 @@ import { newestFirst } from "../db/pages";
 import { type ById, getInScope, type InScope, type Page } from "../db/rows";
 import { accounts } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
+import type { Env } from "../env";
 import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import { stripeSecretKey } from "../payment-provider/config";
+import { createStripeCustomer, noStripeKey } from "../payment-provider/customers";
 
 export const DEFAULT_NET_TERMS_DAYS = 30;
 
@@ -24,6 +27,11 @@ export interface AccountView {
 	net_terms_days: number;
 	/** Days a period's invoice stays a draft (docs/credit-notes.md#draft-invoices). */
 	invoice_grace_days: number;
+	/** How its invoices are paid (docs/payments.md#accounts). */
+	payment_provider: "manual" | "stripe";
+	stripe_customer_id: string | null;
+	stripe_payment_method_id: string | null;
+	block_on_failed_payment: boolean;
 	created_at: string;
 }
 
@@ -35,6 +43,10 @@ export interface AccountInput {
 	external_id?: string | null;
 	net_terms_days?: number;
 	invoice_grace_days?: number;
+	payment_provider?: "manual" | "stripe";
+	stripe_customer_id?: string | null;
+	stripe_payment_method_id?: string | null;
+	block_on_failed_payment?: boolean;
 }
 
 function toView(row: typeof accounts.$inferSelect): AccountView {
@@ -47,6 +59,10 @@ function toView(row: typeof accounts.$inferSelect): AccountView {
 		external_id: row.externalId,
 		net_terms_days: row.netTermsDays,
 		invoice_grace_days: row.invoiceGraceDays,
+		payment_provider: row.paymentProvider,
+		stripe_customer_id: row.stripeCustomerId,
+		stripe_payment_method_id: row.stripePaymentMethodId,
+		block_on_failed_payment: row.blockOnFailedPayment,
 		created_at: row.createdAt,
 	};
 }
@@ -55,9 +71,36 @@ function duplicateExternalId(externalId: string | null | undefined) {
 	return conflict(`Another account already has external_id '${externalId}'.`);
 }
 
-export async function createAccount({ db, scope, input }: { db: Db; scope: Scope; input: AccountInput }) {
+type AccountRow = typeof accounts.$inferSelect;
+
+/**
+ * An account paying through Stripe needs a key in its environment and a Stripe customer: when it has none, one is
+ * made from the account as it will be (docs/payments.md#accounts). Answers the customer id to store, if new.
+ */
+async function stripeCustomerFor(
+	env: Env | undefined,
+	scope: Scope,
+	account: AccountRow,
+): Promise<string | null> {
+	if (account.paymentProvider !== "stripe" || account.stripeCustomerId !== null) return null;
+	if (env === undefined || stripeSecretKey(env, scope.environment) === null)
+		throw noStripeKey(scope.environment);
+	return createStripeCustomer(env, scope.environment, account);
+}
+
+export async function createAccount({
+	db,
+	env,
+	scope,
+	input,
+}: {
+	db: Db;
+	env?: Env;
+	scope: Scope;
+	input: AccountInput;
+}) {
 	const now = nowIso();
-	const row = {
+	const row: AccountRow = {
 		id: newId("acct"),
 		environment: scope.environment,
 		name: input.name,
@@ -67,9 +110,14 @@ export async function createAccount({ db, scope, input }: { db: Db; scope: Scope
 		externalId: input.external_id ?? null,
 		netTermsDays: input.net_terms_days ?? DEFAULT_NET_TERMS_DAYS,
 		invoiceGraceDays: input.invoice_grace_days ?? 0,
+		paymentProvider: input.payment_provider ?? "manual",
+		stripeCustomerId: input.stripe_customer_id ?? null,
+		stripePaymentMethodId: input.stripe_payment_method_id ?? null,
+		blockOnFailedPayment: input.block_on_failed_payment ?? false,
 		createdAt: now,
 		updatedAt: now,
 	};
+	row.stripeCustomerId ??= await stripeCustomerFor(env, scope, row);
 	try {
 		await writeAudited(db, scope, [db.insert(accounts).values(row)], {
 			action: "account.created",
@@ -81,6 +129,10 @@ export async function createAccount({ db, scope, input }: { db: Db; scope: Scope
 				currency: row.currency,
 				external_id: row.externalId,
 				net_terms_days: row.netTermsDays,
+				payment_provider: row.paymentProvider,
+				stripe_customer_id: row.stripeCustomerId,
+				stripe_payment_method_id: row.stripePaymentMethodId,
+				block_on_failed_payment: row.blockOnFailedPayment,
 			}),
 		});
 	} catch (error) {
@@ -101,21 +153,42 @@ export async function listAccounts({ db, scope, limit, offset }: InScope & Page)
 
 export async function updateAccount({
 	db,
+	env,
 	scope,
 	id,
 	input,
 }: ById & {
+	env?: Env;
 	input: Partial<Omit<AccountInput, "currency">>;
 }): Promise<AccountView> {
-	const changes = {
+	const changes: Partial<AccountRow> = {
 		...(input.name !== undefined ? { name: input.name } : {}),
 		...(input.email !== undefined ? { email: input.email } : {}),
 		...(input.billing_address !== undefined ? { billingAddress: input.billing_address } : {}),
 		...(input.external_id !== undefined ? { externalId: input.external_id } : {}),
 		...(input.net_terms_days !== undefined ? { netTermsDays: input.net_terms_days } : {}),
 		...(input.invoice_grace_days !== undefined ? { invoiceGraceDays: input.invoice_grace_days } : {}),
+		...(input.payment_provider !== undefined ? { paymentProvider: input.payment_provider } : {}),
+		...(input.stripe_customer_id !== undefined ? { stripeCustomerId: input.stripe_customer_id } : {}),
+		...(input.stripe_payment_method_id !== undefined
+			? { stripePaymentMethodId: input.stripe_payment_method_id }
+			: {}),
+		...(input.block_on_failed_payment !== undefined
+			? { blockOnFailedPayment: input.block_on_failed_payment }
+			: {}),
 		updatedAt: nowIso(),
 	};
+	if (
+		input.payment_provider === "stripe" &&
+		(env === undefined || stripeSecretKey(env, scope.environment) === null)
+	) {
+		throw noStripeKey(scope.environment);
+	}
+	if (input.payment_provider === "stripe" || input.stripe_customer_id === null) {
+		const before = await getInScope(db, scope, accounts, "account", id);
+		const customerId = await stripeCustomerFor(env, scope, { ...before, ...changes } as AccountRow);
+		if (customerId !== null) changes.stripeCustomerId = customerId;
+	}
 	try {
 		return toView(await updateAudited(db, scope, accounts, "account", id, changes, "account.updated"));
 	} catch (error) {

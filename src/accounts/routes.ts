@@ -31,6 +31,14 @@ const Account = z
 			example: 0,
 			description: "Days a period's invoice stays a draft before it is finalized; 0: issued at once.",
 		}),
+		payment_provider: z.enum(["manual", "stripe"]).openapi({
+			description: "stripe: invoices are collected through Stripe (docs/payments.md); manual: paid by hand.",
+		}),
+		stripe_customer_id: z.string().nullable().openapi({ example: "cus_Qx0000000000" }),
+		stripe_payment_method_id: z.string().nullable().openapi({ example: "pm_1Qx0000000000000" }),
+		block_on_failed_payment: z.boolean().openapi({
+			description: "true: while an invoice's collection has failed, entitlements answer allowed: false.",
+		}),
 		created_at: z.string(),
 	})
 	.openapi("Account");
@@ -59,6 +67,28 @@ const invoiceGraceDays = z
 			"and finalized that many days after the period ends (or by hand).",
 	});
 
+const stripeId = (prefix: string) =>
+	z
+		.string()
+		.min(1)
+		.max(255)
+		.regex(/^[A-Za-z0-9_]+$/, "Must be a Stripe id.")
+		.nullable()
+		.openapi({ example: `${prefix}_1Qx0000000000000` });
+const paymentFields = {
+	payment_provider: z
+		.enum(["manual", "stripe"])
+		.optional()
+		.openapi({
+			description:
+				"stripe: collect invoices through Stripe (409 when the environment has no Stripe key); makes a Stripe " +
+				"customer from the account when it has none. Default manual.",
+		}),
+	stripe_customer_id: stripeId("cus").optional(),
+	stripe_payment_method_id: stripeId("pm").optional(),
+	block_on_failed_payment: z.boolean().optional(),
+};
+
 const CreateAccount = z
 	.strictObject({
 		name,
@@ -71,6 +101,7 @@ const CreateAccount = z
 		external_id: externalId.optional(),
 		net_terms_days: netTermsDays.optional(),
 		invoice_grace_days: invoiceGraceDays.optional(),
+		...paymentFields,
 	})
 	.openapi("CreateAccount");
 
@@ -82,6 +113,7 @@ const UpdateAccount = z
 		external_id: externalId.optional(),
 		net_terms_days: netTermsDays.optional(),
 		invoice_grace_days: invoiceGraceDays.optional(),
+		...paymentFields,
 	})
 	.openapi("UpdateAccount");
 
@@ -119,9 +151,12 @@ accountRoutes.openapi(
 		tags: ["Accounts"],
 		summary: "Create a customer account",
 		request: { body: { required: true, ...json(CreateAccount) } },
-		responses: { 201: { description: "The account", ...json(Account) }, ...errorResponses(...bodyErrors) },
+		responses: {
+			201: { description: "The account", ...json(Account) },
+			...errorResponses(...bodyErrors, 502),
+		},
 	}),
-	async (c) => c.json(await createAccount({ ...scopeOf(c), input: c.req.valid("json") }), 201),
+	async (c) => c.json(await createAccount({ ...scopeOf(c), env: c.env, input: c.req.valid("json") }), 201),
 );
 
 accountRoutes.openapi(
@@ -156,12 +191,13 @@ accountRoutes.openapi(
 		request: { params: AccountParams, body: { required: true, ...json(UpdateAccount) } },
 		responses: {
 			200: { description: "The account", ...json(Account) },
-			...errorResponses(...bodyErrors, 404),
+			...errorResponses(...bodyErrors, 404, 502),
 		},
 	}),
 	async (c) => {
 		const account = await updateAccount({
 			...scopeOf(c),
+			env: c.env,
 			id: c.req.valid("param").account_id,
 			input: c.req.valid("json"),
 		});

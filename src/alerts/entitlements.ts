@@ -9,6 +9,7 @@ import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accu
 import type { BudgetView } from "../durable-objects/usage-accumulator/parts/reservations";
 import { routesFor } from "../durable-objects/usage-accumulator/placement";
 import type { Env } from "../env";
+import { stripeSecretKey } from "../payment-provider/config";
 
 export interface Entitlement {
 	agent_key: string;
@@ -34,7 +35,11 @@ export async function entitlementOf({
 	}
 	// A sharded subscription's alerts live in its head (shard 0), whichever shard counts this instance.
 	const head = headAccumulator(scope.environment, route.subscriptionId, route.shards);
-	const { blockedBy, budget } = await usageAccumulator(env, head).entitlement();
+	const [{ blockedBy: alerts, budget }, unpaid] = await Promise.all([
+		usageAccumulator(env, head).entitlement(),
+		failedCollections(env, scope, route.subscriptionId),
+	]);
+	const blockedBy = [...alerts, ...unpaid];
 	return {
 		agent_key: agentKey,
 		subscription_id: route.subscriptionId,
@@ -42,4 +47,22 @@ export async function entitlementOf({
 		blocked_by: blockedBy,
 		budget,
 	};
+}
+
+/**
+ * The invoices whose collection through Stripe failed, of an account that asked to be blocked then
+ * (docs/payments.md#dunning). Only environments with a Stripe key read D1 for it; a partial index keeps it small.
+ */
+async function failedCollections(env: Env, scope: Scope, subscriptionId: string): Promise<string[]> {
+	if (stripeSecretKey(env, scope.environment) === null) return [];
+	const { results } = await env.DB.prepare(
+		`SELECT i.id FROM subscriptions s
+		JOIN accounts a ON a.id = s.account_id AND a.block_on_failed_payment = 1
+		JOIN invoices i ON i.environment = ?1 AND i.account_id = a.id AND i.collection_status = 'failed'
+		WHERE s.environment = ?1 AND s.id = ?2
+		ORDER BY i.created_at, i.id`,
+	)
+		.bind(scope.environment, subscriptionId)
+		.all<{ id: string }>();
+	return results.map((row) => row.id);
 }

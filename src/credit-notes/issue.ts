@@ -16,13 +16,14 @@ import { abortUnlessChanged, isAbortedByGuard, returned, statement } from "../db
 import type { ById } from "../db/rows";
 import { invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
-import type { Environment } from "../env";
+import type { Env, Environment } from "../env";
 import { type InvoiceRow, invoiceEventData, invoiceNumber } from "../invoicing/invoices";
 import { Decimal } from "../lib/decimal";
 import { conflict, notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { minorUnits } from "../lib/money";
 import { nowIso } from "../lib/time";
+import { refundThroughStripe } from "../payment-provider/refunds";
 import { outboxInsertMany } from "../webhooks/outbox";
 import { type CreditNoteView, creditNoteView } from "./credit-notes";
 import type { CreateCreditNoteInput } from "./schemas";
@@ -101,7 +102,10 @@ export async function issueCreditNote({
 	scope,
 	id,
 	input,
-}: ById & { input: CreateCreditNoteInput }): Promise<CreditNoteView> {
+	env,
+}: ById & { input: CreateCreditNoteInput; env?: Env }): Promise<CreditNoteView> {
+	// One id for every attempt: a refund through Stripe is keyed by it (docs/payments.md#payments-and-refunds).
+	const noteId = newId("cn");
 	for (let attempt = 1; ; attempt++) {
 		// One batch, so the invoice and its payments are read as of the same moment.
 		const [[invoice], paid] = await db.batch([
@@ -117,7 +121,16 @@ export async function issueCreditNote({
 		if (!invoice) throw notFound("invoice", id);
 		const plan = planCreditNote(input, invoice, Decimal.sum(paid.map((row) => Decimal.from(row.amount))));
 		try {
-			return await storeCreditNote(db.$client, invoice, plan, input);
+			const refundId =
+				env === undefined || plan.refunded.isZero()
+					? null
+					: await refundThroughStripe(env, db, scope, {
+							invoiceId: id,
+							amount: plan.refunded,
+							currency: invoice.currency,
+							creditNoteId: noteId,
+						});
+			return await storeCreditNote(db.$client, invoice, plan, input, noteId, refundId);
 		} catch (error) {
 			if (!isAbortedByGuard(error) || attempt === RACE_ATTEMPTS) throw error;
 		}
@@ -129,10 +142,11 @@ async function storeCreditNote(
 	invoice: InvoiceRow,
 	plan: Plan,
 	input: CreateCreditNoteInput,
+	noteId: string,
+	refundId: string | null,
 ): Promise<CreditNoteView> {
 	const environment = invoice.environment;
 	const now = nowIso();
-	const noteId = newId("cn");
 	const creditedMinor = toMinor(plan.total, invoice.currency);
 	const becomesPaid = invoice.status === "open" && plan.dueAfter.isZero();
 	const thisNumber = "(SELECT last_number FROM credit_note_counters WHERE environment = ?1)";
@@ -183,8 +197,10 @@ async function storeCreditNote(
 		statements.push(
 			statement(
 				d1,
-				`INSERT INTO payments (id, environment, invoice_id, account_id, amount, currency, reference, created_at, kind)
-				VALUES (?2, ?1, ?3, ?4, ?5, ?6, 'CN-' || printf('%06d', ${thisNumber}), ?7, 'refund')`,
+				`INSERT INTO payments (id, environment, invoice_id, account_id, amount, currency, reference, created_at, kind,
+					provider)
+				VALUES (?2, ?1, ?3, ?4, ?5, ?6, coalesce(?8, 'CN-' || printf('%06d', ${thisNumber})), ?7, 'refund',
+					CASE WHEN ?8 IS NULL THEN 'manual' ELSE 'stripe' END)`,
 				environment,
 				newId("pay"),
 				invoice.id,
@@ -192,6 +208,7 @@ async function storeCreditNote(
 				plan.refunded.negate().toString(),
 				invoice.currency,
 				now,
+				refundId,
 			),
 		);
 	}

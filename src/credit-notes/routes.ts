@@ -38,12 +38,13 @@ creditNoteRoutes.openapi(
 		request: { params: InvoiceParams, body: { required: true, ...json(CreateCreditNote) } },
 		responses: {
 			201: { description: "The credit note", ...json(CreditNote) },
-			...errorResponses(...bodyErrors, 404, 409),
+			...errorResponses(...bodyErrors, 404, 409, 502),
 		},
 	}),
 	async (c) => {
 		const note = await issueCreditNote({
 			...scopeOf(c),
+			env: c.env,
 			id: c.req.valid("param").invoice_id,
 			input: c.req.valid("json"),
 		});

@@ -11,6 +11,7 @@ export * from "./schema/coupons";
 export * from "./schema/credit-notes";
 export * from "./schema/customers";
 export * from "./schema/model-prices";
+export * from "./schema/stripe";
 export * from "./schema/subscriptions";
 export * from "./schema/usage";
 export * from "./schema/webhooks";

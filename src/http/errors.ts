@@ -17,6 +17,7 @@ export const ERROR_CODES = [
 	"unsupported_media_type",
 	"rate_limited",
 	"internal_error",
+	"payment_provider_error",
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -47,6 +48,8 @@ export function statusOf(code: ErrorCode): ContentfulStatusCode {
 			return 429;
 		case "internal_error":
 			return 500;
+		case "payment_provider_error":
+			return 502;
 	}
 }
 
@@ -118,10 +121,11 @@ const descriptions: Record<number, string> = {
 	415: "Body without Content-Type: application/json",
 	429: "Over the key's rate limit",
 	500: "Unexpected error",
+	502: "The payment provider (Stripe) refused the request or did not answer",
 };
 
 /** Error responses for an OpenAPI route: the common ones plus those the route adds. */
-export function errorResponses(...extra: (400 | 404 | 409 | 413 | 415)[]) {
+export function errorResponses(...extra: (400 | 404 | 409 | 413 | 415 | 502)[]) {
 	const statuses = [...new Set([401, 403, 429, 500, ...extra])].sort();
 	return Object.fromEntries(
 		statuses.map((s) => [

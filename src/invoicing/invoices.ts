@@ -2,7 +2,7 @@
  * Invoices as the API shows them (docs/billing.md#invoices), and reading them. Amounts and quantities are exact decimal
  * strings in D1 and become JSON numbers only here, at the edge.
  */
-import { and, asc, desc, eq, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
 import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
@@ -11,6 +11,12 @@ import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
 import { periodBounds } from "../lib/time";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
+import {
+	type CollectionRow,
+	type CollectionView,
+	collectionColumns,
+	collectionView,
+} from "./collection-view";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type InvoiceStatus = InvoiceRow["status"];
@@ -57,12 +63,15 @@ export interface InvoiceView {
 	amount_credited: number;
 	/** Its credit notes' ids, oldest first. */
 	credit_notes: string[];
+	/** How it is being collected (docs/payments.md). */
+	collection: CollectionView;
 }
 
 export interface InvoicePaymentView {
 	id: string;
 	amount: number;
 	reference: string | null;
+	provider: "manual" | "stripe";
 	paid_at: string;
 }
 
@@ -72,6 +81,7 @@ interface StoredPayment {
 	kind: "payment" | "refund";
 	amount: string;
 	reference: string | null;
+	provider?: "manual" | "stripe";
 	createdAt: string;
 }
 
@@ -91,7 +101,7 @@ export function invoiceNumber(number: number): string {
 export const invoiceNumberSql = (number: string) => `'INV-' || printf('%06d', ${number})`;
 
 export function invoiceView(
-	row: InvoiceRow,
+	row: InvoiceRow & Partial<CollectionRow>,
 	lines: readonly StoredLine[],
 	paid: readonly StoredPayment[] = [],
 	creditNoteIds: readonly string[] = [],
@@ -140,10 +150,12 @@ export function invoiceView(
 			id: payment.id,
 			amount: Decimal.from(payment.amount).toNumber(),
 			reference: payment.reference,
+			provider: payment.provider ?? "manual",
 			paid_at: payment.createdAt,
 		})),
 		amount_credited: fromMinor(BigInt(row.creditedMinor), row.currency).toNumber(),
 		credit_notes: [...creditNoteIds],
+		collection: collectionView(row),
 	};
 }
 
@@ -174,10 +186,12 @@ const paymentColumns = {
 	kind: payments.kind,
 	amount: payments.amount,
 	reference: payments.reference,
+	provider: payments.provider,
 	createdAt: payments.createdAt,
 };
 
 const creditNoteColumns = { id: creditNotes.id, invoiceId: creditNotes.invoiceId };
+const invoiceColumns = { ...getTableColumns(invoices), ...collectionColumns };
 
 export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow> {
 	return getInScope(db, scope, invoices, "invoice", id);
@@ -186,7 +200,7 @@ export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow
 export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> {
 	const [rows, lines, paid, notes] = await db.batch([
 		db
-			.select()
+			.select(invoiceColumns)
 			.from(invoices)
 			.where(inScope(scope, invoices, eq(invoices.id, id))),
 		db
@@ -255,7 +269,7 @@ export async function listInvoices({
 		.offset(offset);
 	const [rows, [count], lines, paid, notes] = await db.batch([
 		db
-			.select()
+			.select(invoiceColumns)
 			.from(invoices)
 			.where(where)
 			.orderBy(...newestFirst)

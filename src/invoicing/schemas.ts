@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
 import { pageQuery } from "../schemas/pages";
+import { Collection } from "./collection-view";
 
 const billingPeriod = z
 	.string()
@@ -67,6 +68,7 @@ export const InvoicePayment = z
 			example: "wire-2026-001",
 			description: "A refund's reference is its credit note's number.",
 		}),
+		provider: z.enum(["manual", "stripe"]).openapi({ description: "stripe: collected through Stripe." }),
 		paid_at: z.string(),
 	})
 	.openapi("InvoicePayment");
@@ -118,6 +120,7 @@ export const Invoice = z
 			example: ["cn_01jd0000000000000000000000"],
 			description: "Its credit notes' ids, oldest first.",
 		}),
+		collection: Collection,
 	})
 	.openapi("Invoice");
 

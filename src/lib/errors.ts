@@ -9,6 +9,7 @@ export const DOMAIN_ERROR_CODES = [
 	"conflict",
 	"budget_exceeded",
 	"internal_error",
+	"payment_provider_error",
 ] as const;
 
 export type DomainErrorCode = (typeof DOMAIN_ERROR_CODES)[number];
@@ -48,3 +49,6 @@ export const notFound = (what: string, id: string) =>
 export const conflict = (message: string) => new DomainError("conflict", message);
 export const validationError = (path: string, message: string) =>
 	new DomainError("validation_error", message, { details: [{ path, message }] });
+/** Stripe refused or did not answer (docs/payments.md); `message` is Stripe's own, never a key. */
+export const paymentProviderError = (message: string) =>
+	new DomainError("payment_provider_error", `Stripe refused the request: ${message}`);

@@ -13,6 +13,8 @@ export interface PaymentView {
 	amount: number;
 	currency: string;
 	reference: string | null;
+	/** Who collected it (docs/payments.md): by hand, or through Stripe. */
+	provider: "manual" | "stripe";
 	paid_at: string;
 }
 
@@ -24,6 +26,7 @@ function toView(row: typeof payments.$inferSelect): PaymentView {
 		amount: Decimal.from(row.amount).toNumber(),
 		currency: row.currency,
 		reference: row.reference,
+		provider: row.provider,
 		paid_at: row.createdAt,
 	};
 }

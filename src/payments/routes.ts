@@ -15,6 +15,9 @@ export const Payment = z
 		amount: z.number().openapi({ description: "What was paid: the invoice's amount_due." }),
 		currency: z.string().openapi({ example: "USD" }),
 		reference: z.string().nullable().openapi({ example: "wire-2026-001" }),
+		provider: z.enum(["manual", "stripe"]).openapi({
+			description: "stripe: collected (or refunded) through Stripe, its reference Stripe's id.",
+		}),
 		paid_at: z.string(),
 	})
 	.openapi("Payment");

@@ -123,6 +123,28 @@ const CreditNoteCreated = z
 	})
 	.openapi("CreditNoteCreatedData");
 
+// Collection through Stripe (docs/payments.md#dunning).
+const PaymentFailed = z
+	.object({
+		invoice_id: id("inv"),
+		account_id: id("acct"),
+		amount: z.number().openapi({ example: 313.77 }),
+		currency: Currency,
+		attempt: z.number().int().openapi({ description: "Failed attempts so far.", example: 1 }),
+		next_attempt_at: Timestamp.nullable().openapi({ description: "The next retry; null after the last." }),
+		error: z
+			.string()
+			.openapi({ description: "Stripe's decline message.", example: "Your card was declined." }),
+	})
+	.openapi("PaymentFailedData");
+const InvoicePaymentFailed = z
+	.object({
+		...invoice,
+		status: z.enum(["open"]),
+		attempts: z.number().int().openapi({ description: "Failed attempts, the last included.", example: 4 }),
+	})
+	.openapi("InvoicePaymentFailedData");
+
 const payloads: Record<DocumentedKind, { data: z.ZodType; summary: string }> = {
 	"invoice.created": { data: InvoiceCreated, summary: "An invoice was generated" },
 	"invoice.paid": { data: InvoicePaid, summary: "An invoice was paid" },
@@ -137,6 +159,11 @@ const payloads: Record<DocumentedKind, { data: z.ZodType; summary: string }> = {
 		summary: "Usage crossed an alert's threshold, or the live margin fell below a margin alert's",
 	},
 	"credit_note.created": { data: CreditNoteCreated, summary: "A credit note was issued on an invoice" },
+	"payment.failed": { data: PaymentFailed, summary: "Stripe declined a payment of an invoice" },
+	"invoice.payment_failed": {
+		data: InvoicePaymentFailed,
+		summary: "An invoice's collection failed: every retry was declined",
+	},
 };
 
 const signatureHeaders = z.object({

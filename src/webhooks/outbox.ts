@@ -17,6 +17,8 @@ export const WEBHOOK_EVENT_KINDS = [
 	"subscription.cancelled",
 	"alert.triggered",
 	"credit_note.created",
+	"payment.failed",
+	"invoice.payment_failed",
 ] as const;
 
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];

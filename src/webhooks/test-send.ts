@@ -77,6 +77,18 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 				amount: 25,
 				currency: invoice.currency,
 			};
+		case "payment.failed":
+			return {
+				invoice_id: invoice.invoice_id,
+				account_id: invoice.account_id,
+				amount: invoice.amount,
+				currency: invoice.currency,
+				attempt: 1,
+				next_attempt_at: new Date(Date.parse(now) + 86_400_000).toISOString(),
+				error: "Your card was declined.",
+			};
+		case "invoice.payment_failed":
+			return { ...invoice, status: "open", attempts: 4 };
 	}
 }
 

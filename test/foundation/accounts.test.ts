@@ -20,6 +20,10 @@ describe("accounts (§8)", () => {
 			external_id: null,
 			net_terms_days: 30,
 			invoice_grace_days: 0,
+			payment_provider: "manual",
+			stripe_customer_id: null,
+			stripe_payment_method_id: null,
+			block_on_failed_payment: false,
 			created_at: expect.any(String),
 		});
 		expect((await get(`/v1/accounts/${response.body.id}`)).body).toEqual(response.body);

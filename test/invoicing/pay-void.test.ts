@@ -56,6 +56,7 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 					id: expect.stringMatching(/^pay_/),
 					amount: 12.8,
 					reference: "wire-2026-0042",
+					provider: "manual",
 					paid_at: response.body.paid_at,
 				},
 			],

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
+import { collectionView } from "../../src/invoicing/collection-view";
 import type { InvoiceView } from "../../src/invoicing/invoices";
 import { fonts, pdfText } from "./pdf-support";
 
@@ -35,6 +36,7 @@ const discounted: InvoiceView = {
 	amount_remaining: 200,
 	amount_credited: 0,
 	credit_notes: [],
+	collection: collectionView({}),
 	payments: [],
 };
 

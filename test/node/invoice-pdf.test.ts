@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
+import { collectionView } from "../../src/invoicing/collection-view";
 import type { InvoiceView } from "../../src/invoicing/invoices";
 import { fonts, pdfText } from "./pdf-support";
 
@@ -64,6 +65,7 @@ const sampleInvoice: InvoiceView = {
 	payments: [],
 	amount_credited: 0,
 	credit_notes: [],
+	collection: collectionView({}),
 };
 
 describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
@@ -141,7 +143,13 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 			amount_paid: 1882.3,
 			amount_remaining: 0,
 			payments: [
-				{ id: "pay_1", amount: 1882.3, reference: "wire-2026-001", paid_at: "2026-11-20T09:00:00.000Z" },
+				{
+					id: "pay_1",
+					amount: 1882.3,
+					reference: "wire-2026-001",
+					provider: "manual" as const,
+					paid_at: "2026-11-20T09:00:00.000Z",
+				},
 			],
 		};
 		const paidBytes = await renderInvoicePdf(paid, { seller: "Acme Billing", fonts });

@@ -80,6 +80,10 @@ export const payments = sqliteTable(
 		kind: text("kind", { enum: ["payment", "refund"] })
 			.notNull()
 			.default("payment"),
+		// Who collected it: "stripe" for a payment or refund made through Stripe (docs/payments.md).
+		provider: text("provider", { enum: ["manual", "stripe"] })
+			.notNull()
+			.default("manual"),
 	},
 	(t) => [
 		uniqueIndex("payments_invoice").on(t.invoiceId).where(sql`kind = 'payment'`),

@@ -46,6 +46,13 @@ export const accounts = sqliteTable(
 		netTermsDays: integer("net_terms_days").notNull().default(30),
 		// Days a period's invoice stays a draft (docs/credit-notes.md#draft-invoices).
 		invoiceGraceDays: integer("invoice_grace_days").notNull().default(0),
+		// How the account pays (docs/payments.md): by hand, or collected through Stripe.
+		paymentProvider: text("payment_provider", { enum: ["manual", "stripe"] })
+			.notNull()
+			.default("manual"),
+		stripeCustomerId: text("stripe_customer_id"),
+		stripePaymentMethodId: text("stripe_payment_method_id"),
+		blockOnFailedPayment: integer("block_on_failed_payment", { mode: "boolean" }).notNull().default(false),
 	},
 	(t) => [
 		index("accounts_env_created").on(t.environment, t.createdAt, t.id),
