@@ -61,6 +61,7 @@ export interface InvoiceView {
 
 export interface InvoicePaymentView {
 	id: string;
+	kind: "payment" | "refund";
 	amount: number;
 	reference: string | null;
 	paid_at: string;
@@ -135,6 +136,7 @@ export function invoiceView(
 		amount_remaining: Decimal.max(Decimal.ZERO, amountDue.sub(amountPaid).sub(refunded)).toNumber(),
 		payments: paid.map((payment) => ({
 			id: payment.id,
+			kind: payment.kind,
 			amount: Decimal.from(payment.amount).toNumber(),
 			reference: payment.reference,
 			paid_at: payment.createdAt,

@@ -105,6 +105,7 @@ export async function payInvoice({
 				account_id: row.accountId,
 				amount,
 				currency: row.currency,
+				kind: "payment",
 				paid_at: paidAt,
 			}),
 			auditRecordInsert(db, scope, {

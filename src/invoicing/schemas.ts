@@ -59,9 +59,16 @@ export const BillTo = z
 		description: "The account's name, email and billing address when the invoice was issued.",
 	});
 
+/** A payment brings money in; a refund, made by a credit note with `refund: true`, gives some back. */
+export const PaymentKind = z.enum(["payment", "refund"]).openapi({
+	example: "payment",
+	description: "payment: money received; refund: money given back by a credit note (a negative amount).",
+});
+
 export const InvoicePayment = z
 	.object({
 		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
+		kind: PaymentKind,
 		amount: z.number().openapi({ description: "Negative for a refund made by a credit note." }),
 		reference: z.string().nullable().openapi({
 			example: "wire-2026-001",

@@ -12,6 +12,8 @@ export interface PaymentView {
 	account_id: string | null;
 	amount: number;
 	currency: string;
+	/** A refund is the negative row a credit note with `refund: true` made (docs/credit-notes.md). */
+	kind: "payment" | "refund";
 	reference: string | null;
 	paid_at: string;
 }
@@ -23,6 +25,7 @@ function toView(row: typeof payments.$inferSelect): PaymentView {
 		account_id: row.accountId,
 		amount: Decimal.from(row.amount).toNumber(),
 		currency: row.currency,
+		kind: row.kind,
 		reference: row.reference,
 		paid_at: row.createdAt,
 	};

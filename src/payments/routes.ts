@@ -4,6 +4,7 @@ import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
+import { PaymentKind } from "../invoicing/schemas";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { listPayments } from "./payments";
 
@@ -12,8 +13,11 @@ export const Payment = z
 		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
 		invoice_id: z.string(),
 		account_id: z.string().nullable(),
-		amount: z.number().openapi({ description: "What was paid: the invoice's amount_due." }),
+		amount: z.number().openapi({
+			description: "What was paid: the invoice's amount_due; negative for a refund made by a credit note.",
+		}),
 		currency: z.string().openapi({ example: "USD" }),
+		kind: PaymentKind,
 		reference: z.string().nullable().openapi({ example: "wire-2026-001" }),
 		paid_at: z.string(),
 	})
