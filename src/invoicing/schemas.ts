@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
+import { PaymentKind } from "../payments/schemas";
 import { pageQuery } from "../schemas/pages";
 
 const billingPeriod = z
@@ -58,12 +59,6 @@ export const BillTo = z
 	.openapi("BillTo", {
 		description: "The account's name, email and billing address when the invoice was issued.",
 	});
-
-/** A payment brings money in; a refund, made by a credit note with `refund: true`, gives some back. */
-export const PaymentKind = z.enum(["payment", "refund"]).openapi({
-	example: "payment",
-	description: "payment: money received; refund: money given back by a credit note (a negative amount).",
-});
 
 export const InvoicePayment = z
 	.object({

@@ -48,3 +48,13 @@ export const notFound = (what: string, id: string) =>
 export const conflict = (message: string) => new DomainError("conflict", message);
 export const validationError = (path: string, message: string) =>
 	new DomainError("validation_error", message, { details: [{ path, message }] });
+
+/**
+ * A guarded write that kept losing races against concurrent writes of the same thing (docs/conventions.md#errors):
+ * nothing was stored by this request, and trying again shortly succeeds.
+ */
+export const contention = (what: string) =>
+	new DomainError(
+		"conflict",
+		`Too many concurrent changes to ${what} at once: nothing was stored by this request. Try again.`,
+	);

@@ -4,9 +4,9 @@ import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
-import { PaymentKind } from "../invoicing/schemas";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { listPayments } from "./payments";
+import { PaymentKind } from "./schemas";
 
 export const Payment = z
 	.object({
