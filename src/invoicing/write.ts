@@ -20,6 +20,7 @@ import { type Db, isUniqueViolation } from "../db/client";
 import type { Scope } from "../db/scope";
 import { markStatements, type WriteMark } from "../db/write-once";
 import { Decimal } from "../lib/decimal";
+import { contention } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
@@ -82,13 +83,14 @@ export async function storeInvoices(
 	mark?: WriteMark,
 ): Promise<InvoiceView[]> {
 	if (drafts.length === 0) return [];
-	for (let attempt = 1; ; attempt++) {
+	for (let attempt = 1; attempt <= CREDIT_RACE_ATTEMPTS; attempt++) {
 		try {
 			return await storeIssued(db, d1, scope, window, drafts, now, mark);
 		} catch (error) {
-			if (!isCreditOverdrawn(error) || attempt === CREDIT_RACE_ATTEMPTS) throw error;
+			if (!isCreditOverdrawn(error)) throw error;
 		}
 	}
+	throw contention("the prepaid credits of these accounts");
 }
 
 /** Credits are planned again after losing a race for them; a few rounds settle any realistic contention. */
