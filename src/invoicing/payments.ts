@@ -9,7 +9,7 @@ import { settleGrants } from "../credits/ledger";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../db/batch";
 import type { ById } from "../db/rows";
 import { creditLedger, invoices, payments } from "../db/schema";
-import { inScope } from "../db/scope";
+import { inScope, type Scope } from "../db/scope";
 import { markStatements, type WriteMark } from "../db/write-once";
 import { Decimal } from "../lib/decimal";
 import { conflict } from "../lib/errors";
@@ -17,6 +17,17 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { outboxInsert } from "../webhooks/outbox";
 import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
+
+/** The invoice, only while it is open and credit notes took what they had when it was read. */
+function stillOpen(scope: Scope, id: string, creditedMinor: number) {
+	return inScope(
+		scope,
+		invoices,
+		eq(invoices.id, id),
+		eq(invoices.status, "open"),
+		eq(invoices.creditedMinor, creditedMinor),
+	);
+}
 
 function notOpen(row: InvoiceRow, verb: "pay" | "void"): Error {
 	return conflict(
@@ -85,15 +96,7 @@ export async function payInvoice({
 				db
 					.update(invoices)
 					.set({ status: "paid", paidAt })
-					.where(
-						inScope(
-							scope,
-							invoices,
-							eq(invoices.id, id),
-							eq(invoices.status, "open"),
-							eq(invoices.creditedMinor, row.creditedMinor),
-						),
-					),
+					.where(stillOpen(scope, id, row.creditedMinor)),
 				db.insert(payments).values({
 					id: paymentId,
 					environment: scope.environment,
@@ -174,15 +177,7 @@ export async function voidInvoice({
 				db
 					.update(invoices)
 					.set({ status: "void", voidedAt })
-					.where(
-						inScope(
-							scope,
-							invoices,
-							eq(invoices.id, id),
-							eq(invoices.status, "open"),
-							eq(invoices.creditedMinor, 0),
-						),
-					),
+					.where(stillOpen(scope, id, 0)),
 			),
 			abortUnlessChanged(d1),
 			fromDrizzle(d1, giveCreditsBack),

@@ -141,7 +141,13 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 			amount_paid: 1882.3,
 			amount_remaining: 0,
 			payments: [
-				{ id: "pay_1", kind: "payment" as const, amount: 1882.3, reference: "wire-2026-001", paid_at: "2026-11-20T09:00:00.000Z" },
+				{
+					id: "pay_1",
+					kind: "payment" as const,
+					amount: 1882.3,
+					reference: "wire-2026-001",
+					paid_at: "2026-11-20T09:00:00.000Z",
+				},
 			],
 		};
 		const paidBytes = await renderInvoicePdf(paid, { seller: "Acme Billing", fonts });
