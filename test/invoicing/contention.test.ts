@@ -102,7 +102,9 @@ describe("a guarded write that keeps losing its race", () => {
 });
 
 describe("POST /v1/invoices/{id}/lines under contention", () => {
-	it("50 at once on one draft: only 201 and 409, and the stored lines are exactly the 201s", async () => {
+	it("50 at once on one draft: only 201 and 409, and the stored lines are exactly the 201s", {
+		timeout: 120_000,
+	}, async () => {
 		const open = await draft();
 		const responses = await Promise.all(
 			Array.from({ length: 50 }, (_, i) =>
@@ -125,7 +127,9 @@ describe("POST /v1/invoices/{id}/lines under contention", () => {
 		expect(invoice.amount).toBe(10 + wonAmount);
 	});
 
-	it("finalize racing line additions: no 500, and the issued invoice bills the lines that were added", async () => {
+	it("finalize racing line additions: no 500, and the issued invoice bills the lines that were added", {
+		timeout: 120_000,
+	}, async () => {
 		for (let run = 0; run < 3; run++) {
 			const open = await draft();
 			const adds = Array.from({ length: 12 }, (_, i) =>
