@@ -8,7 +8,9 @@
 import { auditInsert, created } from "../audit/record";
 import { planForPeriod } from "../billing-period/plan";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
-import type { WithEnv } from "../db/rows";
+import { type ById, getInScope, type WithEnv } from "../db/rows";
+import { subscriptionDiscounts } from "../db/schema";
+import { markStatements, type WriteMark } from "../db/write-once";
 import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { addPeriods, nowIso, periodOf } from "../lib/time";
@@ -19,6 +21,19 @@ import { type CouponRow, couponByCode, getCouponRow } from "./coupons";
 export type ApplyDiscountInput =
 	| { coupon_id: string; code?: undefined }
 	| { code: string; coupon_id?: undefined };
+
+/** A discount as stored (the answer a repeat of its request gets, db/write-once.ts). */
+export async function getDiscount({ db, scope, id }: ById): Promise<SubscriptionDiscountView> {
+	const row = await getInScope(db, scope, subscriptionDiscounts, "discount", id);
+	return {
+		id: row.id,
+		coupon_id: row.couponId,
+		subscription_id: row.subscriptionId,
+		start_period: row.startPeriod,
+		end_period: row.endPeriod,
+		created_at: row.createdAt,
+	};
+}
 
 /** Why a coupon cannot be redeemed now (409), or nothing when it can. */
 function refusal(coupon: CouponRow, now: string): string | null {
@@ -44,7 +59,12 @@ export async function applyDiscount({
 	scope,
 	subscriptionId,
 	input,
-}: WithEnv & { subscriptionId: string; input: ApplyDiscountInput }): Promise<SubscriptionDiscountView> {
+	mark,
+}: WithEnv & {
+	subscriptionId: string;
+	input: ApplyDiscountInput;
+	mark?: WriteMark;
+}): Promise<SubscriptionDiscountView> {
 	const subscription = await getSubscription({ db, scope, id: subscriptionId });
 	const coupon =
 		input.coupon_id !== undefined
@@ -119,6 +139,7 @@ export async function applyDiscount({
 					end_period: discount.end_period,
 				}),
 			}),
+			...markStatements(mark, d1, [discount.id]),
 		]);
 	} catch (error) {
 		if (!isAbortedByGuard(error)) throw error;

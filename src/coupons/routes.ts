@@ -1,6 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
@@ -9,7 +10,7 @@ import { moneyInput } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { SubscriptionDiscount } from "../subscriptions/routes";
 import { archiveCoupon, createCoupon, getCoupon, listCoupons } from "./coupons";
-import { applyDiscount } from "./discounts";
+import { applyDiscount, getDiscount } from "./discounts";
 
 const Duration = z.enum(["once", "repeating", "forever"]).openapi({
 	description:
@@ -233,12 +234,18 @@ couponRoutes.openapi(
 	}),
 	async (c) => {
 		const body = c.req.valid("json");
-		const discount = await applyDiscount({
-			env: c.env,
-			...scopeOf(c),
-			subscriptionId: c.req.valid("param").subscription_id,
-			input: body.coupon_id !== undefined ? { coupon_id: body.coupon_id } : { code: body.code as string },
-		});
+		const discount = await writeOnce(
+			c,
+			(mark) =>
+				applyDiscount({
+					env: c.env,
+					...scopeOf(c),
+					subscriptionId: c.req.valid("param").subscription_id,
+					input: body.coupon_id !== undefined ? { coupon_id: body.coupon_id } : { code: body.code as string },
+					mark,
+				}),
+			([id]) => getDiscount({ ...scopeOf(c), id: id as string }),
+		);
 		return c.json(discount, 201);
 	},
 );

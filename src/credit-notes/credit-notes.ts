@@ -3,6 +3,7 @@
  * D1 and become JSON numbers only here.
  */
 import { eq } from "drizzle-orm";
+import { statement } from "../db/batch";
 import { newestFirst } from "../db/pages";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { creditNotes } from "../db/schema";
@@ -51,6 +52,49 @@ export function creditNoteView(row: CreditNoteRow): CreditNoteView {
 		},
 		created_at: row.createdAt,
 	};
+}
+
+/** A credit note to store: its number is the next of its environment, taken by the same batch. */
+export type NewCreditNote = Omit<CreditNoteRow, "number">;
+
+/**
+ * The inserts of a credit note for the caller's batch: the environment's counter moves on by one and the note
+ * takes its value, so numbers are sequential and gapless (a batch that rolls back takes none).
+ */
+export function creditNoteInsert(d1: D1Database, note: NewCreditNote): D1PreparedStatement[] {
+	return [
+		statement(
+			d1,
+			`INSERT INTO credit_note_counters (environment, last_number) VALUES (?1, 1)
+			ON CONFLICT (environment) DO UPDATE SET last_number = last_number + 1`,
+			note.environment,
+		),
+		statement(
+			d1,
+			`INSERT INTO credit_notes (id, environment, number, invoice_id, account_id, currency, amount, reason, memo,
+				lines, to_invoice, refunded, credited, created_at)
+			VALUES (?2, ?1, (SELECT last_number FROM credit_note_counters WHERE environment = ?1), ?3, ?4, ?5, ?6, ?7, ?8,
+				?9, ?10, ?11, ?12, ?13)`,
+			note.environment,
+			note.id,
+			note.invoiceId,
+			note.accountId,
+			note.currency,
+			note.amount,
+			note.reason,
+			note.memo,
+			JSON.stringify(note.lines),
+			note.toInvoice,
+			note.refunded,
+			note.credited,
+			note.createdAt,
+		),
+	];
+}
+
+/** The number a credit note stored earlier in the same batch was given, as an SQL expression ("CN-000042"). */
+export function creditNoteNumberSql(noteId: string): { sql: string; params: unknown[] } {
+	return { sql: "(SELECT 'CN-' || printf('%06d', number) FROM credit_notes WHERE id = ?)", params: [noteId] };
 }
 
 export async function getCreditNoteRow({ db, scope, id }: ById): Promise<CreditNoteRow> {

@@ -4,6 +4,7 @@ import { interFonts } from "../documents/fonts";
 import { sellerName } from "../documents/seller";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
@@ -42,12 +43,18 @@ creditNoteRoutes.openapi(
 		},
 	}),
 	async (c) => {
-		const note = await issueCreditNote({
-			...scopeOf(c),
-			env: c.env,
-			id: c.req.valid("param").invoice_id,
-			input: c.req.valid("json"),
-		});
+		const note = await writeOnce(
+			c,
+			(mark) =>
+				issueCreditNote({
+					...scopeOf(c),
+					env: c.env,
+					id: c.req.valid("param").invoice_id,
+					input: c.req.valid("json"),
+					mark,
+				}),
+			([id]) => getCreditNote({ ...scopeOf(c), id: id as string }),
+		);
 		return c.json(note, 201);
 	},
 );

@@ -10,6 +10,7 @@ import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { InScope, Page } from "../db/rows";
 import type { Scope } from "../db/scope";
+import { markStatements, type WriteMark } from "../db/write-once";
 import { Decimal } from "../lib/decimal";
 import { conflict, notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -73,14 +74,58 @@ export interface GrantInput {
 	description?: string;
 }
 
+/**
+ * The inserts of a new grant: its row and the ledger row that gives it its amount, for the caller's batch.
+ * `descriptionSql`, when given, is an SQL expression of the description that batch decides (its parameters `?`).
+ */
+export function grantInsert(
+	d1: D1Database,
+	environment: string,
+	row: GrantRow,
+	description: { sql: string; params: unknown[] } = { sql: "?", params: [row.description] },
+): D1PreparedStatement[] {
+	return [
+		statement(
+			d1,
+			`INSERT INTO credit_grants (id, environment, account_id, amount, currency, expires_at, voided_at, created_at,
+				description) VALUES (?1, ?2, ?3, ?4, ?5, ?6, NULL, ?7, ${description.sql})`,
+			row.id,
+			environment,
+			row.account_id,
+			row.amount,
+			row.currency,
+			row.expires_at,
+			row.created_at,
+			...description.params,
+		),
+		...ledgerInsert(
+			d1,
+			environment,
+			[
+				{
+					id: newId("cle"),
+					grant_id: row.id,
+					account_id: row.account_id,
+					kind: "grant",
+					amount_minor: row.remaining,
+					invoice_id: null,
+				},
+			],
+			row.created_at,
+		),
+	];
+}
+
 export async function createGrant({
 	db,
 	scope,
 	accountId,
 	input,
+	mark,
 }: InScope & {
 	accountId: string;
 	input: GrantInput;
+	mark?: WriteMark;
 }): Promise<CreditGrantView> {
 	const account = await getAccount({ db, scope, id: accountId });
 	const currency = account.currency;
@@ -107,34 +152,8 @@ export async function createGrant({
 	};
 	const d1 = db.$client;
 	await d1.batch([
-		statement(
-			d1,
-			`INSERT INTO credit_grants (id, environment, account_id, amount, currency, expires_at, description, voided_at,
-				created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, ?8)`,
-			row.id,
-			scope.environment,
-			accountId,
-			row.amount,
-			currency,
-			expiresAt,
-			row.description,
-			now,
-		),
-		...ledgerInsert(
-			d1,
-			scope.environment,
-			[
-				{
-					id: newId("cle"),
-					grant_id: row.id,
-					account_id: accountId,
-					kind: "grant",
-					amount_minor: row.remaining,
-					invoice_id: null,
-				},
-			],
-			now,
-		),
+		...grantInsert(d1, scope.environment, row),
+		...markStatements(mark, d1, [row.id]),
 		auditInsert(d1, scope, {
 			action: "credit_grant.created",
 			resourceId: row.id,
@@ -206,9 +225,11 @@ export async function voidGrant({
 	scope,
 	accountId,
 	grantId,
+	mark,
 }: InScope & {
 	accountId: string;
 	grantId: string;
+	mark?: WriteMark;
 }): Promise<CreditGrantView> {
 	await getAccount({ db, scope, id: accountId });
 	const d1 = db.$client;
@@ -232,6 +253,7 @@ export async function voidGrant({
 			),
 			abortUnlessChanged(d1),
 			settleGrants(d1, scope.environment, [accountId], now),
+			...markStatements(mark, d1, [grantId]),
 			auditInsert(d1, scope, {
 				action: "credit_grant.voided",
 				resourceId: grantId,
@@ -243,6 +265,16 @@ export async function voidGrant({
 		throw error;
 	}
 	return grantView(await readGrant(db, scope, accountId, grantId), now);
+}
+
+/** A grant of the account as it stands now (the answer a repeat of its write gets). */
+export async function getGrant({
+	db,
+	scope,
+	accountId,
+	grantId,
+}: InScope & { accountId: string; grantId: string }): Promise<CreditGrantView> {
+	return grantView(await readGrant(db, scope, accountId, grantId), nowIso());
 }
 
 /** What the account can spend now: the remaining of its active grants, settled first. */

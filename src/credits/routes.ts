@@ -1,12 +1,13 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
-import { createGrant, listGrants, voidGrant } from "./grants";
+import { createGrant, getGrant, listGrants, voidGrant } from "./grants";
 
 export const CreditGrant = z
 	.object({
@@ -58,15 +59,15 @@ creditRoutes.openapi(
 			...errorResponses(...bodyErrors, 404),
 		},
 	}),
-	async (c) =>
-		c.json(
-			await createGrant({
-				...scopeOf(c),
-				accountId: c.req.valid("param").account_id,
-				input: c.req.valid("json"),
-			}),
-			201,
-		),
+	async (c) => {
+		const accountId = c.req.valid("param").account_id;
+		const grant = await writeOnce(
+			c,
+			(mark) => createGrant({ ...scopeOf(c), accountId, input: c.req.valid("json"), mark }),
+			([grantId]) => getGrant({ ...scopeOf(c), accountId, grantId: grantId as string }),
+		);
+		return c.json(grant, 201);
+	},
 );
 
 creditRoutes.openapi(
@@ -108,12 +109,13 @@ creditRoutes.openapi(
 	}),
 	async (c) => {
 		const { account_id, credit_grant_id } = c.req.valid("param");
+		const ids = { ...scopeOf(c), accountId: account_id, grantId: credit_grant_id };
 		return c.json(
-			await voidGrant({
-				...scopeOf(c),
-				accountId: account_id,
-				grantId: credit_grant_id,
-			}),
+			await writeOnce(
+				c,
+				(mark) => voidGrant({ ...ids, mark }),
+				() => getGrant(ids),
+			),
 			200,
 		);
 	},

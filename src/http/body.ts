@@ -21,6 +21,17 @@ export const jsonBody: MiddlewareHandler<AppEnv> = async (c, next) => {
 		throw tooLarge();
 	}
 	const contentType = c.req.header("Content-Type");
+	if (text.length === 0 && c.req.method === "POST") {
+		// No bytes at all is `{}` (docs/conventions.md#requests-and-responses), with or without a Content-Type (a
+		// fetch of an empty string says text/plain by itself): a POST whose fields are all optional needs none.
+		// The route's validators then read `{}` as JSON, and a route with required fields names what is missing.
+		const headers = new Headers(c.req.raw.headers);
+		headers.set("Content-Type", "application/json");
+		c.req.raw = new Request(c.req.raw.url, { method: "POST", headers, body: "{}" });
+		c.req.bodyCache = { text: Promise.resolve("{}") as unknown as string };
+		c.set("parsedBody", { value: {} });
+		return next();
+	}
 	if (text.length === 0 && !contentType) return next();
 	if (!contentType || !JSON_TYPE.test(contentType)) {
 		throw new ApiError(

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { database } from "../db/client";
 import type { InScope } from "../db/rows";
 import type { Scope } from "../db/scope";
+import type { IdempotencyClaim } from "../db/write-once";
 import type { Env } from "../env";
 import type { Principal } from "./auth";
 
@@ -16,6 +17,10 @@ export interface AppEnv {
 		secretFields?: string[];
 		/** The JSON body as parsed by the body check (body.ts); never changed after: the schemas parse copies. */
 		parsedBody?: { value: unknown };
+		/** The Idempotency-Key this request claimed (idempotency.ts), for writes that commit with their answer. */
+		idempotencyClaim?: IdempotencyClaim;
+		/** Set when an earlier request with this key committed its write but its answer was lost: what it stored. */
+		idempotencyCommitted?: string[];
 	};
 }
 

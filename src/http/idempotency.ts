@@ -1,12 +1,15 @@
-import { and, eq, lt, or } from "drizzle-orm";
+import { and, eq, lt } from "drizzle-orm";
 import type { MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { database } from "../db/client";
 import { idempotencyRecords } from "../db/schema";
+import { type IdempotencyClaim, isClaimLost, type WriteMark, writeMark } from "../db/write-once";
 import { validationError } from "../lib/errors";
+import { canonicalJson } from "../lib/json";
 import { sha256Hex } from "../lib/sha256";
 import type { AppContext, AppEnv } from "./context";
 import { ApiError } from "./errors";
+import { idempotencyFaults } from "./idempotency-faults";
 
 const TTL_MS = 24 * 60 * 60 * 1000;
 /** A first request still in progress after this long is taken as dead (its Worker was killed): docs/conventions.md#the-idempotency-key-header. */
@@ -28,9 +31,36 @@ export function responseCarriesSecret(c: AppContext, field: string): void {
 }
 
 /**
+ * A write that moves money or numbers a document, run once per Idempotency-Key (db/write-once.ts): `write` gets
+ * the mark to put in its batch; when an earlier request with this key stored its write but died before its answer
+ * was kept, `replay` answers from the ids that write stored, and nothing is written again.
+ */
+export async function writeOnce<T>(
+	c: AppContext,
+	write: (mark: WriteMark | undefined) => Promise<T>,
+	replay: (ids: string[], mark: WriteMark | undefined) => Promise<T>,
+): Promise<T> {
+	const claim = c.get("idempotencyClaim");
+	const mark = claim === undefined ? undefined : writeMark(claim);
+	try {
+		const committed = c.get("idempotencyCommitted");
+		return committed === undefined ? await write(mark) : await replay(committed, mark);
+	} catch (error) {
+		if (!isClaimLost(error)) throw error;
+		throw new ApiError(
+			"idempotency_key_in_use",
+			"A repeat of this request with the same Idempotency-Key took it over; nothing was stored by this one.",
+		);
+	}
+}
+
+/**
  * `Idempotency-Key` on any POST, scoped to the environment, the calling key, the method and the path: the first
- * request claims the key, its completed response is stored and replayed for 24 hours. A 5xx is not kept, so the
- * client may try again; a claim still in progress after 60 seconds is abandoned and the next request takes it.
+ * request claims the key, its completed response is stored and replayed for 24 hours. Requests are compared by
+ * their parsed JSON (key order and whitespace do not count). A 5xx is not kept, so the client may try again.
+ * A claim still in progress after 60 seconds stored nothing (a write marks it committed in its own batch) and is
+ * taken over by the next request; a committed claim whose response was lost is taken over and answered from
+ * what it stored (writeOnce).
  */
 export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 	const key = c.req.header("Idempotency-Key");
@@ -53,27 +83,14 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 		eq(idempotencyRecords.path, id.path),
 		eq(idempotencyRecords.key, id.key),
 	);
-	const requestHash = sha256Hex(await c.req.text());
+	const requestHash = sha256Hex(canonicalJson(c.get("parsedBody")?.value ?? {}));
 	const started = Date.now();
 	const now = new Date(started).toISOString();
 	const claimId = crypto.randomUUID();
 	const ours = and(where, eq(idempotencyRecords.claimId, claimId));
 
 	const [, claimed] = await db.batch([
-		db
-			.delete(idempotencyRecords)
-			.where(
-				and(
-					where,
-					or(
-						lt(idempotencyRecords.expiresAt, now),
-						and(
-							eq(idempotencyRecords.state, "in_progress"),
-							lt(idempotencyRecords.createdAt, new Date(started - ABANDONED_AFTER_MS).toISOString()),
-						),
-					),
-				),
-			),
+		db.delete(idempotencyRecords).where(and(where, lt(idempotencyRecords.expiresAt, now))),
 		db
 			.insert(idempotencyRecords)
 			.values({
@@ -89,36 +106,62 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 	]);
 	if (claimed.length === 0) {
 		const [existing] = await db.select().from(idempotencyRecords).where(where);
-		if (!existing)
-			throw new ApiError("idempotency_key_in_use", "A request with this Idempotency-Key is in progress.");
-		if (existing.requestHash !== requestHash) {
+		const abandoned =
+			existing?.state === "in_progress" &&
+			existing.createdAt < new Date(started - ABANDONED_AFTER_MS).toISOString();
+		if (!existing) throw inUse();
+		if (existing.requestHash !== requestHash && !abandoned) {
 			throw new ApiError(
 				"idempotency_key_reused",
 				"This Idempotency-Key was used with a different request body.",
 			);
 		}
-		if (existing.state === "in_progress") {
-			throw new ApiError(
-				"idempotency_key_in_use",
-				"A request with this Idempotency-Key is still in progress; retry in a few seconds.",
-			);
+		if (existing.state === "completed") {
+			c.header("Idempotent-Replayed", "true");
+			c.header("Content-Type", "application/json");
+			return c.body(existing.responseBody ?? "", (existing.statusCode ?? 200) as ContentfulStatusCode);
 		}
-		c.header("Idempotent-Replayed", "true");
-		c.header("Content-Type", "application/json");
-		return c.body(existing.responseBody ?? "", (existing.statusCode ?? 200) as ContentfulStatusCode);
+		if (existing.state === "in_progress" && !abandoned) throw inUse();
+		// Taken over: a dead first request that stored nothing, or one that stored its write and lost its answer.
+		const [taken] = await db
+			.update(idempotencyRecords)
+			.set({ claimId, requestHash, createdAt: now })
+			.where(
+				and(
+					where,
+					eq(idempotencyRecords.claimId, existing.claimId),
+					eq(idempotencyRecords.state, existing.state),
+				),
+			)
+			.returning({ key: idempotencyRecords.key });
+		if (!taken) throw inUse();
+		if (existing.state === "committed") {
+			c.set("idempotencyCommitted", JSON.parse(existing.resources ?? "[]") as string[]);
+			c.header("Idempotent-Replayed", "true");
+		}
 	}
+	c.set("idempotencyClaim", { ...id, claimId } satisfies IdempotencyClaim);
 
 	await next();
 	if (c.res.status >= 500) {
-		await db.delete(idempotencyRecords).where(ours);
+		// Kept when the write was committed: a repeat then answers what it stored.
+		await db.delete(idempotencyRecords).where(and(ours, eq(idempotencyRecords.state, "in_progress")));
 		return;
 	}
+	idempotencyFaults.beforeAnswerStored?.(c.req.path);
 	const body = withoutSecrets(await c.res.clone().text(), c.get("secretFields") ?? []);
 	await db
 		.update(idempotencyRecords)
 		.set({ state: "completed", statusCode: c.res.status, responseBody: body })
 		.where(ours);
 };
+
+function inUse(): ApiError {
+	return new ApiError(
+		"idempotency_key_in_use",
+		"A request with this Idempotency-Key is still in progress; retry in a few seconds.",
+	);
+}
 
 function withoutSecrets(body: string, fields: string[]): string {
 	if (fields.length === 0 || !body.startsWith("{")) return body;

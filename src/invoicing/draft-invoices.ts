@@ -12,6 +12,7 @@ import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import { accounts, invoiceLines, invoices } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
+import { markStatements, type WriteMark } from "../db/write-once";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from "./draft";
@@ -167,6 +168,7 @@ export async function storeDrafts(
 	window: PeriodWindow,
 	drafts: readonly InvoiceDraft[],
 	now: string,
+	mark?: WriteMark,
 ): Promise<InvoiceView[]> {
 	if (drafts.length === 0) return [];
 	const d1 = db.$client;
@@ -230,6 +232,7 @@ export async function storeDrafts(
 					JSON.stringify(row.billTo),
 				),
 				...(rows.length > 0 ? [insertLines(d1, scope.environment, rows)] : []),
+				...markStatements(mark, d1, [row.id]),
 			]);
 		} catch (error) {
 			if (isUniqueViolation(error)) continue;

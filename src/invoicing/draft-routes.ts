@@ -1,12 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
 import { boundedNumber } from "../schemas/numbers";
 import { finalizeInvoice } from "./finalize";
+import { getInvoice } from "./invoices";
 import { addOneOffLine } from "./one-off-lines";
 import { Invoice, InvoiceParams } from "./schemas";
 
@@ -41,11 +43,15 @@ draftInvoiceRoutes.openapi(
 			...errorResponses(...bodyErrors, 404, 409),
 		},
 	}),
-	async (c) =>
-		c.json(
-			await addOneOffLine({ ...scopeOf(c), id: c.req.valid("param").invoice_id, line: c.req.valid("json") }),
-			201,
-		),
+	async (c) => {
+		const id = c.req.valid("param").invoice_id;
+		const invoice = await writeOnce(
+			c,
+			(mark) => addOneOffLine({ ...scopeOf(c), id, line: c.req.valid("json"), mark }),
+			() => getInvoice({ ...scopeOf(c), id }),
+		);
+		return c.json(invoice, 201);
+	},
 );
 
 draftInvoiceRoutes.openapi(
@@ -65,9 +71,13 @@ draftInvoiceRoutes.openapi(
 			...errorResponses(404, 409),
 		},
 	}),
-	async (c) =>
-		c.json(
-			await finalizeInvoice({ env: c.env, scope: c.get("scope"), id: c.req.valid("param").invoice_id }),
-			200,
-		),
+	async (c) => {
+		const id = c.req.valid("param").invoice_id;
+		const invoice = await writeOnce(
+			c,
+			(mark) => finalizeInvoice({ env: c.env, scope: c.get("scope"), id, mark }),
+			() => getInvoice({ ...scopeOf(c), id }),
+		);
+		return c.json(invoice, 200);
+	},
 );

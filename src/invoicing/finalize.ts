@@ -12,9 +12,11 @@ import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
+import type { WriteMark } from "../db/write-once";
+import { markStatements } from "../db/write-once";
 import type { Env, Environment } from "../env";
 import { Decimal } from "../lib/decimal";
-import { conflict } from "../lib/errors";
+import { conflict, contention } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
@@ -41,30 +43,39 @@ export async function finalizeInvoice({
 	env,
 	scope,
 	id,
+	mark,
 }: {
 	env: Env;
 	scope: Scope;
 	id: string;
+	mark?: WriteMark;
 }): Promise<InvoiceView> {
 	const db = database(env.DB);
 	const row = await getInvoiceRow({ db, scope, id });
 	if (row.status !== "draft") throw notDraft(row);
 	// Late usage of the period goes on the draft before it is issued.
 	await generateInvoicesForPeriod({ env, scope, billingPeriod: row.billingPeriod, accountId: row.accountId });
-	for (let attempt = 1; ; attempt++) {
+	for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
 		const now = nowIso();
 		const current = await getInvoiceRow({ db, scope, id });
 		if (current.status !== "draft") throw notDraft(current);
 		try {
-			await issueDraft(db.$client, scope, current, now);
+			await issueDraft(db.$client, scope, current, now, mark);
 			return getInvoice({ db, scope, id });
 		} catch (error) {
-			if (!(isAbortedByGuard(error) || isCreditOverdrawn(error)) || attempt === ATTEMPTS) throw error;
+			if (!(isAbortedByGuard(error) || isCreditOverdrawn(error))) throw error;
 		}
 	}
+	throw contention(`draft invoice ${id}`);
 }
 
-async function issueDraft(d1: D1Database, scope: Scope, draft: InvoiceRow, now: string): Promise<void> {
+async function issueDraft(
+	d1: D1Database,
+	scope: Scope,
+	draft: InvoiceRow,
+	now: string,
+	mark: WriteMark | undefined,
+): Promise<void> {
 	const amount = Decimal.from(draft.amount);
 	const [terms] = await prepareIssue(
 		d1,
@@ -131,6 +142,7 @@ async function issueDraft(d1: D1Database, scope: Scope, draft: InvoiceRow, now: 
 			environment,
 			draft.id,
 		),
+		...markStatements(mark, d1, [draft.id]),
 	]);
 }
 

@@ -13,6 +13,7 @@ import { database } from "../db/client";
 import { getInScope } from "../db/rows";
 import { accounts } from "../db/schema";
 import type { Scope } from "../db/scope";
+import type { WriteMark } from "../db/write-once";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { conflict, validationError } from "../lib/errors";
@@ -35,11 +36,13 @@ export interface GenerateInvoicesInput {
 	/** Only this account's subscriptions; all accounts of the environment when absent. */
 	accountId?: string;
 	now?: Date;
+	/** The Idempotency-Key's mark (db/write-once.ts): each batch that stores invoices records them under the key. */
+	mark?: WriteMark;
 }
 
 /** The invoices created by this call, in subscription order (empty when everything was already billed). */
 export async function generateInvoicesForPeriod(input: GenerateInvoicesInput): Promise<InvoiceView[]> {
-	const { env, scope, billingPeriod, accountId, now = new Date() } = input;
+	const { env, scope, billingPeriod, accountId, now = new Date(), mark } = input;
 	if (!isBillingPeriod(billingPeriod)) {
 		throw validationError("billing_period", "Must be a month written YYYY-MM, e.g. 2026-11.");
 	}
@@ -56,7 +59,8 @@ export async function generateInvoicesForPeriod(input: GenerateInvoicesInput): P
 	const inPeriod = await subscriptionsInPeriod(db, scope, window, accountId);
 	const created: InvoiceView[] = [];
 	for (let i = 0; i < inPeriod.length; i += SUBSCRIPTIONS_PER_GROUP) {
-		created.push(...(await invoiceGroup(env, scope, window, inPeriod.slice(i, i + SUBSCRIPTIONS_PER_GROUP))));
+		const group = inPeriod.slice(i, i + SUBSCRIPTIONS_PER_GROUP);
+		created.push(...(await invoiceGroup(env, scope, window, group, mark)));
 	}
 	return created;
 }
@@ -66,6 +70,7 @@ async function invoiceGroup(
 	scope: Scope,
 	window: PeriodWindow,
 	group: SubscriptionInPeriod[],
+	mark: WriteMark | undefined,
 ): Promise<InvoiceView[]> {
 	const db = database(env.DB);
 	// Usage a subscription adopts (docs/billing.md#subscription-lifecycle) is billed with its period: an adoption still pending is finished first.
@@ -86,8 +91,8 @@ async function invoiceGroup(
 		assertExactAmounts(draft, window.period);
 	}
 	await refreshDrafts(db, scope, refreshes);
-	const drafted = await storeDrafts(db, scope, window, newDrafts, nowIso());
-	return [...drafted, ...(await storeInvoices(db, env.DB, scope, window, drafts, nowIso()))];
+	const drafted = await storeDrafts(db, scope, window, newDrafts, nowIso(), mark);
+	return [...drafted, ...(await storeInvoices(db, env.DB, scope, window, drafts, nowIso(), mark))];
 }
 
 /**

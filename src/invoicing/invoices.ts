@@ -4,7 +4,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
 import { fromMinor } from "../credits/plan";
-import { type ById, getInScope, type Listing } from "../db/rows";
+import { type ById, getInScope, type InScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
@@ -69,6 +69,7 @@ export interface InvoiceView {
 
 export interface InvoicePaymentView {
 	id: string;
+	kind: "payment" | "refund";
 	amount: number;
 	reference: string | null;
 	provider: "manual" | "stripe";
@@ -148,6 +149,7 @@ export function invoiceView(
 		amount_remaining: Decimal.max(Decimal.ZERO, amountDue.sub(amountPaid).sub(refunded)).toNumber(),
 		payments: paid.map((payment) => ({
 			id: payment.id,
+			kind: payment.kind,
 			amount: Decimal.from(payment.amount).toNumber(),
 			reference: payment.reference,
 			provider: payment.provider ?? "manual",
@@ -239,6 +241,23 @@ export interface InvoiceFilters {
 	/** true: open invoices past their due date (at `now`); false: every other invoice. */
 	overdue?: boolean;
 	now?: string;
+	/** Only these (at most 50: each id is a bound parameter). */
+	ids?: readonly string[];
+}
+
+/** These invoices, in this order (the answer of a generation repeated after a crash, db/write-once.ts). */
+export async function getInvoices({
+	db,
+	scope,
+	ids,
+}: InScope & { ids: readonly string[] }): Promise<InvoiceView[]> {
+	const found = new Map<string, InvoiceView>();
+	for (let i = 0; i < ids.length; i += 50) {
+		const chunk = ids.slice(i, i + 50);
+		const { items } = await listInvoices({ db, scope, filters: { ids: chunk }, limit: 100, offset: 0 });
+		for (const invoice of items) found.set(invoice.id, invoice);
+	}
+	return ids.flatMap((id) => found.get(id) ?? []);
 }
 
 /** One page of invoices, newest first, with the line items of that page read in the same round trip. */
@@ -258,6 +277,7 @@ export async function listInvoices({
 		filters.billing_period === undefined ? undefined : eq(invoices.billingPeriod, filters.billing_period),
 		overdueCondition(filters.overdue, filters.now ?? new Date().toISOString()),
 		filters.issued === true ? ne(invoices.status, "draft") : undefined,
+		filters.ids === undefined ? undefined : inArray(invoices.id, [...filters.ids]),
 	);
 	const newestFirst = [desc(invoices.createdAt), desc(invoices.id)] as const;
 	const pageIds = db

@@ -6,8 +6,9 @@
 import { auditInsert } from "../audit/record";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import type { ById } from "../db/rows";
+import { markStatements, type WriteMark } from "../db/write-once";
 import { Decimal } from "../lib/decimal";
-import { conflict, validationError } from "../lib/errors";
+import { conflict, contention, validationError } from "../lib/errors";
 import { minorUnits } from "../lib/money";
 import { getInvoice, getInvoiceRow, type InvoiceView } from "./invoices";
 
@@ -21,8 +22,9 @@ export async function addOneOffLine({
 	scope,
 	id,
 	line,
-}: ById & { line: { description: string; amount: number } }): Promise<InvoiceView> {
-	for (let attempt = 1; ; attempt++) {
+	mark,
+}: ById & { line: { description: string; amount: number }; mark?: WriteMark }): Promise<InvoiceView> {
+	for (let attempt = 1; attempt <= RACE_ATTEMPTS; attempt++) {
 		const row = await getInvoiceRow({ db, scope, id });
 		if (row.status !== "draft") {
 			throw conflict(`Invoice ${id} is ${row.status}; lines can be added to a draft invoice only.`);
@@ -71,10 +73,12 @@ export async function addOneOffLine({
 						line_added: [null, { description: line.description, amount: amount.toNumber() }],
 					},
 				}),
+				...markStatements(mark, d1, [id]),
 			]);
 			return getInvoice({ db, scope, id });
 		} catch (error) {
-			if (!isAbortedByGuard(error) || attempt === RACE_ATTEMPTS) throw error;
+			if (!isAbortedByGuard(error)) throw error;
 		}
 	}
+	throw contention(`draft invoice ${id}`);
 }

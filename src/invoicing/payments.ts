@@ -9,13 +9,25 @@ import { settleGrants } from "../credits/ledger";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../db/batch";
 import type { ById } from "../db/rows";
 import { creditLedger, invoices, payments } from "../db/schema";
-import { inScope } from "../db/scope";
+import { inScope, type Scope } from "../db/scope";
+import { markStatements, type WriteMark } from "../db/write-once";
 import { Decimal } from "../lib/decimal";
 import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { outboxInsert } from "../webhooks/outbox";
 import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
+
+/** The invoice, only while it is open and credit notes took what they had when it was read. */
+function stillOpen(scope: Scope, id: string, creditedMinor: number) {
+	return inScope(
+		scope,
+		invoices,
+		eq(invoices.id, id),
+		eq(invoices.status, "open"),
+		eq(invoices.creditedMinor, creditedMinor),
+	);
+}
 
 function notOpen(row: InvoiceRow, verb: "pay" | "void"): Error {
 	return conflict(
@@ -27,14 +39,19 @@ function notOpen(row: InvoiceRow, verb: "pay" | "void"): Error {
  * Voiding a draft discards it: it stays readable, void and never numbered; it was never announced, so no
  * webhook, and it applied no credits. The period's next generation invoices its usage again.
  */
-async function discardDraft({ db, scope, id }: ById): Promise<InvoiceView> {
-	const [discarded] = await db
+async function discardDraft({ db, scope, id, mark }: ById & { mark?: WriteMark }): Promise<InvoiceView> {
+	const d1 = db.$client;
+	const discard = db
 		.update(invoices)
 		.set({ status: "void", voidedAt: nowIso() })
-		.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "draft")))
-		.returning({ id: invoices.id });
-	// Finalized meanwhile: void it as an issued invoice.
-	if (!discarded) return voidInvoice({ db, scope, id });
+		.where(inScope(scope, invoices, eq(invoices.id, id), eq(invoices.status, "draft")));
+	try {
+		await d1.batch([fromDrizzle(d1, discard), abortUnlessChanged(d1), ...markStatements(mark, d1, [id])]);
+	} catch (error) {
+		if (!isAbortedByGuard(error)) throw error;
+		// Finalized meanwhile: void it as an issued invoice.
+		return voidInvoice({ db, scope, id, mark });
+	}
 	return getInvoice({ db, scope, id });
 }
 
@@ -55,8 +72,10 @@ export async function payInvoice({
 	scope,
 	id,
 	reference,
+	mark,
 }: ById & {
 	reference?: string;
+	mark?: WriteMark;
 }): Promise<InvoiceView> {
 	const row = await getInvoiceRow({ db, scope, id });
 	if (row.status !== "open") throw notOpen(row, "pay");
@@ -70,53 +89,50 @@ export async function payInvoice({
 		.sub(Decimal.from(row.creditsApplied))
 		.sub(Decimal.from(row.creditedToInvoice));
 	const amount = due.toNumber();
+	const d1 = db.$client;
 	try {
-		await db.batch([
-			db
-				.update(invoices)
-				.set({ status: "paid", paidAt })
-				.where(
-					inScope(
-						scope,
-						invoices,
+		await d1.batch([
+			...[
+				db
+					.update(invoices)
+					.set({ status: "paid", paidAt })
+					.where(stillOpen(scope, id, row.creditedMinor)),
+				db.insert(payments).values({
+					id: paymentId,
+					environment: scope.environment,
+					invoiceId: id,
+					accountId: row.accountId,
+					amount: sql`(SELECT ${due.toString()} FROM ${invoices} WHERE ${and(
 						eq(invoices.id, id),
-						eq(invoices.status, "open"),
-						eq(invoices.creditedMinor, row.creditedMinor),
-					),
-				),
-			db.insert(payments).values({
-				id: paymentId,
-				environment: scope.environment,
-				invoiceId: id,
-				accountId: row.accountId,
-				amount: sql`(SELECT ${due.toString()} FROM ${invoices} WHERE ${and(
-					eq(invoices.id, id),
-					eq(invoices.status, "paid"),
-					eq(invoices.paidAt, paidAt),
-				)})`,
-				currency: row.currency,
-				reference: reference ?? null,
-				createdAt: paidAt,
-			}),
-			outboxInsert(db, scope, "invoice.paid", { ...invoiceEventData(paid), paid_at: paidAt }),
-			outboxInsert(db, scope, "payment.successful", {
-				payment_id: paymentId,
-				invoice_id: id,
-				account_id: row.accountId,
-				amount,
-				currency: row.currency,
-				paid_at: paidAt,
-			}),
-			auditRecordInsert(db, scope, {
-				action: "invoice.paid",
-				resourceId: id,
-				changes: {
-					status: ["open", "paid"],
-					paid_at: [null, paidAt],
-					payment_id: [null, paymentId],
-					...(reference === undefined ? {} : { reference: [null, reference] }),
-				},
-			}),
+						eq(invoices.status, "paid"),
+						eq(invoices.paidAt, paidAt),
+					)})`,
+					currency: row.currency,
+					reference: reference ?? null,
+					createdAt: paidAt,
+				}),
+				outboxInsert(db, scope, "invoice.paid", { ...invoiceEventData(paid), paid_at: paidAt }),
+				outboxInsert(db, scope, "payment.successful", {
+					payment_id: paymentId,
+					invoice_id: id,
+					account_id: row.accountId,
+					amount,
+					currency: row.currency,
+					kind: "payment",
+					paid_at: paidAt,
+				}),
+				auditRecordInsert(db, scope, {
+					action: "invoice.paid",
+					resourceId: id,
+					changes: {
+						status: ["open", "paid"],
+						paid_at: [null, paidAt],
+						payment_id: [null, paymentId],
+						...(reference === undefined ? {} : { reference: [null, reference] }),
+					},
+				}),
+			].map((query) => fromDrizzle(d1, query)),
+			...markStatements(mark, d1, [paymentId]),
 		]);
 	} catch (error) {
 		const now = await getInvoiceRow({ db, scope, id });
@@ -134,12 +150,17 @@ export async function payInvoice({
  * its credit applications, the re-expiry of grants that expired meanwhile, and invoice.voided are one batch,
  * which a guard rolls back when the conditional UPDATE changed nothing.
  */
-export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView> {
+export async function voidInvoice({
+	db,
+	scope,
+	id,
+	mark,
+}: ById & { mark?: WriteMark }): Promise<InvoiceView> {
 	const row = await getInvoiceRow({ db, scope, id });
 	if (row.status === "paid") throw notOpen(row, "void");
 	if (row.status === "void") return getInvoice({ db, scope, id });
 	if (row.creditedMinor > 0) throw credited(row);
-	if (row.status === "draft") return discardDraft({ db, scope, id });
+	if (row.status === "draft") return discardDraft({ db, scope, id, mark });
 
 	const d1 = db.$client;
 	const voidedAt = nowIso();
@@ -156,15 +177,7 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 				db
 					.update(invoices)
 					.set({ status: "void", voidedAt })
-					.where(
-						inScope(
-							scope,
-							invoices,
-							eq(invoices.id, id),
-							eq(invoices.status, "open"),
-							eq(invoices.creditedMinor, 0),
-						),
-					),
+					.where(stillOpen(scope, id, 0)),
 			),
 			abortUnlessChanged(d1),
 			fromDrizzle(d1, giveCreditsBack),
@@ -179,6 +192,7 @@ export async function voidInvoice({ db, scope, id }: ById): Promise<InvoiceView>
 				resourceId: id,
 				changes: { status: ["open", "void"], voided_at: [null, voidedAt] },
 			}),
+			...markStatements(mark, d1, [id]),
 		]);
 	} catch (error) {
 		if (!isAbortedByGuard(error)) throw error;

@@ -1,12 +1,14 @@
 import { createRoute, type z } from "@hono/zod-openapi";
+import type { WriteMark } from "../db/write-once";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
+import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { pageOf, pageSchema } from "../schemas/pages";
 import { generateInvoicesForPeriod } from "./generate";
-import { getInvoice, listInvoices } from "./invoices";
+import { getInvoice, getInvoices, listInvoices } from "./invoices";
 import { payInvoice, voidInvoice } from "./payments";
 import {
 	GeneratedInvoices,
@@ -42,12 +44,19 @@ invoiceRoutes.openapi(
 	}),
 	async (c) => {
 		const input = c.req.valid("json");
-		const created = await generateInvoicesForPeriod({
-			env: c.env,
-			scope: c.get("scope"),
-			billingPeriod: input.billing_period,
-			accountId: input.account_id,
-		});
+		const generate = (mark: WriteMark | undefined) =>
+			generateInvoicesForPeriod({
+				env: c.env,
+				scope: c.get("scope"),
+				billingPeriod: input.billing_period,
+				accountId: input.account_id,
+				mark,
+			});
+		// A repeat after a crash answers the invoices the first call stored, and finishes what it had not reached.
+		const created = await writeOnce(c, generate, async (ids, mark) => [
+			...(await getInvoices({ ...scopeOf(c), ids })),
+			...(await generate(mark)),
+		]);
 		if (created.length === 0) return c.json({ invoices: [] }, 200);
 		return c.json({ invoices: created }, 201);
 	},
@@ -117,11 +126,13 @@ invoiceRoutes.openapi(
 		},
 	}),
 	async (c) => {
-		const invoice = await payInvoice({
-			...scopeOf(c),
-			id: c.req.valid("param").invoice_id,
-			reference: (c.req.valid("json") as z.infer<typeof PayInvoice> | undefined)?.reference,
-		});
+		const id = c.req.valid("param").invoice_id;
+		const reference = (c.req.valid("json") as z.infer<typeof PayInvoice> | undefined)?.reference;
+		const invoice = await writeOnce(
+			c,
+			(mark) => payInvoice({ ...scopeOf(c), id, reference, mark }),
+			() => getInvoice({ ...scopeOf(c), id }),
+		);
 		return c.json(invoice, 200);
 	},
 );
@@ -140,12 +151,13 @@ invoiceRoutes.openapi(
 		request: { params: InvoiceParams },
 		responses: { 200: { description: "The void invoice", ...json(Invoice) }, ...errorResponses(404, 409) },
 	}),
-	async (c) =>
-		c.json(
-			await voidInvoice({
-				...scopeOf(c),
-				id: c.req.valid("param").invoice_id,
-			}),
-			200,
-		),
+	async (c) => {
+		const id = c.req.valid("param").invoice_id;
+		const invoice = await writeOnce(
+			c,
+			(mark) => voidInvoice({ ...scopeOf(c), id, mark }),
+			() => getInvoice({ ...scopeOf(c), id }),
+		);
+		return c.json(invoice, 200);
+	},
 );

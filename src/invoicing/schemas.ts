@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
+import { PaymentKind } from "../payments/schemas";
 import { pageQuery } from "../schemas/pages";
 import { Collection } from "./collection-view";
 
@@ -63,6 +64,7 @@ export const BillTo = z
 export const InvoicePayment = z
 	.object({
 		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
+		kind: PaymentKind,
 		amount: z.number().openapi({ description: "Negative for a refund made by a credit note." }),
 		reference: z.string().nullable().openapi({
 			example: "wire-2026-001",

@@ -18,7 +18,9 @@ import { isCreditOverdrawn, ledgerInsert } from "../credits/ledger";
 import { chunkJsonRows, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import type { Scope } from "../db/scope";
+import { markStatements, type WriteMark } from "../db/write-once";
 import { Decimal } from "../lib/decimal";
+import { contention } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
@@ -78,15 +80,17 @@ export async function storeInvoices(
 	window: PeriodWindow,
 	drafts: readonly InvoiceDraft[],
 	now: string,
+	mark?: WriteMark,
 ): Promise<InvoiceView[]> {
 	if (drafts.length === 0) return [];
-	for (let attempt = 1; ; attempt++) {
+	for (let attempt = 1; attempt <= CREDIT_RACE_ATTEMPTS; attempt++) {
 		try {
-			return await storeIssued(db, d1, scope, window, drafts, now);
+			return await storeIssued(db, d1, scope, window, drafts, now, mark);
 		} catch (error) {
-			if (!isCreditOverdrawn(error) || attempt === CREDIT_RACE_ATTEMPTS) throw error;
+			if (!isCreditOverdrawn(error)) throw error;
 		}
 	}
+	throw contention("the prepaid credits of these accounts");
 }
 
 /** Credits are planned again after losing a race for them; a few rounds settle any realistic contention. */
@@ -99,22 +103,23 @@ async function storeIssued(
 	window: PeriodWindow,
 	drafts: readonly InvoiceDraft[],
 	now: string,
+	mark?: WriteMark,
 ): Promise<InvoiceView[]> {
 	if (drafts.length === 1) {
-		const stored = await storeInvoice(db, scope, window, drafts[0] as InvoiceDraft, now);
+		const stored = await storeInvoice(db, scope, window, drafts[0] as InvoiceDraft, now, undefined, mark);
 		return stored === null ? [] : [stored];
 	}
 	const terms = await prepareIssue(d1, scope, drafts, now);
 	try {
 		const issued = drafts.map((draft, i) => ({ draft, terms: terms[i] as IssueTerms }));
-		return await insertInvoices(d1, scope, issued, window, now);
+		return await insertInvoices(d1, scope, issued, window, now, mark);
 	} catch (error) {
 		if (!isUniqueViolation(error)) throw error;
 	}
 	// The group's terms still hold: its batch rolled back, so none of the credits it planned were spent.
 	const stored: InvoiceView[] = [];
 	for (const [i, draft] of drafts.entries()) {
-		const invoice = await storeInvoice(db, scope, window, draft, now, terms[i]);
+		const invoice = await storeInvoice(db, scope, window, draft, now, terms[i], mark);
 		if (invoice !== null) stored.push(invoice);
 	}
 	return stored;
@@ -130,6 +135,7 @@ async function insertInvoices(
 	issued: readonly { draft: InvoiceDraft; terms: IssueTerms }[],
 	window: PeriodWindow,
 	now: string,
+	mark?: WriteMark,
 ): Promise<InvoiceView[]> {
 	const invoices = issued.map(({ draft, terms }) => ({
 		row: invoiceRow(scope, window, draft, now, terms),
@@ -242,6 +248,11 @@ async function insertInvoices(
 		...spendCredits,
 		...announce,
 		...record,
+		...markStatements(
+			mark,
+			d1,
+			invoices.map(({ row }) => row.id),
+		),
 	]);
 	const numbers = new Map<string, number>();
 	for (const result of results.slice(1, 1 + insertInvoices.length)) {
@@ -270,11 +281,12 @@ export async function storeInvoice(
 	draft: InvoiceDraft,
 	now: string,
 	planned?: IssueTerms,
+	mark?: WriteMark,
 ): Promise<InvoiceView | null> {
 	const d1 = db.$client;
 	const terms = planned ?? ((await prepareIssue(d1, scope, [draft], now))[0] as IssueTerms);
 	try {
-		const [stored] = await insertInvoices(d1, scope, [{ draft, terms }], window, now);
+		const [stored] = await insertInvoices(d1, scope, [{ draft, terms }], window, now, mark);
 		return stored ?? null;
 	} catch (error) {
 		if (isUniqueViolation(error)) return null;

@@ -52,3 +52,13 @@ export const validationError = (path: string, message: string) =>
 /** Stripe refused or did not answer (docs/payments.md); `message` is Stripe's own, never a key. */
 export const paymentProviderError = (message: string) =>
 	new DomainError("payment_provider_error", `Stripe refused the request: ${message}`);
+
+/**
+ * A guarded write that kept losing races against concurrent writes of the same thing (docs/conventions.md#errors):
+ * nothing was stored by this request, and trying again shortly succeeds.
+ */
+export const contention = (what: string) =>
+	new DomainError(
+		"conflict",
+		`Too many concurrent changes to ${what} at once: nothing was stored by this request. Try again.`,
+	);

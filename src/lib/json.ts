@@ -14,3 +14,16 @@ export function repeatedJson(): (value: string | null) => string {
 		return json;
 	};
 }
+
+/**
+ * One text per JSON value, whatever the key order or whitespace it arrived with: object keys sorted, no spaces.
+ * Two requests are the same request when these are equal (the Idempotency-Key check compares them).
+ */
+export function canonicalJson(value: unknown): string {
+	return JSON.stringify(value, (_key, item: unknown) => {
+		if (item === null || typeof item !== "object" || Array.isArray(item)) return item;
+		const sorted: Record<string, unknown> = {};
+		for (const name of Object.keys(item).sort()) sorted[name] = (item as Record<string, unknown>)[name];
+		return sorted;
+	});
+}

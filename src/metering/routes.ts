@@ -11,6 +11,7 @@ import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { SDK_WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
+import { validationError } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import {
 	ActionBatchInput,
@@ -46,6 +47,13 @@ function batchResponse<S extends z.ZodType>(name: string, event: S) {
 }
 
 async function sendOne(c: AppContext, kind: EventKind, input: ActionInput | OutcomeInput, header?: string) {
+	// One event, two keys that disagree: which one dedupes is the client's mistake to fix, not ours to pick.
+	if (input.idempotency_key !== undefined && header !== undefined && input.idempotency_key !== header) {
+		throw validationError(
+			"idempotency_key",
+			"The body's idempotency_key and the Idempotency-Key header differ; send one, or the same in both.",
+		);
+	}
 	const event = toMeteringEvent(kind, input, nowIso(), input.idempotency_key ?? header ?? null);
 	const [recorded] = await recordEvents({ env: c.env, scope: c.get("scope"), events: [event] });
 	if (!recorded) throw new Error("recordEvents returned no result");

@@ -47,6 +47,9 @@ const PaymentSuccessful = z
 		account_id: id("acct"),
 		amount: z.number().openapi({ example: 313.77 }),
 		currency: Currency,
+		kind: z
+			.enum(["payment"])
+			.openapi({ description: "Always payment: a refund comes with credit_note.created." }),
 		paid_at: Timestamp,
 	})
 	.openapi("PaymentSuccessfulData");

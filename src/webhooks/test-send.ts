@@ -40,6 +40,7 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 				account_id: invoice.account_id,
 				amount: invoice.amount,
 				currency: invoice.currency,
+				kind: "payment",
 				paid_at: now,
 			};
 		case "outcome.completed":

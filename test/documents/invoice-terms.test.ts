@@ -66,6 +66,7 @@ describe("payments (§20)", () => {
 		expect(paid.body.payments).toEqual([
 			{
 				id: expect.stringMatching(/^pay_[0-9a-z]{26}$/),
+				kind: "payment",
 				amount: 40,
 				reference: "wire-2026-001",
 				paid_at: paid.body.paid_at,
@@ -81,6 +82,7 @@ describe("payments (§20)", () => {
 			account_id: account.id,
 			amount: 40,
 			currency: "USD",
+			kind: "payment",
 			reference: "wire-2026-001",
 			paid_at: paid.body.paid_at,
 		};

@@ -54,6 +54,7 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 			payments: [
 				{
 					id: expect.stringMatching(/^pay_/),
+					kind: "payment",
 					amount: 12.8,
 					reference: "wire-2026-0042",
 					provider: "manual",
@@ -102,6 +103,7 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 					account_id: invoice.account_id,
 					amount: 12.8,
 					currency: "USD",
+					kind: "payment",
 					paid_at: paidAt,
 				},
 			],

@@ -145,6 +145,7 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 			payments: [
 				{
 					id: "pay_1",
+					kind: "payment" as const,
 					amount: 1882.3,
 					reference: "wire-2026-001",
 					provider: "manual" as const,

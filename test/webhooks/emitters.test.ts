@@ -170,6 +170,7 @@ describe("events from the API's operations", () => {
 			account_id: account.id,
 			amount: 25,
 			currency: "USD",
+			kind: "payment",
 			paid_at: paid.body.paid_at,
 		});
 	});

@@ -30,7 +30,7 @@ const DATA_FIELDS: Record<(typeof WEBHOOK_EVENT_KINDS)[number], string[]> = {
 	"invoice.created": invoiceFields,
 	"invoice.paid": [...invoiceFields, "paid_at"],
 	"invoice.voided": [...invoiceFields, "voided_at"],
-	"payment.successful": ["payment_id", "invoice_id", "account_id", "amount", "currency", "paid_at"],
+	"payment.successful": ["payment_id", "invoice_id", "account_id", "amount", "currency", "kind", "paid_at"],
 	"payment.failed": ["invoice_id", "account_id", "amount", "currency", "attempt", "next_attempt_at", "error"],
 	"invoice.payment_failed": [...invoiceFields, "attempts"],
 	"outcome.completed": [

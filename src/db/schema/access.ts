@@ -32,9 +32,12 @@ export const idempotencyRecords = sqliteTable(
 		key: text("key").notNull(),
 		requestHash: text("request_hash").notNull(),
 		claimId: text("claim_id").notNull(),
-		state: text("state", { enum: ["in_progress", "completed"] }).notNull(),
+		// committed: the write's own batch stored it, its response is not stored yet (db/write-once.ts).
+		state: text("state", { enum: ["in_progress", "committed", "completed"] }).notNull(),
 		statusCode: integer("status_code"),
 		responseBody: text("response_body"),
+		/** The ids a committed write stored, as a JSON array. */
+		resources: text("resources"),
 		createdAt: text("created_at").notNull(),
 		expiresAt: text("expires_at").notNull(),
 	},

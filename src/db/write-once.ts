@@ -1,0 +1,71 @@
+/**
+ * A write and the answer of its Idempotency-Key commit together (docs/conventions.md#the-idempotency-key-header).
+ * http/idempotency.ts claims the key before the route runs; a domain verb that moves money or numbers a document
+ * puts `mark.statements(d1, ids)` into its own D1 batch, which marks the key's record `committed` with the ids it
+ * wrote. So when the Worker dies after that batch, the repeat finds what was done instead of a claim to abandon,
+ * and answers it rather than doing it again.
+ *
+ * The mark only updates the record this request claimed (its claim id). When a repeat took the key over meanwhile
+ * (the first request was taken for dead after 60 seconds), the update changes nothing and the guard after it rolls
+ * the whole write back: of two requests with one key, one write at most is stored.
+ */
+
+/** The key a request claimed: its record's primary key and the claim's own id. */
+export interface IdempotencyClaim {
+	environment: string;
+	keyId: string;
+	method: string;
+	path: string;
+	key: string;
+	claimId: string;
+}
+
+/** What a domain verb is handed to make its write and the key's record one batch; absent without a key. */
+export interface WriteMark {
+	/** Statements to add to the write's batch: they record `ids` (appended to earlier ones) under the key. */
+	statements(d1: D1Database, ids: readonly string[]): D1PreparedStatement[];
+}
+
+const CLAIM_LOST = "idempotency-claim-lost";
+
+export function writeMark(claim: IdempotencyClaim): WriteMark {
+	return {
+		statements: (d1, ids) => [
+			d1
+				.prepare(
+					`UPDATE idempotency_records SET state = 'committed', resources = CASE
+						WHEN resources IS NULL OR resources = '[]' THEN ?7
+						WHEN ?7 = '[]' THEN resources
+						ELSE substr(resources, 1, length(resources) - 1) || ',' || substr(?7, 2) END
+					WHERE environment = ?1 AND key_id = ?2 AND method = ?3 AND path = ?4 AND key = ?5 AND claim_id = ?6
+						AND state IN ('in_progress', 'committed')`,
+				)
+				.bind(
+					claim.environment,
+					claim.keyId,
+					claim.method,
+					claim.path,
+					claim.key,
+					claim.claimId,
+					JSON.stringify(ids),
+				),
+			// A JSON path error names its path, so this abort is told apart from the stale-write guard's.
+			d1.prepare(`SELECT CASE WHEN changes() = 0 THEN json_extract('{}', '${CLAIM_LOST}') END`),
+		],
+	};
+}
+
+/** The batch was rolled back because another request took this one's Idempotency-Key over. */
+export function isClaimLost(error: unknown): boolean {
+	const text = String((error as { cause?: unknown })?.cause ?? "") + String(error);
+	return text.includes(CLAIM_LOST);
+}
+
+/** The statements of an optional mark: none without an Idempotency-Key. */
+export function markStatements(
+	mark: WriteMark | undefined,
+	d1: D1Database,
+	ids: readonly string[],
+): D1PreparedStatement[] {
+	return mark === undefined ? [] : mark.statements(d1, ids);
+}
