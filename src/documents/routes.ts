@@ -4,9 +4,7 @@ import { errorResponses } from "../http/errors";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { getInvoice } from "../invoicing/invoices";
-import { interFonts } from "./fonts";
-import { renderInvoicePdf } from "./invoice-pdf";
-import { sellerName } from "./seller";
+import { invoicePdf } from "./pdf";
 
 export const documentRoutes = apiRouter();
 
@@ -36,10 +34,7 @@ documentRoutes.openapi(
 			...scopeOf(c),
 			id: c.req.valid("param").invoice_id,
 		});
-		const bytes = await renderInvoicePdf(invoice, {
-			seller: sellerName(c.env),
-			fonts: interFonts,
-		});
+		const bytes = await invoicePdf(invoice, c.env);
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,

@@ -7,8 +7,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { Alert } from "../alerts/routes";
 import { CreditGrant } from "../credits/routes";
-import { interFonts } from "../documents/fonts";
-import { renderInvoicePdf } from "../documents/invoice-pdf";
+import { invoicePdf } from "../documents/pdf";
 import { sellerName } from "../documents/seller";
 import { scopeOf } from "../http/context";
 import { ErrorBody } from "../http/errors";
@@ -189,7 +188,7 @@ portalRoutes.openapi(
 	}),
 	async (c) => {
 		const invoice = await accountInvoice(c, c.req.valid("param").invoice_id);
-		const bytes = await renderInvoicePdf(invoice, { seller: sellerName(c.env), fonts: interFonts });
+		const bytes = await invoicePdf(invoice, c.env);
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,
