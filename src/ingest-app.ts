@@ -1,7 +1,7 @@
 /**
  * What a new isolate answers before it loads the rest of the service: events (POST /v1/actions, /v1/outcomes and
  * their batches), usage (GET /v1/usage, /v1/usage/unbilled) and /healthz. Every other request goes to the whole
- * app (app.ts), imported on the first one: its routes build some thousand zod schemas, PDFs and MCP load more, and
+ * app (app.ts), imported on the first one: its routes build some 2,000 zod schemas, PDFs and MCP load more, and
  * an isolate that only meters never pays for them (docs/scaling.md#cold-start).
  *
  * Both apps are assembled alike (assemble-app.ts) from the same route modules, so a request answers the same in

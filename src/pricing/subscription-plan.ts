@@ -9,8 +9,9 @@ import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import { notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
+import { effectivePlan } from "./effective-plan";
 import type { RatePlanRow } from "./plans";
-import { effectivePlan, type PriceOverride } from "./price-overrides";
+import type { PriceOverride } from "./price-overrides";
 
 interface Row {
 	id: string;

@@ -51,10 +51,22 @@ export async function buildWorker(config, outfile, metafile, extra = []) {
 	};
 }
 
-/** Runs `wrangler check startup` on a built Worker; answers its CPU profile. */
-export function profileStartup(worker, profileFile) {
-	wrangler(["check", "startup", "--worker", worker.outfile, "--outfile", profileFile]);
-	return JSON.parse(readFileSync(profileFile, "utf8"));
+/**
+ * Runs `wrangler check startup` on a built Worker; answers its CPU profile. wrangler gives up on a profile after
+ * 10 seconds (starting its runtime included), which a busy machine can take: such a run is tried again, and after
+ * `attempts` of them the answer is null.
+ */
+export function profileStartup(worker, profileFile, attempts = 4) {
+	for (let attempt = 1; attempt <= attempts; attempt++) {
+		try {
+			wrangler(["check", "startup", "--worker", worker.outfile, "--outfile", profileFile]);
+			return JSON.parse(readFileSync(profileFile, "utf8"));
+		} catch (error) {
+			if (!/timed out/.test(String(error))) throw error;
+			console.error(`  … wrangler check startup timed out (${attempt} of ${attempts})`);
+		}
+	}
+	return null;
 }
 
 /** Active CPU of a startup profile in ms, as wrangler sums it: every sample but the idle ones. */
