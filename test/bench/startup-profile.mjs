@@ -94,7 +94,7 @@ export function linesToSources(main) {
 	return (line) => {
 		let low = 0;
 		let high = starts.length - 1;
-		let found = "(bundle runtime)";
+		let found = "(esbuild wrappers)";
 		while (low <= high) {
 			const mid = (low + high) >> 1;
 			if (starts[mid].line <= line) {
