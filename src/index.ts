@@ -1,34 +1,51 @@
-import { createApp } from "./app";
-import { database } from "./db/client";
+/**
+ * The Worker: fetch, queues and crons. A new isolate starts with the ingest app alone (ingest-app.ts); the whole
+ * app, the queue consumers and the cron jobs are imported when first needed (docs/scaling.md#cold-start).
+ */
 import type { Env } from "./env";
-import { finalizeDueDrafts } from "./invoicing/finalize";
+import type { Router } from "./http/context";
+import { createIngestApp } from "./ingest-app";
 import type { InvoiceJob } from "./invoicing/jobs";
-import { handleInvoiceBatch, runMonthlyInvoicing } from "./invoicing/monthly";
-import { adoptPendingUsage } from "./subscriptions/adoption";
-import { cancelDueSubscriptions } from "./subscriptions/scheduled";
-import { handleWebhookBatch } from "./webhooks/consumer";
 import type { WebhookMessage } from "./webhooks/messages";
-import { resealWebhookSecrets } from "./webhooks/secret-box";
-import { sweepWebhooks } from "./webhooks/sweep";
 
 export { RateLimiter } from "./durable-objects/rate-limiter/object";
 export { UsageAccumulator } from "./durable-objects/usage-accumulator/object";
 
-const app = createApp();
+const ingest = createIngestApp();
+let whole: Promise<Router> | undefined;
+
+/** The whole app, imported and built on the first request that needs it (a failed import is tried again). */
+function wholeApp(): Promise<Router> {
+	whole ??= import("./app").then(
+		({ createApp }) => createApp(),
+		(error) => {
+			whole = undefined;
+			throw error;
+		},
+	);
+	return whole;
+}
 
 export default {
-	fetch: app.fetch,
+	async fetch(request, env, ctx) {
+		if (ingest.answers(request)) return ingest.app.fetch(request, env, ctx);
+		return (await wholeApp()).fetch(request, env, ctx);
+	},
 
 	async queue(batch, env) {
 		switch (batch.queue) {
-			case "webhook-deliveries":
+			case "webhook-deliveries": {
+				const { handleWebhookBatch } = await import("./webhooks/consumer");
 				await handleWebhookBatch(batch as MessageBatch<WebhookMessage>, env);
 				break;
-			case "invoice-generation":
+			}
+			case "invoice-generation": {
+				const { handleInvoiceBatch } = await import("./invoicing/monthly");
 				await handleInvoiceBatch(batch as MessageBatch<InvoiceJob>, env);
 				// The monthly run's invoices of Stripe accounts are asked for in the run that issued them.
 				await (await import("./payments/collect")).collectWithCron(env, new Date());
 				break;
+			}
 			default:
 				console.error(JSON.stringify({ at: "queue", error: `no consumer for queue '${batch.queue}'` }));
 				batch.retryAll();
@@ -36,20 +53,42 @@ export default {
 	},
 
 	async scheduled(controller, env) {
+		const at = new Date(controller.scheduledTime);
 		switch (controller.cron) {
-			case "*/5 * * * *":
+			case "*/5 * * * *": {
+				const [
+					{ sweepWebhooks },
+					{ resealWebhookSecrets },
+					{ database },
+					{ cancelDueSubscriptions },
+					{ adoptPendingUsage },
+					{ finalizeDueDrafts },
+				] = await Promise.all([
+					import("./webhooks/sweep"),
+					import("./webhooks/secret-box"),
+					import("./db/client"),
+					import("./subscriptions/scheduled"),
+					import("./subscriptions/adoption"),
+					import("./invoicing/finalize"),
+				]);
 				await sweepWebhooks(env);
 				await resealWebhookSecrets(database(env.DB), env);
-				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
+				await cancelDueSubscriptions(env, at);
 				await adoptPendingUsage(env);
-				await finalizeDueDrafts(env, new Date(controller.scheduledTime));
+				await finalizeDueDrafts(env, at);
 				// Stripe (docs/payments.md): what the run above issued, dunning retries, calls that failed before.
-				await (await import("./payments/collect")).collectWithCron(env, new Date(controller.scheduledTime));
+				await (await import("./payments/collect")).collectWithCron(env, at);
 				break;
-			case "5 0 1 * *":
-				await cancelDueSubscriptions(env, new Date(controller.scheduledTime));
-				await runMonthlyInvoicing(env, new Date(controller.scheduledTime));
+			}
+			case "5 0 1 * *": {
+				const [{ cancelDueSubscriptions }, { runMonthlyInvoicing }] = await Promise.all([
+					import("./subscriptions/scheduled"),
+					import("./invoicing/monthly"),
+				]);
+				await cancelDueSubscriptions(env, at);
+				await runMonthlyInvoicing(env, at);
 				break;
+			}
 			default:
 				console.error(JSON.stringify({ at: "scheduled", error: `no job for cron '${controller.cron}'` }));
 		}

@@ -9,8 +9,9 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Db } from "../db/client";
 import { ratePlans, subscriptionPlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
+import { effectivePlan } from "../pricing/effective-plan";
 import type { RatePlanRow } from "../pricing/plans";
-import { effectivePlan, type PriceOverride } from "../pricing/price-overrides";
+import type { PriceOverride } from "../pricing/price-overrides";
 
 /**
  * The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. P is

@@ -1,7 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { renderCreditNotePdf } from "../documents/credit-note-pdf";
-import { interFonts } from "../documents/fonts";
-import { sellerName } from "../documents/seller";
+import { creditNotePdf } from "../documents/pdf";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { writeOnce } from "../http/idempotency";
@@ -116,7 +114,7 @@ creditNoteRoutes.openapi(
 		const inScope = scopeOf(c);
 		const note = await getCreditNote({ ...inScope, id: c.req.valid("param").credit_note_id });
 		const invoice = await getInvoice({ ...inScope, id: note.invoice_id });
-		const bytes = await renderCreditNotePdf(note, invoice, { seller: sellerName(c.env), fonts: interFonts });
+		const bytes = await creditNotePdf(note, invoice, c.env);
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${note.number}.pdf"`,

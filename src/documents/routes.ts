@@ -5,9 +5,7 @@ import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { getInvoice } from "../invoicing/invoices";
 import { creditNotesOf } from "./credit-notes-of";
-import { interFonts } from "./fonts";
-import { renderInvoicePdf } from "./invoice-pdf";
-import { sellerName } from "./seller";
+import { invoicePdf } from "./pdf";
 
 export const documentRoutes = apiRouter();
 
@@ -21,8 +19,7 @@ documentRoutes.openapi(
 		summary: "The invoice as a printable PDF",
 		description:
 			"A4, with the seller (the Worker variable BILLING_COMPANY_NAME), number, issue and due dates, billing period, " +
-			"bill-to, every line with quantity and amount, credits applied, its credit notes (number and amount), amount due, " +
-			"what was paid and refunded (each refund its own line), what remains, and status. Fonts are embedded " +
+			"bill-to, every line with quantity and amount, credits applied, amount due and status. Fonts are embedded " +
 			"and the text is extractable.",
 		request: { params: z.object({ invoice_id: z.string() }) },
 		responses: {
@@ -38,11 +35,7 @@ documentRoutes.openapi(
 			...scopeOf(c),
 			id: c.req.valid("param").invoice_id,
 		});
-		const bytes = await renderInvoicePdf(invoice, {
-			seller: sellerName(c.env),
-			fonts: interFonts,
-			creditNotes: await creditNotesOf(scopeOf(c), invoice),
-		});
+		const bytes = await invoicePdf(invoice, c.env, await creditNotesOf(scopeOf(c), invoice));
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,

@@ -6,14 +6,10 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { ErrorCode, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { Context, Hono } from "hono";
+import type { Context, Handler, Hono } from "hono";
 import { MAX_BODY_BYTES } from "../http/body";
 import type { AppEnv } from "../http/context";
-import { ANY_KEY, declareRouteAccess } from "../http/permissions";
 import { invalidParams, mcpServer } from "./server";
-
-// Every key may call it; the tools it lists and runs are each checked against their own route's access.
-declareRouteAccess("POST /mcp", ANY_KEY);
 
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;
 
@@ -74,9 +70,9 @@ function withGateHeaders(c: Context<AppEnv>, response: Response): Response {
 	return response;
 }
 
-/** Mounts POST /mcp on the app; tool calls are dispatched through the same app. */
-export function mountMcp(app: Hono<AppEnv>): void {
-	app.post("/mcp", async (c) => {
+/** The handler of POST /mcp (mounted by mount.ts); tool calls are dispatched through the same app. */
+export function mcpHandler(app: Hono<AppEnv>): Handler<AppEnv> {
+	return async (c) => {
 		const read = await readMessage(c.req.raw, () => c.req.text());
 		if (read && "refused" in read) return withGateHeaders(c, read.refused);
 		const invalid = read ? invalidParams(read.message) : null;
@@ -107,5 +103,5 @@ export function mountMcp(app: Hono<AppEnv>): void {
 		} finally {
 			await server.close();
 		}
-	});
+	};
 }

@@ -104,14 +104,15 @@ function update(db: Db, row: DueRow, set: CollectionSet) {
 		);
 }
 
-async function request(
-	db: Db,
-	env: Env,
-	provider: PaymentProvider,
-	row: DueRow,
-	amount: Decimal,
-	origin: string | null,
-) {
+/** What every call of one collection run shares; `origin`: the issuing request's, for payment links. */
+interface CollectionRun {
+	db: Db;
+	env: Env;
+	provider: PaymentProvider;
+	origin: string | null;
+}
+
+async function request({ db, env, provider, origin }: CollectionRun, row: DueRow, amount: Decimal) {
 	if (row.status !== "open" || amount.isZero()) {
 		// Paid or voided first (a trigger set the status), or nothing left to ask for.
 		await update(db, row, {
@@ -191,18 +192,12 @@ async function reask(db: Db, provider: PaymentProvider, row: DueRow) {
 	});
 }
 
-async function runDueCall(
-	db: Db,
-	env: Env,
-	provider: PaymentProvider,
-	row: DueRow,
-	amount: Decimal,
-	origin: string | null,
-) {
+async function runDueCall(run: CollectionRun, row: DueRow, amount: Decimal) {
+	const { db, provider } = run;
 	try {
 		switch (row.due) {
 			case "request":
-				return await request(db, env, provider, row, amount, origin);
+				return await request(run, row, amount);
 			case "confirm":
 				return await confirm(db, provider, row);
 			case "reask":
@@ -232,13 +227,12 @@ export async function collectDue(
 		const provider = await paymentProviderFor(env, environment);
 		if (provider === null) return;
 		const db = database(env.DB);
+		const run: CollectionRun = { db, env, provider, origin };
 		for (let pass = 0; pass < 2; pass++) {
 			const rows = await dueRows(db, environment);
 			if (rows.length === 0) return;
 			const remaining = await remainingOf(db, rows);
-			await Promise.all(
-				rows.map((row) => runDueCall(db, env, provider, row, remaining.get(row.id) ?? Decimal.ZERO, origin)),
-			);
+			await Promise.all(rows.map((row) => runDueCall(run, row, remaining.get(row.id) ?? Decimal.ZERO)));
 			if (!rows.some((row) => row.due === "reask")) return;
 		}
 	} catch (error) {

@@ -2,9 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { getCreditNote, listCreditNotes } from "../credit-notes/credit-notes";
 import { CreditNote, CreditNoteParams } from "../credit-notes/schemas";
-import { renderCreditNotePdf } from "../documents/credit-note-pdf";
-import { interFonts } from "../documents/fonts";
-import { sellerName } from "../documents/seller";
+import { creditNotePdf } from "../documents/pdf";
 import { scopeOf } from "../http/context";
 import { ErrorBody } from "../http/errors";
 import { json } from "../http/openapi";
@@ -74,7 +72,7 @@ portalCreditNoteRoutes.openapi(
 		const note = await getCreditNote({ ...scopeOf(c), id });
 		if (note.account_id !== c.get("session").accountId) throw notFound("credit note", id);
 		const invoice = await getInvoice({ ...scopeOf(c), id: note.invoice_id });
-		const bytes = await renderCreditNotePdf(note, invoice, { seller: sellerName(c.env), fonts: interFonts });
+		const bytes = await creditNotePdf(note, invoice, c.env);
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${note.number}.pdf"`,

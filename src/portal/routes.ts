@@ -8,8 +8,7 @@ import type { Context } from "hono";
 import { Alert } from "../alerts/routes";
 import { CreditGrant } from "../credits/routes";
 import { creditNotesOf } from "../documents/credit-notes-of";
-import { interFonts } from "../documents/fonts";
-import { renderInvoicePdf } from "../documents/invoice-pdf";
+import { invoicePdf } from "../documents/pdf";
 import { sellerName } from "../documents/seller";
 import { scopeOf } from "../http/context";
 import { ErrorBody } from "../http/errors";
@@ -61,12 +60,6 @@ const PortalSubscription = z
 		amount_so_far: z.number().openapi({
 			example: 313.77,
 			description: "The period's amount so far, base fee included, as GET /v1/usage rates it.",
-		}),
-		charge_descriptions: z.record(z.string(), z.string()).openapi({
-			example: { base_fee: "Base fee", llm_calls: "LLM calls" },
-			description:
-				"What each charge is called on the invoice, by metric: the plan's description of it, else its metric " +
-				"made readable. A page shows these, not the metric ids.",
 		}),
 	})
 	.openapi("PortalSubscription");
@@ -196,11 +189,7 @@ portalRoutes.openapi(
 	}),
 	async (c) => {
 		const invoice = await accountInvoice(c, c.req.valid("param").invoice_id);
-		const bytes = await renderInvoicePdf(invoice, {
-			seller: sellerName(c.env),
-			fonts: interFonts,
-			creditNotes: await creditNotesOf(scopeOf(c), invoice),
-		});
+		const bytes = await invoicePdf(invoice, c.env, await creditNotesOf(scopeOf(c), invoice));
 		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
 			"Content-Type": "application/pdf",
 			"Content-Disposition": `inline; filename="${invoice.number ?? invoice.id}.pdf"`,

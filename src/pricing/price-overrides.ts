@@ -6,6 +6,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { ErrorDetail } from "../lib/errors";
+import { overriddenCharge } from "./effective-plan";
 import {
 	Charge,
 	CostPlusCharge,
@@ -35,6 +36,8 @@ export const PriceOverride = z
 	});
 export type PriceOverride = z.infer<typeof PriceOverride>;
 
+export { effectiveCharges, effectivePlan } from "./effective-plan";
+
 export const PriceOverrides = z
 	.array(PriceOverride)
 	.max(50)
@@ -51,41 +54,6 @@ export const PriceOverrides = z
 			seen.add(override.metric);
 		});
 	});
-
-/** The charge as the subscription prices it: the plan's metric, description and source, the override's price. */
-function overriddenCharge(charge: Charge, override: PriceOverride): Charge {
-	const merged: Record<string, unknown> = {
-		...override,
-		metric: charge.metric,
-		source: charge.source,
-		included_quantity: override.included_quantity ?? charge.included_quantity,
-	};
-	if (charge.description !== undefined) merged.description = charge.description;
-	if (merged.included_quantity === undefined) delete merged.included_quantity;
-	return merged as Charge;
-}
-
-/** The plan's charges with the overrides applied; the plan itself when there are none. */
-export function effectiveCharges(
-	charges: readonly Charge[],
-	overrides: readonly PriceOverride[] | null | undefined,
-): Charge[] {
-	if (!overrides || overrides.length === 0) return charges as Charge[];
-	const byMetric = new Map(overrides.map((override) => [override.metric, override]));
-	return charges.map((charge) => {
-		const override = byMetric.get(charge.metric);
-		return override ? overriddenCharge(charge, override) : charge;
-	});
-}
-
-/** A plan (a stored row or what rating needs) as the subscription's overrides price it. */
-export function effectivePlan<P extends { charges: unknown }>(
-	plan: P,
-	overrides: readonly PriceOverride[] | null | undefined,
-): P {
-	if (!overrides || overrides.length === 0) return plan;
-	return { ...plan, charges: effectiveCharges(plan.charges as Charge[], overrides) };
-}
 
 /**
  * What is wrong with overrides for a plan's charges, as validation details under `path`: a metric the plan does

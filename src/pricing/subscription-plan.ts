@@ -10,9 +10,10 @@ import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import { notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
+import { effectivePlan } from "./effective-plan";
 import { discountInEffect, type PeriodDiscount, parseDiscount } from "./period-discount";
 import type { RatePlanRow } from "./plans";
-import { effectivePlan, type PriceOverride } from "./price-overrides";
+import type { PriceOverride } from "./price-overrides";
 
 interface Row {
 	id: string;

@@ -1,5 +1,5 @@
 import { eq, gte, lte, ne, sql } from "drizzle-orm";
-import { creditNoteRevenueLines } from "../credit-notes/revenue-lines";
+import { type CreditedLine, creditNoteRevenueLines } from "../credit-notes/revenue-lines";
 import type { Db } from "../db/client";
 import { accounts, agents, invoices, ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
@@ -10,14 +10,8 @@ import { minorUnits } from "../lib/money";
 
 export type RevenueGrouping = "agent" | "customer" | "product";
 
-export interface RevenueLine {
-	billingPeriod: string;
-	accountId: string;
-	ratePlanId: string;
-	metric: string;
-	amount: Decimal;
-	agentShares: { agent_id: string | null; quantity: string }[] | null;
-}
+/** A line of revenue: an invoice line, or what a credit note took back from one (negative), of the same shape. */
+export type RevenueLine = CreditedLine;
 
 export interface BreakdownItem {
 	id: string | null;

@@ -2,7 +2,9 @@
 // prints one table. `--only` runs some scenarios: ceiling (the bare route by both load generators, and the
 // one-hop route), ingest (which measures the ceiling too), batch, priced, costed (LLM calls costed from the model
 // prices), hot, latency, gate, invoicing (which also measures bytes per event and the reports), documents (the
-// cost of an invoice PDF), reservations (a budget reservation's latency against an entitlement check's).
+// cost of an invoice PDF), reservations (a budget reservation's latency against an entitlement check's), startup
+// (a new isolate's startup CPU beside a bare Hono Worker's, the bundle against its budget, and the first request
+// of a fresh `wrangler dev`: startup.mjs; it starts its own Workers, so `--only startup` starts no other).
 // Throughput figures are ratios against bare routes measured in the same run, loaded by wrk (wrk.mjs):
 // absolute numbers on a shared 2-core machine behind wrangler's proxy mean little.
 import { setTimeout as sleep } from "node:timers/promises";
@@ -18,6 +20,7 @@ import {
 	sendUsage,
 	UNCOSTED_CALL,
 } from "./scenarios.mjs";
+import { startupRows } from "./startup.mjs";
 import { storeBytes } from "./storage.mjs";
 import { startWorker } from "./worker.mjs";
 import { ensureWrk, wrkLoad } from "./wrk.mjs";
@@ -35,6 +38,7 @@ const SCENARIOS = [
 	"invoicing",
 	"documents",
 	"reservations",
+	"startup",
 ];
 const onlyAt = process.argv.findIndex((arg) => arg === "--only" || arg.startsWith("--only="));
 const only =
@@ -214,6 +218,24 @@ async function settledRound(work) {
 
 // Single events as issue 31 measured them: one llm_call event at a time, over the instances of 64 subscriptions.
 const INGEST_INSTANCES = 64;
+
+function printTable(how) {
+	const header = "| figure | measured | target | status |\n|---|---|---|---|";
+	const flags = [quick ? "--quick" : "", only === null ? "" : `--only=${[...only].join(",")}`]
+		.filter(Boolean)
+		.join(" ");
+	console.log(`\nnpm run bench${flags ? ` -- ${flags}` : ""} — ${how}\n`);
+	console.log(header);
+	for (const r of rows) console.log(`| ${r.figure} | ${r.measured} | ${r.target} | ${r.status} |`);
+}
+
+if (runs("startup")) await startupRows({ quick, row, fmt });
+if (SCENARIOS.every((name) => name === "startup" || !runs(name))) {
+	printTable(
+		"wrangler check startup, then wrangler dev (local workerd) twice on one fresh --persist-to state",
+	);
+	process.exit();
+}
 
 const worker = await startWorker();
 console.error(`bench (${quick ? "quick" : "full"}) on ${worker.base} — ${worker.how}`);
@@ -587,10 +609,4 @@ try {
 	await worker.stop();
 }
 
-const header = "| figure | measured | target | status |\n|---|---|---|---|";
-const flags = [quick ? "--quick" : "", only === null ? "" : `--only=${[...only].join(",")}`]
-	.filter(Boolean)
-	.join(" ");
-console.log(`\nnpm run bench${flags ? ` -- ${flags}` : ""} — ${worker.how}\n`);
-console.log(header);
-for (const r of rows) console.log(`| ${r.figure} | ${r.measured} | ${r.target} | ${r.status} |`);
+printTable(worker.how);

@@ -6,12 +6,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyLocalMigrations, wranglerEnv as env, freePort, WRANGLER } from "../support/local-worker.mjs";
 
-export async function startWorker() {
+/**
+ * `state`: the local state of an earlier start (stopped with `{ keepState: true }`), to start again on it: a fresh
+ * runtime over the same data. Else a new state, migrated.
+ */
+export async function startWorker({ state: earlier } = {}) {
 	// Local state on a RAM disk where there is one: the bench measures the Worker, not this machine's disk (on
 	// Cloudflare, D1 and Durable Object storage are theirs).
 	const stateRoot = process.env.BENCH_STATE_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
-	const state = mkdtempSync(join(stateRoot, "amb-bench-"));
-	applyLocalMigrations(state);
+	const state = earlier ?? mkdtempSync(join(stateRoot, "amb-bench-"));
+	if (!earlier) applyLocalMigrations(state);
 
 	const port = await freePort();
 	const adminKey = `sk_api_${randomBytes(24).toString("hex")}`;
@@ -86,12 +90,12 @@ export async function startWorker() {
 		state,
 		pid: child.pid,
 		how: `wrangler dev (local workerd, --log-level error, fresh --persist-to state in ${stateRoot})`,
-		async stop() {
+		async stop({ keepState = false } = {}) {
 			try {
 				process.kill(-child.pid, "SIGTERM");
 			} catch {}
 			await new Promise((r) => setTimeout(r, 500));
-			rmSync(state, { recursive: true, force: true });
+			if (!keepState) rmSync(state, { recursive: true, force: true });
 		},
 	};
 }

@@ -3,11 +3,11 @@
  * The layout's arrows point one way: routes → domain verbs → storage and objects → lib. Read from the value imports
  * of src/**\/*.ts (an `import type` carries no code and does not count):
  * - no two folders of src/ import each other's values, directly or round a circle;
- * - only the HTTP edge (src/http/, app.ts, index.ts, route files, a folder's gate.ts, and src/mcp/, the JSON-RPC
+ * - only the HTTP edge (src/http/, the apps at the top of src/ (index.ts, app.ts, *-app.ts), route files, a folder's gate.ts, and src/mcp/, the JSON-RPC
  *   transport over the same routes) imports src/http/: a domain verb throws a DomainError and http/ alone turns
  *   its code into a status;
  * - src/lib/ imports nothing of the app, and neither Hono nor zod;
- * - only the edge imports route files: app.ts mounts them, another route or the MCP transport may share their
+ * - only the edge imports route files: the apps mount them, another route or the MCP transport may share their
  *   request and response schemas, and no domain verb reaches into one for a constant or a schema.
  * A node of the graph is a folder under src/ (durable-objects/<name> each its own), or a file at the top of src/.
  *
@@ -92,14 +92,15 @@ function nodeOf(path: string): string {
 }
 
 const isRouteFile = (path: string) => /(\/|-)routes(\.ts)?$/.test(path);
+/** index.ts, app.ts and the files that assemble apps beside it (assemble-app.ts, ingest-app.ts). */
+const isAppFile = (path: string) => /^(index|app|[a-z-]+-app)\.ts$/.test(path);
 
 /** The HTTP edge: what may turn requests into calls and domain errors into statuses. */
 function isHttpEdge(path: string): boolean {
 	return (
 		path.startsWith("http/") ||
 		path.startsWith("mcp/") ||
-		path === "app.ts" ||
-		path === "index.ts" ||
+		isAppFile(path) ||
 		isRouteFile(path) ||
 		/(^|\/)gate\.ts$/.test(path)
 	);
@@ -172,7 +173,7 @@ const values = imports.filter((i) => !i.typeOnly);
 describe("the import graph of src/", () => {
 	it("reads the files it checks", () => {
 		expect(imports.length).toBeGreaterThan(100);
-		expect(values.some((i) => i.from === "app.ts" && i.target === "http/router")).toBe(true);
+		expect(values.some((i) => i.from === "assemble-app.ts" && i.target === "http/router")).toBe(true);
 	});
 
 	it("has no cycle between folders (value imports)", () => {
@@ -225,7 +226,7 @@ describe("the import graph of src/", () => {
 				(i) =>
 					i.target !== undefined &&
 					isRouteFile(i.target) &&
-					!(i.from === "app.ts" || isRouteFile(i.from) || i.from.startsWith("mcp/")),
+					!(isAppFile(i.from) || isRouteFile(i.from) || i.from.startsWith("mcp/")),
 			)
 			.map(describeEdge);
 		expect(offending, offending.join("\n")).toEqual([]);

@@ -9,8 +9,9 @@
  */
 import type { Env } from "../../../env";
 import { periodBounds, periodOf } from "../../../lib/time";
+import { effectiveCharges } from "../../../pricing/effective-plan";
 import type { Charge } from "../../../pricing/plan";
-import { effectiveCharges, type PriceOverride } from "../../../pricing/price-overrides";
+import type { PriceOverride } from "../../../pricing/price-overrides";
 import { type MeteredSource, meteredSources } from "../../../pricing/sources";
 import type { AccumulatorIdentity } from "../identity";
 import type { ModelPriceCache } from "../storage/prices";

@@ -1,0 +1,88 @@
+/// <reference types="node" />
+/**
+ * What a new isolate evaluates before it answers: the modules src/index.ts imports statically, directly or not.
+ * The Worker is bundled as wrangler bundles it (esbuild, one ES module); a module reached only through a dynamic
+ * `import()` is wrapped by esbuild and runs when that import first runs, so the static closure of the entry is
+ * exactly what the global scope runs. Ingest and usage must answer from it alone: PDFs, MCP, the OpenAPI document,
+ * the docs page, the other routes and the queue and cron jobs stay out (docs/scaling.md#cold-start).
+ */
+import { build, type Metafile } from "esbuild";
+import { beforeAll, describe, expect, it } from "vitest";
+
+let meta: Metafile;
+
+beforeAll(async () => {
+	const result = await build({
+		entryPoints: ["src/index.ts"],
+		bundle: true,
+		write: false,
+		outdir: "out",
+		format: "esm",
+		platform: "neutral",
+		conditions: ["workerd", "worker", "browser"],
+		mainFields: ["module", "main"],
+		external: ["node:*", "cloudflare:*"],
+		loader: { ".ttf": "binary" },
+		metafile: true,
+		logLevel: "silent",
+	});
+	meta = result.metafile;
+}, 60_000);
+
+/** Every input the entry reaches by static imports (and requires), following neither dynamic imports nor externals. */
+function staticClosure(entry: string): Set<string> {
+	const seen = new Set([entry]);
+	const pending = [entry];
+	while (pending.length > 0) {
+		const path = pending.pop() as string;
+		for (const edge of meta.inputs[path]?.imports ?? []) {
+			if (edge.kind === "dynamic-import" || edge.external || seen.has(edge.path)) continue;
+			seen.add(edge.path);
+			pending.push(edge.path);
+		}
+	}
+	return seen;
+}
+
+describe("what a new isolate evaluates", () => {
+	it("the ingest and usage routes, without PDFs, MCP, the document, the other routes or the jobs", () => {
+		const startup = [...staticClosure("src/index.ts")];
+		const reached = (pattern: RegExp) => startup.filter((path) => pattern.test(path));
+
+		expect(reached(/^src\/metering\/(routes|usage-routes)\.ts$/)).toHaveLength(2);
+		expect(reached(/^src\/ingest-app\.ts$/)).toHaveLength(1);
+		for (const lazy of [
+			/node_modules\/pdf-lib\//,
+			/node_modules\/@pdf-lib\//,
+			/\.ttf$/,
+			/node_modules\/ajv/,
+			/node_modules\/@modelcontextprotocol\//,
+			// Stripe's SDK: only collecting a payment needs it (import it where it is used, with import()).
+			/node_modules\/stripe\//,
+			/^src\/app\.ts$/,
+			/^src\/documents\/(invoice-pdf|credit-note-pdf|font-subsets|fonts)\.ts$/,
+			/^src\/mcp\/(routes|server|tools|call)\.ts$/,
+			/^src\/http\/(openapi-document|openapi-examples|openapi-headers|docs)\.ts$/,
+			/^src\/webhooks\/(openapi|consumer|sweep)\.ts$/,
+			/^src\/invoicing\/(monthly|finalize|routes)\.ts$/,
+			// Every other route file: of the routes, the ingest app mounts only metering's and /healthz.
+			/^src\/(?!metering\/|http\/)[a-z-]+\/([a-z-]+-)?routes\.ts$/,
+		]) {
+			expect(reached(lazy), String(lazy)).toEqual([]);
+		}
+	});
+
+	it("the lazy parts are still in the bundle, behind dynamic imports", () => {
+		const all = Object.keys(meta.inputs);
+		for (const lazy of [
+			/node_modules\/pdf-lib\//,
+			/node_modules\/@modelcontextprotocol\//,
+			/^src\/app\.ts$/,
+		]) {
+			expect(
+				all.some((path) => lazy.test(path)),
+				String(lazy),
+			).toBe(true);
+		}
+	});
+});
