@@ -1,12 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { creditNotePdf } from "../documents/pdf";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
-import { getInvoice } from "../invoicing/invoices";
 import { pageOf, pageSchema } from "../schemas/pages";
 import { getCreditNote, listCreditNotes } from "./credit-notes";
 import { issueCreditNote } from "./issue";
@@ -90,35 +88,4 @@ creditNoteRoutes.openapi(
 		responses: { 200: { description: "The credit note", ...json(CreditNote) }, ...errorResponses(404) },
 	}),
 	async (c) => c.json(await getCreditNote({ ...scopeOf(c), id: c.req.valid("param").credit_note_id }), 200),
-);
-
-creditNoteRoutes.openapi(
-	createRoute({
-		access: READ,
-		method: "get",
-		path: "/credit-notes/{credit_note_id}/pdf",
-		operationId: "getCreditNotePdf",
-		tags: ["Credit notes"],
-		summary: "The credit note as a printable PDF",
-		description: "A4, in the invoice's style: the credit note's and the invoice's numbers, lines and amount.",
-		request: { params: CreditNoteParams },
-		responses: {
-			200: {
-				description: "The credit note document",
-				content: { "application/pdf": { schema: z.string().openapi({ format: "binary" }) } },
-			},
-			...errorResponses(404),
-		},
-	}),
-	async (c) => {
-		const inScope = scopeOf(c);
-		const note = await getCreditNote({ ...inScope, id: c.req.valid("param").credit_note_id });
-		const invoice = await getInvoice({ ...inScope, id: note.invoice_id });
-		const bytes = await creditNotePdf(note, invoice, c.env);
-		return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
-			"Content-Type": "application/pdf",
-			"Content-Disposition": `inline; filename="${note.number}.pdf"`,
-			"Cache-Control": "private, no-store",
-		});
-	},
 );

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
-import { PaymentKind } from "../payments/schemas";
 import { pageQuery } from "../schemas/pages";
+import { PaymentKind } from "../schemas/payments";
 import { Collection } from "./collection-view";
 
 const billingPeriod = z

@@ -5,8 +5,8 @@ import { json } from "../http/openapi";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
+import { PaymentKind } from "../schemas/payments";
 import { listPayments } from "./payments";
-import { PaymentKind } from "./schemas";
 
 export const Payment = z
 	.object({

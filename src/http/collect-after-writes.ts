@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
-import type { AppEnv } from "../http/context";
 import { stripeSecretKey } from "../payment-provider/config";
+import type { AppEnv } from "./context";
 
 const ISSUES_OR_CHANGES_INVOICES = /^\/v1\/(invoices|subscriptions|credit-notes)(\/|$)/;
 
@@ -17,6 +17,6 @@ export const collectAfterInvoiceWrites: MiddlewareHandler<AppEnv> = async (c, ne
 	if (scope === undefined || stripeSecretKey(c.env, scope.environment) === null) return;
 	const origin = new URL(c.req.url).origin;
 	c.executionCtx.waitUntil(
-		import("./collect").then(({ collectDue }) => collectDue(c.env, scope.environment, origin)),
+		import("../payments/collect").then(({ collectDue }) => collectDue(c.env, scope.environment, origin)),
 	);
 };
