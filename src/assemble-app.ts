@@ -7,7 +7,6 @@ import { HTTPException } from "hono/http-exception";
 import { auditContext } from "./audit/gate";
 import { jsonBody } from "./http/body";
 import { refuseUnexpectedBody } from "./http/bodyless";
-import { collectAfterInvoiceWrites } from "./http/collect-after-writes";
 import type { Router } from "./http/context";
 import { ApiError, fromDomainError, statusOf } from "./http/errors";
 import { gate } from "./http/gate";
@@ -16,6 +15,7 @@ import { singleQueryValues } from "./http/query";
 import { newRouter } from "./http/router";
 import { DomainError } from "./lib/errors";
 import { newId } from "./lib/ids";
+import { collectAfterInvoiceWrites } from "./payments/after-answer";
 import { dispatchAfterOutboxWrites } from "./webhooks/dispatch";
 
 export interface AppParts {

@@ -144,17 +144,29 @@ export type ToolInputSchema = { type: "object"; [key: string]: unknown };
 const inputSchemas = new Map<string, ToolInputSchema>();
 
 /**
- * The schema with every `type: [a, b]` written as `anyOf: [{type: a}, {type: b}]`: the same values, in the form
- * MCP clients and the Inspector read (several take `type` as one string and drop or refuse an array of them).
+ * The schema with one `type` string per property, the form MCP clients and the Inspector read (several take `type`
+ * as one string and drop or refuse an array of them). `null` is left out of what a property advertises (a tool
+ * call omits what it does not set; the route still takes an explicit null); what is still several types, e.g.
+ * `[string, number]`, becomes `anyOf: [{type: string}, {type: number}]`.
  */
 function oneTypeEach(node: unknown): unknown {
 	if (Array.isArray(node)) return node.map(oneTypeEach);
 	if (node === null || typeof node !== "object") return node;
 	const out: Record<string, unknown> = {};
 	for (const [key, value] of Object.entries(node)) out[key] = oneTypeEach(value);
+	if (Array.isArray(out.anyOf)) {
+		const branches = (out.anyOf as Record<string, unknown>[]).filter((branch) => branch.type !== "null");
+		if (branches.length === 1 && branches.length < out.anyOf.length) {
+			const { anyOf: _, ...rest } = out;
+			return { ...rest, ...(branches[0] as Record<string, unknown>) };
+		}
+	}
 	if (Array.isArray(out.type)) {
 		const { type, ...rest } = out;
-		const branches = (type as string[]).map((each) => ({ type: each }));
+		const types = type as string[];
+		const others = types.filter((each) => each !== "null");
+		if (others.length === 1) return { ...rest, type: others[0] };
+		const branches = types.map((each) => ({ type: each }));
 		return "anyOf" in rest ? { allOf: [rest, { anyOf: branches }] } : { ...rest, anyOf: branches };
 	}
 	return out;

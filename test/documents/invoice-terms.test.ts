@@ -67,6 +67,7 @@ describe("payments (§20)", () => {
 			{
 				id: expect.stringMatching(/^pay_[0-9a-z]{26}$/),
 				kind: "payment",
+				provider: "manual",
 				amount: 40,
 				reference: "wire-2026-001",
 				paid_at: paid.body.paid_at,
@@ -83,6 +84,7 @@ describe("payments (§20)", () => {
 			amount: 40,
 			currency: "USD",
 			kind: "payment",
+			provider: "manual",
 			reference: "wire-2026-001",
 			paid_at: paid.body.paid_at,
 		};

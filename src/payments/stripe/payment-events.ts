@@ -132,6 +132,7 @@ export async function applySucceededPayment(
 					account_id: row.accountId,
 					amount: amount.toNumber(),
 					currency: row.currency,
+					kind: "payment",
 					paid_at: paidAt,
 				}),
 			),

@@ -107,6 +107,17 @@ describe("scenario: a simple month", () => {
 			payments: [],
 			amount_credited: 0,
 			credit_notes: [],
+			// A manual account's invoice: nobody asks Stripe for it (docs/payments.md).
+			collection: {
+				provider: "manual",
+				status: "none",
+				attempts: 0,
+				next_attempt_at: null,
+				payment_intent_id: null,
+				checkout_session_id: null,
+				payment_url: null,
+				last_error: null,
+			},
 		});
 		expect((await get(`/v1/invoices/${invoice.id}`)).body).toEqual(invoice);
 

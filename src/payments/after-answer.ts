@@ -1,6 +1,7 @@
 import type { MiddlewareHandler } from "hono";
+import type { Scope } from "../db/scope";
+import type { Env } from "../env";
 import { stripeSecretKey } from "../payment-provider/config";
-import type { AppEnv } from "./context";
 
 const ISSUES_OR_CHANGES_INVOICES = /^\/v1\/(invoices|subscriptions|credit-notes)(\/|$)/;
 
@@ -9,7 +10,10 @@ const ISSUES_OR_CHANGES_INVOICES = /^\/v1\/(invoices|subscriptions|credit-notes)
  * (payments/collect.ts) once it has answered, never inside the answer. Environments without a Stripe key, reads
  * and refusals skip it; the collection code is loaded only when it runs.
  */
-export const collectAfterInvoiceWrites: MiddlewareHandler<AppEnv> = async (c, next) => {
+/** What the middleware reads of a request: the Worker's bindings and the scope the gate set. */
+type AfterAnswerEnv = { Bindings: Env; Variables: { scope?: Scope } };
+
+export const collectAfterInvoiceWrites: MiddlewareHandler<AfterAnswerEnv> = async (c, next) => {
 	await next();
 	if (c.req.method === "GET" || c.req.method === "HEAD" || c.res.status >= 400) return;
 	if (!ISSUES_OR_CHANGES_INVOICES.test(c.req.path)) return;
@@ -17,6 +21,6 @@ export const collectAfterInvoiceWrites: MiddlewareHandler<AppEnv> = async (c, ne
 	if (scope === undefined || stripeSecretKey(c.env, scope.environment) === null) return;
 	const origin = new URL(c.req.url).origin;
 	c.executionCtx.waitUntil(
-		import("../payments/collect").then(({ collectDue }) => collectDue(c.env, scope.environment, origin)),
+		import("./collect").then(({ collectDue }) => collectDue(c.env, scope.environment, origin)),
 	);
 };
