@@ -19,6 +19,7 @@ import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from ".
 import { type InvoiceView, invoiceView } from "./invoices";
 import { dueDate, type IssuedAccountRow, issuedAccountsQuery } from "./issue";
 import { ONE_OFF_METRIC } from "./one-off-lines";
+import type { PeriodDrafts } from "./write";
 
 interface StoredDraftLine {
 	invoiceId: string;
@@ -162,14 +163,14 @@ function insertLines(d1: D1Database, environment: string, rows: string[]): D1Pre
 }
 
 /** Stores new drafts, one batch each; a draft a concurrent generator stored first is skipped. */
-export async function storeDrafts(
-	db: Db,
-	scope: Scope,
-	window: PeriodWindow,
-	drafts: readonly InvoiceDraft[],
-	now: string,
-	mark?: WriteMark,
-): Promise<InvoiceView[]> {
+export async function storeDrafts({
+	db,
+	scope,
+	window,
+	drafts,
+	now,
+	mark,
+}: PeriodDrafts): Promise<InvoiceView[]> {
 	if (drafts.length === 0) return [];
 	const d1 = db.$client;
 	const accountIds = [...new Set(drafts.map((draft) => draft.accountId))];

@@ -91,8 +91,8 @@ async function invoiceGroup(
 		assertExactAmounts(draft, window.period);
 	}
 	await refreshDrafts(db, scope, refreshes);
-	const drafted = await storeDrafts(db, scope, window, newDrafts, nowIso(), mark);
-	return [...drafted, ...(await storeInvoices(db, env.DB, scope, window, drafts, nowIso(), mark))];
+	const drafted = await storeDrafts({ db, scope, window, drafts: newDrafts, now: nowIso(), mark });
+	return [...drafted, ...(await storeInvoices({ db, scope, window, drafts, now: nowIso(), mark }))];
 }
 
 /**

@@ -69,23 +69,25 @@ function invoiceRow(
 	};
 }
 
+/** What a generate run stores for one period: as invoices (storeInvoices) or as drafts (storeDrafts). */
+export interface PeriodDrafts {
+	db: Db;
+	scope: Scope;
+	window: PeriodWindow;
+	drafts: readonly InvoiceDraft[];
+	now: string;
+	mark?: WriteMark;
+}
+
 /**
  * The stored invoices of `drafts`, in their order, without those a concurrent generator stored first. One D1
  * batch for the group; one batch per draft only after losing a race.
  */
-export async function storeInvoices(
-	db: Db,
-	d1: D1Database,
-	scope: Scope,
-	window: PeriodWindow,
-	drafts: readonly InvoiceDraft[],
-	now: string,
-	mark?: WriteMark,
-): Promise<InvoiceView[]> {
-	if (drafts.length === 0) return [];
+export async function storeInvoices(batch: PeriodDrafts): Promise<InvoiceView[]> {
+	if (batch.drafts.length === 0) return [];
 	for (let attempt = 1; attempt <= CREDIT_RACE_ATTEMPTS; attempt++) {
 		try {
-			return await storeIssued(db, d1, scope, window, drafts, now, mark);
+			return await storeIssued(batch);
 		} catch (error) {
 			if (!isCreditOverdrawn(error)) throw error;
 		}
@@ -96,15 +98,8 @@ export async function storeInvoices(
 /** Credits are planned again after losing a race for them; a few rounds settle any realistic contention. */
 const CREDIT_RACE_ATTEMPTS = 5;
 
-async function storeIssued(
-	db: Db,
-	d1: D1Database,
-	scope: Scope,
-	window: PeriodWindow,
-	drafts: readonly InvoiceDraft[],
-	now: string,
-	mark?: WriteMark,
-): Promise<InvoiceView[]> {
+async function storeIssued({ db, scope, window, drafts, now, mark }: PeriodDrafts): Promise<InvoiceView[]> {
+	const d1 = db.$client;
 	if (drafts.length === 1) {
 		const stored = await storeInvoice(db, scope, window, drafts[0] as InvoiceDraft, now, undefined, mark);
 		return stored === null ? [] : [stored];

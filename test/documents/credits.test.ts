@@ -247,14 +247,13 @@ describe("credits paying invoices (§17)", () => {
 			],
 		});
 		const store = (id: string) =>
-			storeInvoices(
-				database(env.DB),
-				env.DB,
+			storeInvoices({
+				db: database(env.DB),
 				scope,
-				periodWindow("2026-01"),
-				[draft(id)],
-				new Date().toISOString(),
-			);
+				window: periodWindow("2026-01"),
+				drafts: [draft(id)],
+				now: new Date().toISOString(),
+			});
 		const [[a], [b]] = await Promise.all([store(`sub_race_${only.id}_a`), store(`sub_race_${only.id}_b`)]);
 		expect([a?.credits_applied, b?.credits_applied].sort()).toEqual([10, 40]);
 		expect((await grantsOf(account.id)).get(only.id)).toMatchObject({ remaining: 0, status: "depleted" });

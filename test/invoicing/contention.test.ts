@@ -89,14 +89,13 @@ describe("a guarded write that keeps losing its race", () => {
 			lines: [],
 		};
 		await expectContention(() =>
-			storeInvoices(
+			storeInvoices({
 				db,
-				db.$client,
-				{ environment: "live" },
-				{ period: currentPeriod() } as never,
-				[draft, { ...draft, subscriptionId: "sub_y" }] as never,
-				new Date().toISOString(),
-			),
+				scope: { environment: "live" },
+				window: { period: currentPeriod() } as never,
+				drafts: [draft, { ...draft, subscriptionId: "sub_y" }] as never,
+				now: new Date().toISOString(),
+			}),
 		);
 	});
 });

@@ -96,7 +96,7 @@ describe("storing a group of invoices", () => {
 		const drafts = Array.from({ length: 30 }, (_, i) => draft(`sub_group_${i}`, i + 1));
 		const { d1, calls } = countingD1();
 
-		const stored = await storeInvoices(database(d1), d1, scope, window, drafts, NOW);
+		const stored = await storeInvoices({ db: database(d1), scope, window, drafts, now: NOW });
 
 		// One read of the issue terms (settle expired credits, the accounts, their grants), then one write batch:
 		// the counter, then one statement each for invoices, lines, outbox rows and audit records, whatever the
@@ -148,7 +148,7 @@ describe("storing a group of invoices", () => {
 		// 400 agents × ~60 bytes of shares per line: ~24 KB per invoice, ~120 KB for five.
 		const drafts = Array.from({ length: 5 }, (_, i) => draft(`sub_wide_${i}`, 400, 400));
 		const { d1, calls } = countingD1();
-		const stored = await storeInvoices(database(d1), d1, scope, window, drafts, NOW);
+		const stored = await storeInvoices({ db: database(d1), scope, window, drafts, now: NOW });
 		expect(calls.batches).toBe(2);
 		expect(calls.statements).toBeGreaterThan(3 + 4);
 		expect(stored).toHaveLength(5);
@@ -170,7 +170,7 @@ describe("storing a group of invoices", () => {
 
 		const { d1, calls } = countingD1();
 		const drafts = [draft("sub_race_a", 1), draft("sub_race_b", 7), draft("sub_race_c", 2)];
-		const stored = await storeInvoices(database(d1), d1, scope, window, drafts, NOW);
+		const stored = await storeInvoices({ db: database(d1), scope, window, drafts, now: NOW });
 
 		// The read of the issue terms, the group's batch, rolled back as a whole, then one batch per draft.
 		expect(calls.batches).toBe(5);
