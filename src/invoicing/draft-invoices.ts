@@ -19,7 +19,7 @@ import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from ".
 import { type InvoiceView, invoiceView } from "./invoices";
 import { dueDate, type IssuedAccountRow, issuedAccountsQuery } from "./issue";
 import { ONE_OFF_METRIC } from "./one-off-lines";
-import type { PeriodDrafts } from "./write";
+import { type PeriodDrafts, rowOfDraft } from "./write";
 
 interface StoredDraftLine {
 	invoiceId: string;
@@ -181,18 +181,9 @@ export async function storeDrafts({
 		const account = accountOf.get(draft.accountId);
 		if (!account) continue;
 		const row = {
-			id: newId("inv"),
-			environment: scope.environment,
+			...rowOfDraft(scope, window, draft),
 			number: placeholderNumber(),
-			accountId: draft.accountId,
-			subscriptionId: draft.subscriptionId,
-			ratePlanId: draft.ratePlanId,
-			billingPeriod: window.period,
-			sequence: draft.sequence,
-			kind: draft.kind,
 			status: "draft" as const,
-			currency: draft.currency,
-			amount: draft.amount.toString(),
 			issuedAt: now,
 			paidAt: null,
 			voidedAt: null,

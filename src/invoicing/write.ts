@@ -38,13 +38,8 @@ function storedLines(draft: InvoiceDraft) {
 	}));
 }
 
-function invoiceRow(
-	scope: Scope,
-	window: PeriodWindow,
-	draft: InvoiceDraft,
-	now: string,
-	terms: IssueTerms,
-): Omit<InvoiceRow, "number"> {
+/** What an invoice row takes from its computed draft, issued or stored as a draft invoice (draft-invoices.ts). */
+export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: InvoiceDraft) {
 	return {
 		id: newId("inv"),
 		environment: scope.environment,
@@ -54,9 +49,21 @@ function invoiceRow(
 		billingPeriod: window.period,
 		sequence: draft.sequence,
 		kind: draft.kind,
-		status: terms.status,
 		currency: draft.currency,
 		amount: draft.amount.toString(),
+	};
+}
+
+function invoiceRow(
+	scope: Scope,
+	window: PeriodWindow,
+	draft: InvoiceDraft,
+	now: string,
+	terms: IssueTerms,
+): Omit<InvoiceRow, "number"> {
+	return {
+		...rowOfDraft(scope, window, draft),
+		status: terms.status,
 		issuedAt: now,
 		paidAt: terms.paidAt,
 		voidedAt: null,
