@@ -9,8 +9,9 @@
  * (the first request was taken for dead after 60 seconds), the update changes nothing and the guard after it rolls
  * the whole write back: of two requests with one key, one write at most is stored.
  */
+import { sha256Hex } from "../lib/sha256";
 
-/** The key a request claimed: its record's primary key and the claim's own id. */
+/** The key a request claimed: its record's primary key, the claim's own id and its request's hash. */
 export interface IdempotencyClaim {
 	environment: string;
 	keyId: string;
@@ -18,6 +19,17 @@ export interface IdempotencyClaim {
 	path: string;
 	key: string;
 	claimId: string;
+	/** SHA-256 of the request's parsed JSON, as the record keeps it. */
+	requestHash: string;
+}
+
+/**
+ * The same for every request under one Idempotency-Key (environment, calling key, method, path and key), and
+ * for no other: what a write outside D1 keeps so that a repeat finds it (reservations in their accumulator), or
+ * what names a call to another service so that it answers a repeat once (Stripe's Idempotency-Key of a refund).
+ */
+export function claimDigest(claim: IdempotencyClaim): string {
+	return sha256Hex(JSON.stringify([claim.environment, claim.keyId, claim.method, claim.path, claim.key]));
 }
 
 /** What a domain verb is handed to make its write and the key's record one batch; absent without a key. */

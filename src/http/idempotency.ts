@@ -140,7 +140,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 			c.header("Idempotent-Replayed", "true");
 		}
 	}
-	c.set("idempotencyClaim", { ...id, claimId } satisfies IdempotencyClaim);
+	c.set("idempotencyClaim", { ...id, claimId, requestHash } satisfies IdempotencyClaim);
 
 	await next();
 	if (c.res.status >= 500) {

@@ -11,6 +11,7 @@ import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
 import type { AlertRule } from "./parts/alerts";
 import type * as Reservations from "./parts/reservations";
 import type { RawEventQuery } from "./storage/raw-events";
+import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 import { encodeEvents } from "./wire";
@@ -107,8 +108,8 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		return this.stub.reservation(this.name, id) as Promise<Reservations.ReservationView | null>;
 	}
 
-	releaseReservation(id: string): Promise<Reservations.ReleaseAnswer> {
-		return this.stub.releaseReservation(this.name, id) as Promise<Reservations.ReleaseAnswer>;
+	releaseReservation(id: string, request?: RequestKey): Promise<Reservations.ReleaseAnswer> {
+		return this.stub.releaseReservation(this.name, id, request) as Promise<Reservations.ReleaseAnswer>;
 	}
 
 	setAsideFor(

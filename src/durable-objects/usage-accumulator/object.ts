@@ -50,6 +50,7 @@ import type { ShardReport } from "./parts/shards";
 import type { DedupeRow } from "./storage/dedupe";
 import { readMetrics } from "./storage/metric-rows";
 import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./storage/raw-events";
+import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
 import { AccumulatorStore } from "./storage/store";
 import type { FlushReport, HoldingChange, RecordCall, RecordResponse, UsageQuery } from "./types";
@@ -225,8 +226,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return readReservation(this.parts, name, id);
 	}
 
-	releaseReservation(name: string, id: string): ReleaseAnswer {
-		return releaseReservation(this.parts, name, id);
+	releaseReservation(name: string, id: string, request?: RequestKey): ReleaseAnswer {
+		return releaseReservation(this.parts, name, id, request);
 	}
 
 	// D1 and the archive (alarm.ts).
