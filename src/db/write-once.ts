@@ -9,6 +9,7 @@
  * (the first request was taken for dead after 60 seconds), the update changes nothing and the guard after it rolls
  * the whole write back: of two requests with one key, one write at most is stored.
  */
+import { derivedId, type IdPrefix, newId } from "../lib/ids";
 import { sha256Hex } from "../lib/sha256";
 
 /** The key a request claimed: its record's primary key, the claim's own id and its request's hash. */
@@ -21,6 +22,8 @@ export interface IdempotencyClaim {
 	claimId: string;
 	/** SHA-256 of the request's parsed JSON, as the record keeps it. */
 	requestHash: string;
+	/** When the first request under this key claimed it (ms): kept when a repeat takes the key over. */
+	firstClaimedAt: number;
 }
 
 /**
@@ -36,12 +39,19 @@ export function claimDigest(claim: IdempotencyClaim): string {
 export interface WriteMark {
 	/** Statements to add to the write's batch: they record `ids` (appended to earlier ones) under the key. */
 	statements(d1: D1Database, ids: readonly string[]): D1PreparedStatement[];
+	/**
+	 * An id that every request under this key gets alike (sortable by the first request's time): a write that
+	 * calls another service before its batch names what it asks by it, so a repeat after a crash between the
+	 * call and the batch asks the same (Stripe then answers the refund it made instead of refunding again).
+	 */
+	idFor(prefix: IdPrefix): string;
 }
 
 const CLAIM_LOST = "idempotency-claim-lost";
 
 export function writeMark(claim: IdempotencyClaim): WriteMark {
 	return {
+		idFor: (prefix) => derivedId(prefix, claim.firstClaimedAt, `${prefix}:${claimDigest(claim)}`),
 		statements: (d1, ids) => [
 			d1
 				.prepare(
@@ -71,6 +81,11 @@ export function writeMark(claim: IdempotencyClaim): WriteMark {
 export function isClaimLost(error: unknown): boolean {
 	const text = String((error as { cause?: unknown })?.cause ?? "") + String(error);
 	return text.includes(CLAIM_LOST);
+}
+
+/** The id of an optional mark (see WriteMark.idFor), a fresh one without an Idempotency-Key. */
+export function idOnce(mark: WriteMark | undefined, prefix: IdPrefix): string {
+	return mark === undefined ? newId(prefix) : mark.idFor(prefix);
 }
 
 /** The statements of an optional mark: none without an Idempotency-Key. */
