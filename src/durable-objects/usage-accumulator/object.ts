@@ -47,6 +47,7 @@ import {
 	tightestBudget,
 } from "./parts/reservations";
 import type { ShardReport } from "./parts/shards";
+import { answerOf, type StepFailure } from "./step-failure";
 import type { DedupeRow } from "./storage/dedupe";
 import { readMetrics } from "./storage/metric-rows";
 import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./storage/raw-events";
@@ -138,8 +139,10 @@ export class UsageAccumulator extends DurableObject<Env> {
 		generation: number,
 		after: string | null,
 		limit: number,
-	): Promise<AdoptedEvent[]> {
-		return setAsideFor(this.parts, this.flushes, { subscriptionId, from, generation }, after, limit);
+	): Promise<AdoptedEvent[] | StepFailure> {
+		return answerOf(() =>
+			setAsideFor(this.parts, this.flushes, { subscriptionId, from, generation }, after, limit),
+		);
 	}
 
 	/** The last event id of the instance this subscription's accumulator absorbed. */
@@ -151,8 +154,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 	absorb(
 		request: { name: string; accountId: string | null; billableFrom: string | null; agentKey: string },
 		page: AdoptedEvent[],
-	): Promise<number> {
-		return absorbPage(this.parts, request, page);
+	): Promise<number | StepFailure> {
+		return answerOf(() => absorbPage(this.parts, request, page));
 	}
 
 	// Reads.
