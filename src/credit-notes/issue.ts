@@ -17,7 +17,7 @@ import { isAbortedByGuard } from "../db/batch";
 import type { ById } from "../db/rows";
 import { invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
-import { markStatements, type WriteMark } from "../db/write-once";
+import { idOnce, markStatements, type WriteMark } from "../db/write-once";
 import type { Env, Environment } from "../env";
 import { creditInvoiceGuarded } from "../invoicing/credited";
 import { type InvoiceRow, invoiceEventData } from "../invoicing/invoices";
@@ -49,8 +49,10 @@ export async function issueCreditNote({
 	mark,
 	env,
 }: ById & { input: CreateCreditNoteInput; mark?: WriteMark; env?: Env }): Promise<CreditNoteView> {
-	// One id for every attempt: a refund through Stripe is keyed by it (docs/payments.md#payments-and-refunds).
-	const noteId = newId("cn");
+	// One id for every attempt, and for every repeat under the request's Idempotency-Key: a refund through Stripe is
+	// keyed by it (docs/payments.md#payments-and-refunds), so a repeat after a crash between Stripe's refund and
+	// this batch asks Stripe with the same key and gets the same refund back, never a second one.
+	const noteId = idOnce(mark, "cn");
 	for (let attempt = 1; attempt <= RACE_ATTEMPTS; attempt++) {
 		// One batch, so the invoice and its payments are read as of the same moment.
 		const [[invoice], paid] = await db.batch([

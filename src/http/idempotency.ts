@@ -88,6 +88,7 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 	const now = new Date(started).toISOString();
 	const claimId = crypto.randomUUID();
 	const ours = and(where, eq(idempotencyRecords.claimId, claimId));
+	let firstClaimedAt = started;
 
 	const [, claimed] = await db.batch([
 		db.delete(idempotencyRecords).where(and(where, lt(idempotencyRecords.expiresAt, now))),
@@ -135,17 +136,24 @@ export const idempotency: MiddlewareHandler<AppEnv> = async (c, next) => {
 			)
 			.returning({ key: idempotencyRecords.key });
 		if (!taken) throw inUse();
+		// expires_at stays as the first request set it: the key's ids (WriteMark.idFor) stay the same.
+		firstClaimedAt = Date.parse(existing.expiresAt) - TTL_MS;
 		if (existing.state === "committed") {
 			c.set("idempotencyCommitted", JSON.parse(existing.resources ?? "[]") as string[]);
 			c.header("Idempotent-Replayed", "true");
 		}
 	}
-	c.set("idempotencyClaim", { ...id, claimId } satisfies IdempotencyClaim);
+	c.set("idempotencyClaim", { ...id, claimId, requestHash, firstClaimedAt } satisfies IdempotencyClaim);
 
 	await next();
 	if (c.res.status >= 500) {
-		// Kept when the write was committed: a repeat then answers what it stored.
-		await db.delete(idempotencyRecords).where(and(ours, eq(idempotencyRecords.state, "in_progress")));
+		// Kept when the write was committed: a repeat then answers what it stored. Otherwise the claim is given
+		// up at once, as if abandoned, so that a repeat runs afresh now — with the key's ids, which a call to
+		// another service may already have been made with (a refund through Stripe before its credit note).
+		await db
+			.update(idempotencyRecords)
+			.set({ createdAt: new Date(0).toISOString() })
+			.where(and(ours, eq(idempotencyRecords.state, "in_progress")));
 		return;
 	}
 	idempotencyFaults.beforeAnswerStored?.(c.req.path);

@@ -8,6 +8,7 @@ export const DOMAIN_ERROR_CODES = [
 	"not_found",
 	"conflict",
 	"budget_exceeded",
+	"idempotency_key_reused",
 	"internal_error",
 	"payment_provider_error",
 ] as const;

@@ -9,46 +9,77 @@ import { payments } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 
-/** A refund row: negative, made by a credit note (its number becomes the reference). */
-export interface RefundRow {
+/** What every payment row names; its amount and kind are the writer's. */
+interface PaymentRowBase {
 	id: string;
 	environment: string;
 	invoiceId: string;
 	accountId: string;
-	/** Negative: what was given back. */
-	amount: string;
 	currency: string;
 	createdAt: string;
-	/** "stripe" when the money went back through Stripe's Refunds API. */
+	/** "stripe" when the money moved through Stripe. */
 	provider: "manual" | "stripe";
 }
 
+/** A refund row: negative, made by a credit note (its number becomes the reference). */
+export interface RefundRow extends PaymentRowBase {
+	/** Negative: what was given back. */
+	amount: string;
+}
+
+/** SQL for a value the same batch decides, its parameters written `?`. */
+export interface SqlValue {
+	sql: string;
+	params: unknown[];
+}
+
+const value = (text: string | null): SqlValue => ({ sql: "?", params: [text] });
+
 /**
- * The insert of a refund, for the batch of the credit note that makes it. Its reference is the credit note's
- * number, which that same batch assigns: `reference` is an SQL expression of it, its parameters written `?`.
+ * The INSERT of the payments table that its writers share (test/node/table-owners.test.ts); the manual pay in
+ * invoicing/payments.ts keeps its own, since invoicing may not import this folder (payments/ imports invoicing/).
  */
-export function refundInsert(
+function paymentRowInsert(
 	d1: D1Database,
-	row: RefundRow,
-	reference: { sql: string; params: unknown[] },
+	row: PaymentRowBase,
+	kind: "payment" | "refund",
+	amount: SqlValue,
+	reference: SqlValue,
 ): D1PreparedStatement {
 	return d1
 		.prepare(
-			`INSERT INTO payments (id, environment, invoice_id, account_id, amount, currency, created_at, provider, kind,
+			`INSERT INTO payments (id, environment, invoice_id, account_id, currency, created_at, provider, kind, amount,
 				reference)
-			VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, 'refund', ${reference.sql})`,
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${amount.sql}, ${reference.sql})`,
 		)
 		.bind(
 			row.id,
 			row.environment,
 			row.invoiceId,
 			row.accountId,
-			row.amount,
 			row.currency,
 			row.createdAt,
 			row.provider,
+			kind,
+			...amount.params,
 			...reference.params,
 		);
+}
+
+/**
+ * The insert of a refund, for the batch of the credit note that makes it. Its reference is the credit note's
+ * number, which that same batch assigns (an SQL expression of it), or Stripe's refund id.
+ */
+export function refundInsert(d1: D1Database, row: RefundRow, reference: SqlValue): D1PreparedStatement {
+	return paymentRowInsert(d1, row, "refund", value(row.amount), reference);
+}
+
+/** The insert of a payment, for the batch that pays its invoice (a payment Stripe confirmed). */
+export function paymentInsert(
+	d1: D1Database,
+	row: PaymentRowBase & { amount: string; reference: string | null },
+): D1PreparedStatement {
+	return paymentRowInsert(d1, row, "payment", value(row.amount), value(row.reference));
 }
 
 export interface PaymentView {

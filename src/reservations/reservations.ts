@@ -15,6 +15,7 @@ import {
 	subscriptionOfReservation,
 } from "../durable-objects/usage-accumulator/parts/reservations";
 import { existingRoute } from "../durable-objects/usage-accumulator/placement";
+import type { RequestKey } from "../durable-objects/usage-accumulator/storage/reservation-requests";
 import type { Env } from "../env";
 import { conflict, DomainError, notFound } from "../lib/errors";
 
@@ -29,15 +30,31 @@ export interface ReservationInput {
 
 export const DEFAULT_TTL_SECONDS = 300;
 
+/** What a write answers: the reservation, and whether an earlier request with its Idempotency-Key wrote it. */
+export interface ReservationWrite {
+	reservation: Reservation;
+	replayed: boolean;
+}
+
+function keyReused(): DomainError {
+	return new DomainError(
+		"idempotency_key_reused",
+		"This Idempotency-Key was used with a different request body.",
+	);
+}
+
+/** `request`: the Idempotency-Key the hold carries, so that a repeat after a crash finds it (never holds twice). */
 export async function createReservation({
 	env,
 	scope,
 	input,
+	request,
 }: {
 	env: Env;
 	scope: Scope;
 	input: ReservationInput;
-}): Promise<Reservation> {
+	request?: RequestKey;
+}): Promise<ReservationWrite> {
 	const route = await existingRoute(env.DB, scope, input.agent_key);
 	if (route === null) throw notFound("agent instance", input.agent_key);
 	if (route.subscriptionId === null) {
@@ -51,7 +68,9 @@ export async function createReservation({
 		amount: String(input.amount),
 		ttlSeconds: input.ttl_seconds ?? DEFAULT_TTL_SECONDS,
 		description: input.description ?? null,
+		request,
 	});
+	if ("reused" in answer) throw keyReused();
 	if ("exceeded" in answer) {
 		const names = answer.exceeded.map((d) => d.alert_id).join(", ");
 		throw new DomainError(
@@ -61,7 +80,7 @@ export async function createReservation({
 			{ details: answer.exceeded },
 		);
 	}
-	return answer.reservation;
+	return { reservation: answer.reservation, replayed: answer.replayed === true };
 }
 
 /** The head that holds a reservation, or not_found (an id of no subscription of this environment). */
@@ -85,14 +104,17 @@ export async function getReservation(context: InScope & { env: Env; id: string }
 	return reservation;
 }
 
-export async function releaseReservation(context: InScope & { env: Env; id: string }): Promise<Reservation> {
+export async function releaseReservation(
+	context: InScope & { env: Env; id: string; request?: RequestKey },
+): Promise<ReservationWrite> {
 	const head = await headOf(context, context.id);
-	const answer = await usageAccumulator(context.env, head).releaseReservation(context.id);
+	const answer = await usageAccumulator(context.env, head).releaseReservation(context.id, context.request);
 	if (answer === null) throw notFound("reservation", context.id);
+	if ("reused" in answer) throw keyReused();
 	if ("notHeld" in answer) {
 		throw conflict(
 			`Reservation '${context.id}' is ${answer.notHeld.status}, not held: there is nothing to release.`,
 		);
 	}
-	return answer.released;
+	return { reservation: answer.released, replayed: answer.replayed === true };
 }

@@ -1,5 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
+import { claimDigest } from "../db/write-once";
+import type { RequestKey } from "../durable-objects/usage-accumulator/storage/reservation-requests";
+import type { AppContext } from "../http/context";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
@@ -7,7 +10,13 @@ import { SDK_READ, SDK_WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
 import { MAX_ABS_NUMBER, MAX_MONEY_DECIMALS } from "../lib/numbers";
-import { createReservation, DEFAULT_TTL_SECONDS, getReservation, releaseReservation } from "./reservations";
+import {
+	createReservation,
+	DEFAULT_TTL_SECONDS,
+	getReservation,
+	type ReservationWrite,
+	releaseReservation,
+} from "./reservations";
 
 export const CreateReservation = z
 	.strictObject({
@@ -58,6 +67,21 @@ export const ReservationParams = z.object({
 
 export const reservationRoutes = apiRouter();
 
+/**
+ * The request's Idempotency-Key as the hold keeps it: a repeat after a Worker died between the accumulator's
+ * write and D1's record of the answer finds what was written and is answered with it (docs/reservations.md).
+ */
+function requestKeyOf(c: AppContext): RequestKey | undefined {
+	const claim = c.get("idempotencyClaim");
+	return claim === undefined ? undefined : { key: claimDigest(claim), hash: claim.requestHash };
+}
+
+/** The reservation a write answers, marked as a replay when an earlier request with its key wrote it. */
+function written(c: AppContext, write: ReservationWrite): ReservationWrite["reservation"] {
+	if (write.replayed) c.header("Idempotent-Replayed", "true");
+	return write.reservation;
+}
+
 reservationRoutes.openapi(
 	createRoute({
 		access: SDK_WRITE,
@@ -78,12 +102,13 @@ reservationRoutes.openapi(
 		},
 	}),
 	async (c) => {
-		const reservation = await createReservation({
+		const write = await createReservation({
 			env: c.env,
 			scope: c.get("scope"),
 			input: c.req.valid("json"),
+			request: requestKeyOf(c),
 		});
-		return c.json(reservation, 201);
+		return c.json(written(c, write), 201);
 	},
 );
 
@@ -121,6 +146,7 @@ reservationRoutes.openapi(
 	}),
 	async (c) => {
 		const id = c.req.valid("param").reservation_id;
-		return c.json(await releaseReservation({ env: c.env, ...scopeOf(c), id }), 200);
+		const write = await releaseReservation({ env: c.env, ...scopeOf(c), id, request: requestKeyOf(c) });
+		return c.json(written(c, write), 200);
 	},
 );

@@ -150,7 +150,7 @@ const imports = sourceFiles(SRC).flatMap(importsOf);
 const ACCUMULATOR = "durable-objects/usage-accumulator/";
 /** The accumulator's floors, bottom first: a file's floor is its subfolder, or its own name at the top. */
 const FLOORS: readonly (readonly string[])[] = [
-	["identity", "types", "wire"],
+	["identity", "types", "wire", "step-failure"],
 	["storage/"],
 	["parts/"],
 	["object", "client", "interface", "placement"],

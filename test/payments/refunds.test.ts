@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { it } from "vitest";
-import { expectError, post } from "../helpers";
+import { type ApiResponse, expectError, post } from "../helpers";
 import { asked, invoiceNow, stripeInvoice } from "./fixtures";
 import {
 	deliverStripeEvent,
@@ -102,5 +102,67 @@ describeWithStripe("credit notes on invoices collected through Stripe", () => {
 			[`${invoice.id}:payment_intent:1`, "10000"],
 			[`${invoice.id}:round-2:payment_intent:1`, "6000"],
 		]);
+	});
+});
+
+describeWithStripe("a refund whose Worker died between Stripe's refund and the credit note", () => {
+	/** The request fails after Stripe refunded, before its credit note's batch (a trigger refuses the note). */
+	async function failsAfterRefund(invoiceId: string, send: () => Promise<ApiResponse>) {
+		const trigger = `crash_${invoiceId}`;
+		await env.DB.prepare(
+			`CREATE TRIGGER ${trigger} BEFORE INSERT ON credit_notes WHEN NEW.invoice_id = '${invoiceId}'
+			BEGIN SELECT RAISE(ABORT, 'simulated crash after the refund'); END`,
+		).run();
+		const quiet = console.error;
+		console.error = () => {};
+		try {
+			expect((await send()).status).toBe(500);
+		} finally {
+			console.error = quiet;
+			await env.DB.prepare(`DROP TRIGGER ${trigger}`).run();
+		}
+	}
+
+	async function refundOnce(amount: number, idempotencyKey: string, kill: boolean) {
+		const { key, invoice, pi } = await paidThroughStripe();
+		const send = () =>
+			post(
+				`/v1/invoices/${invoice.id}/credit-notes`,
+				{ amount, reason: "duplicate", refund: true },
+				{ key, headers: { "Idempotency-Key": idempotencyKey } },
+			);
+		await failsAfterRefund(invoice.id, send);
+		if (kill) {
+			// A Worker killed there leaves its claim in progress; the repeat of issue 43 came 62 s later.
+			await env.DB.prepare(
+				"UPDATE idempotency_records SET state = 'in_progress', created_at = ?1 WHERE key = ?2",
+			)
+				.bind(new Date(Date.now() - 62_000).toISOString(), idempotencyKey)
+				.run();
+		}
+		const repeat = await send();
+		expect(repeat.status, JSON.stringify(repeat.body)).toBe(201);
+		const refunds = (await sentToStripe(`payment_intent=${pi}`)).filter((r) => r.path === "/v1/refunds");
+		// Stripe answers a repeated Idempotency-Key (same parameters) with the refund it made: one refund.
+		expect(
+			refunds.map((r) => [r.headers["idempotency-key"], r.form.get("metadata[credit_note_id]")]),
+		).toEqual([
+			[`${repeat.body.id}:refund`, repeat.body.id],
+			[`${repeat.body.id}:refund`, repeat.body.id],
+		]);
+		expect(await rowsOf("SELECT id FROM credit_notes WHERE invoice_id = ?1", invoice.id)).toEqual([
+			{ id: repeat.body.id },
+		]);
+		expect(
+			await rowsOf("SELECT amount FROM payments WHERE invoice_id = ?1 AND kind = 'refund'", invoice.id),
+		).toEqual([{ amount: `-${amount}` }]);
+	}
+
+	it("killed: the repeat after 60 s asks Stripe with the same Idempotency-Key and stores one credit note", async () => {
+		await refundOnce(30, `refund-killed-${Date.now()}`, true);
+	});
+
+	it("failed with a 500: the repeat at once asks Stripe with the same key too", async () => {
+		await refundOnce(12, `refund-failed-${Date.now()}`, false);
 	});
 });

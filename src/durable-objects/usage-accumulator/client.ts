@@ -10,7 +10,9 @@ import { accumulatorStub } from "./identity";
 import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
 import type { AlertRule } from "./parts/alerts";
 import type * as Reservations from "./parts/reservations";
+import { resultOf, type StepFailure } from "./step-failure";
 import type { RawEventQuery } from "./storage/raw-events";
+import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 import { encodeEvents } from "./wire";
@@ -107,8 +109,8 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		return this.stub.reservation(this.name, id) as Promise<Reservations.ReservationView | null>;
 	}
 
-	releaseReservation(id: string): Promise<Reservations.ReleaseAnswer> {
-		return this.stub.releaseReservation(this.name, id) as Promise<Reservations.ReleaseAnswer>;
+	releaseReservation(id: string, request?: RequestKey): Promise<Reservations.ReleaseAnswer> {
+		return this.stub.releaseReservation(this.name, id, request) as Promise<Reservations.ReleaseAnswer>;
 	}
 
 	setAsideFor(
@@ -116,9 +118,11 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		after: string | null,
 		limit: number,
 	): Promise<AdoptedEvent[]> {
-		return this.stub.setAsideFor(subscriptionId, from, generation, after, limit) as unknown as Promise<
-			AdoptedEvent[]
-		>;
+		return resultOf(
+			this.stub.setAsideFor(subscriptionId, from, generation, after, limit) as unknown as Promise<
+				AdoptedEvent[] | StepFailure
+			>,
+		);
 	}
 
 	absorbedThrough(agentKey: string): Promise<string | null> {
@@ -129,7 +133,9 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		absorber: { accountId: string | null; billableFrom: string | null; agentKey: string },
 		page: AdoptedEvent[],
 	): Promise<number> {
-		return this.stub.absorb({ name: this.name, ...absorber }, page) as Promise<number>;
+		return resultOf(
+			this.stub.absorb({ name: this.name, ...absorber }, page) as Promise<number | StepFailure>,
+		);
 	}
 
 	flush(): Promise<FlushReport> {

@@ -16,6 +16,7 @@ import type {
 	ReserveRequest,
 } from "./parts/reservations";
 import type { RawEventQuery } from "./storage/raw-events";
+import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
 import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
 
@@ -54,7 +55,8 @@ export interface UsageAccumulatorClient {
 	reserve(accountId: string | null, request: ReserveRequest): Promise<ReserveAnswer>;
 	/** In a subscription's head: a reservation as it stands, or null. */
 	reservation(id: string): Promise<ReservationView | null>;
-	releaseReservation(id: string): Promise<ReleaseAnswer>;
+	/** In a subscription's head: ends a hold; `request` is the Idempotency-Key that a repeat is answered by. */
+	releaseReservation(id: string, request?: RequestKey): Promise<ReleaseAnswer>;
 
 	/** Adoption step 1, on an instance's accumulator: a page of its events set aside for the subscription. */
 	setAsideFor(

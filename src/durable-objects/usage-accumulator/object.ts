@@ -47,9 +47,11 @@ import {
 	tightestBudget,
 } from "./parts/reservations";
 import type { ShardReport } from "./parts/shards";
+import { answerOf, type StepFailure } from "./step-failure";
 import type { DedupeRow } from "./storage/dedupe";
 import { readMetrics } from "./storage/metric-rows";
 import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./storage/raw-events";
+import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
 import { AccumulatorStore } from "./storage/store";
 import type { FlushReport, HoldingChange, RecordCall, RecordResponse, UsageQuery } from "./types";
@@ -137,8 +139,10 @@ export class UsageAccumulator extends DurableObject<Env> {
 		generation: number,
 		after: string | null,
 		limit: number,
-	): Promise<AdoptedEvent[]> {
-		return setAsideFor(this.parts, this.flushes, { subscriptionId, from, generation }, after, limit);
+	): Promise<AdoptedEvent[] | StepFailure> {
+		return answerOf(() =>
+			setAsideFor(this.parts, this.flushes, { subscriptionId, from, generation }, after, limit),
+		);
 	}
 
 	/** The last event id of the instance this subscription's accumulator absorbed. */
@@ -150,8 +154,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 	absorb(
 		request: { name: string; accountId: string | null; billableFrom: string | null; agentKey: string },
 		page: AdoptedEvent[],
-	): Promise<number> {
-		return absorbPage(this.parts, request, page);
+	): Promise<number | StepFailure> {
+		return answerOf(() => absorbPage(this.parts, request, page));
 	}
 
 	// Reads.
@@ -225,8 +229,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 		return readReservation(this.parts, name, id);
 	}
 
-	releaseReservation(name: string, id: string): ReleaseAnswer {
-		return releaseReservation(this.parts, name, id);
+	releaseReservation(name: string, id: string, request?: RequestKey): ReleaseAnswer {
+		return releaseReservation(this.parts, name, id, request);
 	}
 
 	// D1 and the archive (alarm.ts).

@@ -15,6 +15,7 @@ import { type InvoiceRow, invoiceEventData } from "../../invoicing/invoices";
 import { newId } from "../../lib/ids";
 import { nowIso } from "../../lib/time";
 import { outboxInsert } from "../../webhooks/outbox";
+import { paymentInsert } from "../payments";
 
 export interface StripeEventRef {
 	id: string;
@@ -103,20 +104,17 @@ export async function applySucceededPayment(
 					),
 			),
 			abortUnlessChanged(d1),
-			fromDrizzle(
-				d1,
-				db.insert(payments).values({
-					id: paymentId,
-					environment: scope.environment,
-					invoiceId: row.id,
-					accountId: row.accountId,
-					amount: amount.toString(),
-					currency: row.currency,
-					reference: payment.paymentIntentId,
-					provider: "stripe",
-					createdAt: paidAt,
-				}),
-			),
+			paymentInsert(d1, {
+				id: paymentId,
+				environment: scope.environment,
+				invoiceId: row.id,
+				accountId: row.accountId,
+				amount: amount.toString(),
+				currency: row.currency,
+				reference: payment.paymentIntentId,
+				provider: "stripe",
+				createdAt: paidAt,
+			}),
 			fromDrizzle(
 				d1,
 				outboxInsert(db, scope, "invoice.paid", {

@@ -18,6 +18,7 @@ import { Decimal } from "../../../lib/decimal";
 import { newId } from "../../../lib/ids";
 import { periodOf } from "../../../lib/time";
 import { type AccumulatorIdentity, isHead, parseAccumulatorName } from "../identity";
+import { knownRequest, type RequestKey, rememberRequest } from "../storage/reservation-requests";
 import { RESERVATIONS_SCHEMA } from "../storage/schema";
 import type { MeteringEvent } from "../types";
 import { periodTotal } from "./alerts";
@@ -67,11 +68,24 @@ export interface ReserveRequest {
 	amount: string;
 	ttlSeconds: number;
 	description: string | null;
+	/** The request's Idempotency-Key, kept with the hold (storage/reservation-requests.ts). */
+	request?: RequestKey;
 }
 
-export type ReserveAnswer = { reservation: ReservationView } | { exceeded: BudgetShortfall[] };
+/**
+ * `replayed`: an earlier request with this Idempotency-Key made the hold; `reused`: that key came with another
+ * body.
+ */
+export type ReserveAnswer =
+	| { reservation: ReservationView; replayed?: true }
+	| { exceeded: BudgetShortfall[] }
+	| { reused: true };
 /** null: no such reservation here. */
-export type ReleaseAnswer = { released: ReservationView } | { notHeld: ReservationView } | null;
+export type ReleaseAnswer =
+	| { released: ReservationView; replayed?: true }
+	| { notHeld: ReservationView }
+	| { reused: true }
+	| null;
 
 type Row = {
 	id: string;
@@ -198,6 +212,12 @@ export async function reserve(
 	return store.transaction(() => {
 		const now = Date.now();
 		expireHolds(store.sql, now);
+		const known = knownRequest(store.sql, request.request, now);
+		if (known !== null) {
+			const row = "reused" in known ? undefined : readRow(store.sql, known.reservationId);
+			if (row === undefined) return { reused: true };
+			return { reservation: viewOf(row, identity.id, now), replayed: true };
+		}
 		const amount = Decimal.from(request.amount);
 		const state = read(now);
 		if (state !== null) {
@@ -237,6 +257,7 @@ export async function reserve(
 			row.created_at,
 			row.expires_at,
 		);
+		rememberRequest(store.sql, request.request, row.id, now);
 		return { reservation: viewOf(row, identity.id, now) };
 	});
 }
@@ -249,17 +270,33 @@ export function readReservation(parts: AccumulatorParts, name: string, id: strin
 	return row ? viewOf(row, identity.id, Date.now()) : null;
 }
 
-/** Ends a hold before it expires; a reservation no longer held is answered as it is. */
-export function releaseReservation(parts: AccumulatorParts, name: string, id: string): ReleaseAnswer {
+/**
+ * Ends a hold before it expires; a reservation no longer held is answered as it is, unless this request's
+ * Idempotency-Key released it (the repeat of a release whose answer was lost).
+ */
+export function releaseReservation(
+	parts: AccumulatorParts,
+	name: string,
+	id: string,
+	request?: RequestKey,
+): ReleaseAnswer {
 	const identity = headIdentity(name);
 	const { store } = parts;
 	if (!tablesExist(store.sql)) return null;
+	if (request !== undefined) ensureTables(store.sql);
 	return store.transaction(() => {
 		const now = Date.now();
 		const row = readRow(store.sql, id);
 		if (!row) return null;
 		const view = viewOf(row, identity.id, now);
+		const known = knownRequest(store.sql, request, now);
+		if (known !== null) {
+			return "reused" in known || known.reservationId !== id
+				? { reused: true }
+				: { released: view, replayed: true };
+		}
 		if (view.status !== "held") return { notHeld: view };
+		rememberRequest(store.sql, request, id, now);
 		store.sql.exec(
 			"UPDATE reservations SET status = 'released', ended_at = ? WHERE id = ?",
 			new Date(now).toISOString(),

@@ -107,6 +107,9 @@ CREATE TABLE IF NOT EXISTS reservations (
 CREATE INDEX IF NOT EXISTS reservations_held ON reservations (expires_at) WHERE status = 'held';
 CREATE INDEX IF NOT EXISTS reservations_expiry ON reservations (expires_at);
 CREATE TABLE IF NOT EXISTS reservation_settlements (reservation_id TEXT PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS reservation_requests (
+	request_key TEXT PRIMARY KEY, request_hash TEXT NOT NULL, reservation_id TEXT NOT NULL, at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS reservation_requests_at ON reservation_requests (at);
 `;
 
 /** What every other shard last reported to the head (parts/shards.ts). */
