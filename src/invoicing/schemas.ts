@@ -4,7 +4,7 @@ import { pageQuery } from "../schemas/pages";
 import { PaymentKind } from "../schemas/payments";
 import { Collection } from "./collection-view";
 
-const billingPeriod = z
+export const billingPeriod = z
 	.string()
 	.regex(BILLING_PERIOD_PATTERN, "Must be a month written YYYY-MM, e.g. 2026-11.")
 	.openapi({ example: "2026-11", description: "A UTC calendar month." });
