@@ -18,6 +18,7 @@ import { mountOpenApiDocument } from "./http/openapi-route";
 import { singleQueryValues } from "./http/query";
 import { draftInvoiceRoutes } from "./invoicing/draft-routes";
 import { invoiceRoutes } from "./invoicing/routes";
+import { statementRoutes } from "./invoicing/statement-routes";
 import { upcomingInvoiceRoutes } from "./invoicing/upcoming-routes";
 import { apiKeyRoutes } from "./keys/routes";
 import { mountMcp } from "./mcp/mount";
@@ -56,6 +57,7 @@ export function createApp(): Router {
 			apiKeyRoutes,
 			agentRoutes,
 			accountRoutes,
+			statementRoutes,
 			costRoutes,
 			modelPriceRoutes,
 			reportRoutes,

@@ -1,3 +1,4 @@
+import { eq } from "drizzle-orm";
 import { created } from "../audit/record";
 import { updateAudited, writeAudited } from "../audit/write";
 import { type Db, isUniqueViolation } from "../db/client";
@@ -11,6 +12,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { stripeSecretKey } from "../payment-provider/config";
 import { createStripeCustomer, noStripeKey } from "../payment-provider/customers";
+import { checkHierarchy, hierarchyChanged, isHierarchyViolation } from "./hierarchy";
 
 export const DEFAULT_NET_TERMS_DAYS = 30;
 
@@ -32,6 +34,10 @@ export interface AccountView {
 	stripe_customer_id: string | null;
 	stripe_payment_method_id: string | null;
 	block_on_failed_payment: boolean;
+	/** Its parent, who pays or shares credits (docs/account-hierarchies.md); null: none. */
+	parent_account_id: string | null;
+	billing: "self" | "parent";
+	use_parent_credits: boolean;
 	created_at: string;
 }
 
@@ -47,6 +53,9 @@ export interface AccountInput {
 	stripe_customer_id?: string | null;
 	stripe_payment_method_id?: string | null;
 	block_on_failed_payment?: boolean;
+	parent_account_id?: string | null;
+	billing?: "self" | "parent";
+	use_parent_credits?: boolean;
 }
 
 function toView(row: typeof accounts.$inferSelect): AccountView {
@@ -63,6 +72,9 @@ function toView(row: typeof accounts.$inferSelect): AccountView {
 		stripe_customer_id: row.stripeCustomerId,
 		stripe_payment_method_id: row.stripePaymentMethodId,
 		block_on_failed_payment: row.blockOnFailedPayment,
+		parent_account_id: row.parentAccountId,
+		billing: row.billing,
+		use_parent_credits: row.useParentCredits,
 		created_at: row.createdAt,
 	};
 }
@@ -114,9 +126,13 @@ export async function createAccount({
 		stripeCustomerId: input.stripe_customer_id ?? null,
 		stripePaymentMethodId: input.stripe_payment_method_id ?? null,
 		blockOnFailedPayment: input.block_on_failed_payment ?? false,
+		parentAccountId: input.parent_account_id ?? null,
+		billing: input.billing ?? "self",
+		useParentCredits: input.use_parent_credits ?? false,
 		createdAt: now,
 		updatedAt: now,
 	};
+	await checkHierarchy(db, scope, null, row);
 	row.stripeCustomerId ??= await stripeCustomerFor(env, scope, row);
 	try {
 		await writeAudited(db, scope, [db.insert(accounts).values(row)], {
@@ -133,10 +149,14 @@ export async function createAccount({
 				stripe_customer_id: row.stripeCustomerId,
 				stripe_payment_method_id: row.stripePaymentMethodId,
 				block_on_failed_payment: row.blockOnFailedPayment,
+				parent_account_id: row.parentAccountId,
+				billing: row.billing,
+				use_parent_credits: row.useParentCredits,
 			}),
 		});
 	} catch (error) {
 		if (isUniqueViolation(error)) throw duplicateExternalId(input.external_id);
+		if (isHierarchyViolation(error)) throw hierarchyChanged();
 		throw error;
 	}
 	return toView(row);
@@ -146,8 +166,18 @@ export async function getAccount({ db, scope, id }: ById): Promise<AccountView> 
 	return toView(await getInScope(db, scope, accounts, "account", id));
 }
 
-export async function listAccounts({ db, scope, limit, offset }: InScope & Page) {
-	const { rows, total } = await newestFirst(db, accounts, inScope(scope, accounts), { limit, offset });
+export async function listAccounts({
+	db,
+	scope,
+	limit,
+	offset,
+	parent_account_id,
+}: InScope & Page & { parent_account_id?: string }) {
+	const where =
+		parent_account_id === undefined
+			? inScope(scope, accounts)
+			: inScope(scope, accounts, eq(accounts.parentAccountId, parent_account_id));
+	const { rows, total } = await newestFirst(db, accounts, where, { limit, offset });
 	return { items: rows.map(toView), total };
 }
 
@@ -176,8 +206,13 @@ export async function updateAccount({
 		...(input.block_on_failed_payment !== undefined
 			? { blockOnFailedPayment: input.block_on_failed_payment }
 			: {}),
+		...hierarchyChanges(input),
 		updatedAt: nowIso(),
 	};
+	if (changes.parentAccountId !== undefined || changes.billing !== undefined) {
+		const before = await getInScope(db, scope, accounts, "account", id);
+		await checkHierarchy(db, scope, id, { ...before, ...changes } as AccountRow);
+	}
 	if (
 		input.payment_provider === "stripe" &&
 		(env === undefined || stripeSecretKey(env, scope.environment) === null)
@@ -193,6 +228,15 @@ export async function updateAccount({
 		return toView(await updateAudited(db, scope, accounts, "account", id, changes, "account.updated"));
 	} catch (error) {
 		if (isUniqueViolation(error)) throw duplicateExternalId(input.external_id);
+		if (isHierarchyViolation(error)) throw hierarchyChanged();
 		throw error;
 	}
+}
+
+function hierarchyChanges(input: Partial<AccountInput>): Partial<AccountRow> {
+	return {
+		...(input.parent_account_id !== undefined ? { parentAccountId: input.parent_account_id } : {}),
+		...(input.billing !== undefined ? { billing: input.billing } : {}),
+		...(input.use_parent_credits !== undefined ? { useParentCredits: input.use_parent_credits } : {}),
+	};
 }

@@ -39,6 +39,16 @@ const Account = z
 		block_on_failed_payment: z.boolean().openapi({
 			description: "true: while an invoice's collection has failed, entitlements answer allowed: false.",
 		}),
+		parent_account_id: z
+			.string()
+			.nullable()
+			.openapi({ description: "Its parent account (two levels at most)." }),
+		billing: z.enum(["self", "parent"]).openapi({
+			description: "parent: its invoices are paid by the parent (credits, payment method); self: by itself.",
+		}),
+		use_parent_credits: z.boolean().openapi({
+			description: "With billing self: the parent's credit grants pay what its own leave.",
+		}),
 		created_at: z.string(),
 	})
 	.openapi("Account");
@@ -88,6 +98,26 @@ const paymentFields = {
 	stripe_payment_method_id: stripeId("pm").optional(),
 	block_on_failed_payment: z.boolean().optional(),
 };
+const hierarchyFields = {
+	parent_account_id: z
+		.string()
+		.min(1)
+		.max(200)
+		.nullable()
+		.optional()
+		.openapi({
+			description:
+				"The parent account, in the same environment and without a parent itself (else 409). An account " +
+				"with children cannot become a child (409).",
+		}),
+	billing: z
+		.enum(["self", "parent"])
+		.optional()
+		.openapi({ description: "Default self. parent: the parent pays its invoices (409 without a parent)." }),
+	use_parent_credits: z.boolean().optional().openapi({
+		description: "Default false. true: the parent's credit grants pay what the account's own grants leave.",
+	}),
+};
 
 const CreateAccount = z
 	.strictObject({
@@ -102,6 +132,7 @@ const CreateAccount = z
 		net_terms_days: netTermsDays.optional(),
 		invoice_grace_days: invoiceGraceDays.optional(),
 		...paymentFields,
+		...hierarchyFields,
 	})
 	.openapi("CreateAccount");
 
@@ -114,10 +145,18 @@ const UpdateAccount = z
 		net_terms_days: netTermsDays.optional(),
 		invoice_grace_days: invoiceGraceDays.optional(),
 		...paymentFields,
+		...hierarchyFields,
 	})
 	.openapi("UpdateAccount");
 
 const AccountParams = z.object({ account_id: z.string() });
+const AccountsQuery = PageQuery.extend({
+	parent_account_id: z
+		.string()
+		.min(1)
+		.optional()
+		.openapi({ description: "Only the children of this account." }),
+});
 
 export const accountRoutes = apiRouter();
 
@@ -129,7 +168,7 @@ accountRoutes.openapi(
 		operationId: "listAccounts",
 		tags: ["Accounts"],
 		summary: "List customer accounts",
-		request: { query: PageQuery },
+		request: { query: AccountsQuery },
 		responses: {
 			200: { description: "Accounts", ...json(pageSchema("accounts", Account)) },
 			...errorResponses(400),

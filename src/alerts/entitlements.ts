@@ -50,15 +50,15 @@ export async function entitlementOf({
 }
 
 /**
- * The invoices whose collection through Stripe failed, of an account that asked to be blocked then
+ * The invoices whose collection through Stripe failed, whose payer asked to be blocked then
  * (docs/payments.md#dunning). Only environments with a Stripe key read D1 for it; a partial index keeps it small.
  */
 async function failedCollections(env: Env, scope: Scope, subscriptionId: string): Promise<string[]> {
 	if (stripeSecretKey(env, scope.environment) === null) return [];
 	const { results } = await env.DB.prepare(
 		`SELECT i.id FROM subscriptions s
-		JOIN accounts a ON a.id = s.account_id AND a.block_on_failed_payment = 1
-		JOIN invoices i ON i.environment = ?1 AND i.account_id = a.id AND i.collection_status = 'failed'
+		JOIN invoices i ON i.environment = ?1 AND i.account_id = s.account_id AND i.collection_status = 'failed'
+		JOIN accounts a ON a.id = COALESCE(i.payer_account_id, i.account_id) AND a.block_on_failed_payment = 1
 		WHERE s.environment = ?1 AND s.id = ?2
 		ORDER BY i.created_at, i.id`,
 	)

@@ -12,11 +12,15 @@ export interface SpendableGrant {
 	remainingMinor: bigint;
 	expiresAt: string | null;
 	createdAt: string;
+	/** The grant's currency: only grants in an invoice's currency pay it. */
+	currency?: string;
 }
 
 export interface CreditApplication {
 	grantId: string;
 	amountMinor: bigint;
+	/** The grant's account, when it is not the invoice's (a parent's, docs/account-hierarchies.md). */
+	accountId?: string;
 }
 
 /** The order in which grants are spent. */
@@ -77,4 +81,14 @@ export function toMinor(amount: Decimal, currency: string): bigint {
 
 export function fromMinor(minor: bigint, currency: string): Decimal {
 	return Decimal.fromUnits(minor, minorUnits(currency));
+}
+
+/** Where a wallet keeps an account's grants in one currency: only grants in an invoice's currency pay it. */
+export const walletKey = (accountId: string, currency: string) => `${accountId}/${currency}`;
+
+/** A wallet over grants kept per account and currency; spend with walletKey(account, currency). */
+export function walletByCurrency(grants: readonly SpendableGrant[]): CreditWallet {
+	return new CreditWallet(
+		grants.map((grant) => ({ ...grant, accountId: walletKey(grant.accountId, grant.currency ?? "") })),
+	);
 }

@@ -7,6 +7,7 @@
  * A draft's number column holds a negative placeholder (the column is NOT NULL and unique); the API shows null.
  */
 import { and, asc, eq, inArray } from "drizzle-orm";
+import { accountsWithParentsQuery, type HierarchyAccountRow, payerIdOf } from "../accounts/payers";
 import type { PeriodWindow } from "../billing-period/period";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
@@ -17,7 +18,7 @@ import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from "./draft";
 import { type InvoiceView, invoiceView } from "./invoices";
-import { dueDate, type IssuedAccountRow, issuedAccountsQuery } from "./issue";
+import { dueDate } from "./issue";
 import { ONE_OFF_METRIC } from "./one-off-lines";
 import { type PeriodDrafts, rowOfDraft } from "./write";
 
@@ -174,12 +175,14 @@ export async function storeDrafts({
 	if (drafts.length === 0) return [];
 	const d1 = db.$client;
 	const accountIds = [...new Set(drafts.map((draft) => draft.accountId))];
-	const read = await issuedAccountsQuery(d1, scope, accountIds).all<IssuedAccountRow>();
+	// With their parents: a child billed to its parent has the parent's terms (docs/account-hierarchies.md).
+	const read = await accountsWithParentsQuery(d1, scope.environment, accountIds).all<HierarchyAccountRow>();
 	const accountOf = new Map(read.results.map((row) => [row.id, row]));
 	const stored: InvoiceView[] = [];
 	for (const draft of drafts) {
-		const account = accountOf.get(draft.accountId);
-		if (!account) continue;
+		const own = accountOf.get(draft.accountId);
+		if (!own) continue;
+		const account = accountOf.get(payerIdOf(own)) ?? own;
 		const row = {
 			...rowOfDraft(scope, window, draft),
 			number: placeholderNumber(),
@@ -198,6 +201,8 @@ export async function storeDrafts({
 			creditsApplied: "0",
 			creditedMinor: 0,
 			creditedToInvoice: "0",
+			// As the insert's trigger sets it (migration 0021).
+			payerAccountId: account.id,
 		};
 		const rows = lineRows(row.id, draft.lines, []);
 		try {

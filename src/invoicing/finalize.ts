@@ -109,7 +109,8 @@ async function issueDraft(
 		statement(
 			d1,
 			`UPDATE invoices SET number = (SELECT last_number FROM invoice_counters WHERE environment = ?1),
-				status = ?3, paid_at = ?4, issued_at = ?5, due_at = ?6, bill_to = ?7, credits_applied = ?8
+				status = ?3, paid_at = ?4, issued_at = ?5, due_at = ?6, bill_to = ?7, credits_applied = ?8,
+				payer_account_id = ?10
 			WHERE environment = ?1 AND id = ?2 AND status = 'draft' AND amount = ?9`,
 			environment,
 			draft.id,
@@ -120,6 +121,7 @@ async function issueDraft(
 			JSON.stringify(terms.billTo),
 			terms.creditsApplied.toString(),
 			draft.amount,
+			terms.payerAccountId,
 		),
 		abortUnlessChanged(d1),
 		...ledgerInsert(d1, environment, applicationRows(draft.id, draft.accountId, terms), now),

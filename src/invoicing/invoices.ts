@@ -2,10 +2,10 @@
  * Invoices as the API shows them (docs/billing.md#invoices), and reading them. Amounts and quantities are exact decimal
  * strings in D1 and become JSON numbers only here, at the edge.
  */
-import { and, asc, desc, eq, getTableColumns, inArray, lt, ne, not, type SQL, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, lt, ne, not, or, type SQL, sql } from "drizzle-orm";
 import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type InScope, type Listing } from "../db/rows";
-import { type BillTo, creditNotes, invoiceLines, invoices, payments } from "../db/schema";
+import { type BillTo, creditNotes, invoiceLines, invoicePayers, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
@@ -17,6 +17,7 @@ import {
 	collectionColumns,
 	collectionView,
 } from "./collection-view";
+import { type PayerRow, payerColumns } from "./payer";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type InvoiceStatus = InvoiceRow["status"];
@@ -35,6 +36,8 @@ export interface InvoiceView {
 	/** null while a draft, and for a draft that was discarded. */
 	number: string | null;
 	account_id: string;
+	/** Who pays it (docs/account-hierarchies.md): the parent under billing 'parent', else account_id. */
+	payer_account_id: string;
 	subscription_id: string;
 	rate_plan_id: string;
 	billing_period: string;
@@ -102,7 +105,7 @@ export function invoiceNumber(number: number): string {
 export const invoiceNumberSql = (number: string) => `'INV-' || printf('%06d', ${number})`;
 
 export function invoiceView(
-	row: InvoiceRow & Partial<CollectionRow>,
+	row: InvoiceRow & Partial<CollectionRow> & PayerRow,
 	lines: readonly StoredLine[],
 	paid: readonly StoredPayment[] = [],
 	creditNoteIds: readonly string[] = [],
@@ -121,6 +124,7 @@ export function invoiceView(
 		id: row.id,
 		number: row.number > 0 ? invoiceNumber(row.number) : null,
 		account_id: row.accountId,
+		payer_account_id: row.payerAccountId ?? row.accountId,
 		subscription_id: row.subscriptionId,
 		rate_plan_id: row.ratePlanId,
 		billing_period: row.billingPeriod,
@@ -193,7 +197,7 @@ const paymentColumns = {
 };
 
 const creditNoteColumns = { id: creditNotes.id, invoiceId: creditNotes.invoiceId };
-const invoiceColumns = { ...getTableColumns(invoices), ...collectionColumns };
+const invoiceColumns = { ...getTableColumns(invoices), ...collectionColumns, ...payerColumns };
 
 export async function getInvoiceRow({ db, scope, id }: ById): Promise<InvoiceRow> {
 	return getInScope(db, scope, invoices, "invoice", id);
@@ -233,6 +237,10 @@ export async function getInvoice({ db, scope, id }: ById): Promise<InvoiceView> 
 
 export interface InvoiceFilters {
 	account_id?: string;
+	/** Only the invoices this account pays (docs/account-hierarchies.md). */
+	payer_account_id?: string;
+	/** The account's own invoices and those it pays: what its portal shows. */
+	account_or_payer_id?: string;
 	subscription_id?: string;
 	status?: InvoiceStatus;
 	billing_period?: string;
@@ -272,6 +280,15 @@ export async function listInvoices({
 		scope,
 		invoices,
 		filters.account_id === undefined ? undefined : eq(invoices.accountId, filters.account_id),
+		filters.payer_account_id === undefined
+			? undefined
+			: eq(invoicePayers.payerAccountId, filters.payer_account_id),
+		filters.account_or_payer_id === undefined
+			? undefined
+			: or(
+					eq(invoices.accountId, filters.account_or_payer_id),
+					eq(invoicePayers.payerAccountId, filters.account_or_payer_id),
+				),
 		filters.subscription_id === undefined ? undefined : eq(invoices.subscriptionId, filters.subscription_id),
 		filters.status === undefined ? undefined : eq(invoices.status, filters.status),
 		filters.billing_period === undefined ? undefined : eq(invoices.billingPeriod, filters.billing_period),

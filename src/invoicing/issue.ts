@@ -5,8 +5,21 @@
  * the batch that stores the invoices.
  */
 
+import {
+	accountsWithParentsQuery,
+	creditSourcesOf,
+	type HierarchyAccountRow,
+	payerIdOf,
+} from "../accounts/payers";
 import { type LedgerRow, settleGrants, spendableGrants, spendableGrantsQuery } from "../credits/ledger";
-import { type CreditApplication, CreditWallet, fromMinor, toMinor } from "../credits/plan";
+import {
+	type CreditApplication,
+	type CreditWallet,
+	fromMinor,
+	toMinor,
+	walletByCurrency,
+	walletKey,
+} from "../credits/plan";
 import { statement } from "../db/batch";
 import type { BillTo } from "../db/schema";
 import type { Scope } from "../db/scope";
@@ -24,6 +37,8 @@ export interface IssueTerms {
 	status: "open" | "paid";
 	paidAt: string | null;
 	applications: CreditApplication[];
+	/** Who pays it (docs/account-hierarchies.md): the parent under billing 'parent', else the account. */
+	payerAccountId: string;
 }
 
 export interface IssuedAccountRow {
@@ -50,44 +65,73 @@ export async function prepareIssue(
 	const environment = scope.environment;
 	const [, accountsRead, grantsRead] = await d1.batch([
 		settleGrants(d1, environment, accountIds, now),
-		issuedAccountsQuery(d1, scope, accountIds),
+		accountsWithParentsQuery(d1, environment, accountIds),
 		spendableGrantsQuery(d1, environment, accountIds, now),
 	]);
 	const accounts = new Map(
-		((accountsRead?.results ?? []) as unknown as IssuedAccountRow[]).map((row) => [row.id, row]),
+		((accountsRead?.results ?? []) as unknown as HierarchyAccountRow[]).map((row) => [row.id, row]),
 	);
-	const wallet = new CreditWallet(spendableGrants(grantsRead));
+	const account = (id: string) => {
+		const row = accounts.get(id);
+		if (!row) throw new Error(`account ${id} of a draft invoice does not exist`);
+		return row;
+	};
+	const grants = spendableGrants(grantsRead);
+	// Parents whose credits pay (billing 'parent', use_parent_credits) and that issue nothing themselves here.
+	const parents = [...new Set(accountIds.flatMap((id) => creditSourcesOf(account(id))))].filter(
+		(id) => !accountIds.includes(id),
+	);
+	if (parents.length > 0) {
+		const [, parentGrants] = await d1.batch([
+			settleGrants(d1, environment, parents, now),
+			spendableGrantsQuery(d1, environment, parents, now),
+		]);
+		grants.push(...spendableGrants(parentGrants));
+	}
+	const wallet = walletByCurrency(grants);
 	return drafts.map((draft) => {
-		const account = accounts.get(draft.accountId);
-		if (!account) throw new Error(`account ${draft.accountId} of a draft invoice does not exist`);
-		return issueTermsOf(account, wallet, draft, now);
+		const own = account(draft.accountId);
+		return issueTermsOf(account(payerIdOf(own)), wallet, draft, now, creditSourcesOf(own));
 	});
 }
 
-/** The terms of one draft issued `now`: due date, bill-to, and the credits the wallet spends on it. */
+/**
+ * The terms of one draft issued `now` to `payer` (the account itself, or its parent under billing 'parent'): due
+ * date and bill-to, and the credits the wallet (walletByCurrency) spends on it, from the grants in the invoice's
+ * currency of each of `sources` in turn (docs/account-hierarchies.md).
+ */
 export function issueTermsOf(
-	account: IssuedAccountRow,
+	payer: IssuedAccountRow,
 	wallet: CreditWallet,
 	draft: Pick<InvoiceDraft, "accountId" | "amount" | "currency">,
 	now: string,
+	sources: readonly string[] = [draft.accountId],
 ): IssueTerms {
-	const applications = wallet.spend(draft.accountId, toMinor(draft.amount, draft.currency));
+	const applications: CreditApplication[] = [];
+	let owed = toMinor(draft.amount, draft.currency);
+	for (const source of sources) {
+		for (const spent of wallet.spend(walletKey(source, draft.currency), owed)) {
+			applications.push({ ...spent, accountId: source });
+			owed -= spent.amountMinor;
+		}
+	}
 	const creditsApplied = fromMinor(
 		applications.reduce((sum, application) => sum + application.amountMinor, 0n),
 		draft.currency,
 	);
 	const settled = draft.amount.sub(creditsApplied).isZero();
 	return {
-		dueAt: dueDate(now, account.net_terms_days),
+		dueAt: dueDate(now, payer.net_terms_days),
 		billTo: {
-			name: account.name,
-			email: account.email,
-			billing_address: account.billing_address === null ? null : JSON.parse(account.billing_address),
+			name: payer.name,
+			email: payer.email,
+			billing_address: payer.billing_address === null ? null : JSON.parse(payer.billing_address),
 		},
 		creditsApplied,
 		status: settled ? "paid" : "open",
 		paidAt: settled ? now : null,
 		applications,
+		payerAccountId: payer.id,
 	};
 }
 
@@ -107,7 +151,7 @@ export function applicationRows(invoiceId: string, accountId: string, terms: Iss
 	return terms.applications.map((application) => ({
 		id: newId("cle"),
 		grant_id: application.grantId,
-		account_id: accountId,
+		account_id: application.accountId ?? accountId,
 		kind: "application",
 		amount_minor: (-application.amountMinor).toString(),
 		invoice_id: invoiceId,

@@ -4,7 +4,7 @@ import { pageQuery } from "../schemas/pages";
 import { PaymentKind } from "../schemas/payments";
 import { Collection } from "./collection-view";
 
-const billingPeriod = z
+export const billingPeriod = z
 	.string()
 	.regex(BILLING_PERIOD_PATTERN, "Must be a month written YYYY-MM, e.g. 2026-11.")
 	.openapi({ example: "2026-11", description: "A UTC calendar month." });
@@ -83,6 +83,9 @@ export const Invoice = z
 			description: "Sequential per environment; null for a draft (and a draft discarded by void).",
 		}),
 		account_id: z.string(),
+		payer_account_id: z.string().openapi({
+			description: "Who pays it: the parent account under billing 'parent', else account_id.",
+		}),
 		subscription_id: z.string(),
 		rate_plan_id: z.string().openapi({ description: "The plan in effect for the billing period." }),
 		billing_period: z.string().openapi({ example: "2026-11" }),
@@ -131,6 +134,11 @@ export const GeneratedInvoices = z.object({ invoices: z.array(Invoice) }).openap
 export const ListInvoicesQuery = z.strictObject({
 	...pageQuery,
 	account_id: z.string().min(1).optional(),
+	payer_account_id: z
+		.string()
+		.min(1)
+		.optional()
+		.openapi({ description: "Only the invoices this account pays (its own and its billed children's)." }),
 	subscription_id: z.string().min(1).optional(),
 	status: z.enum(["draft", "open", "paid", "void"]).optional(),
 	billing_period: billingPeriod.optional(),

@@ -7,7 +7,7 @@
 import { activeSpan } from "../billing-period/activity";
 import { periodWindow } from "../billing-period/period";
 import { spendableGrants, spendableGrantsQuery } from "../credits/ledger";
-import { CreditWallet } from "../credits/plan";
+import { walletByCurrency } from "../credits/plan";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
@@ -68,7 +68,7 @@ export async function upcomingInvoice({
 		throw new Error(`account ${subscription.account_id} of subscription ${subscriptionId} is missing`);
 	const terms = issueTermsOf(
 		account,
-		new CreditWallet(spendableGrants(grantsRead)),
+		walletByCurrency(spendableGrants(grantsRead)),
 		{ accountId: subscription.account_id, amount, currency: state.plan.currency },
 		at,
 	);

@@ -152,7 +152,7 @@ async function insertInvoices(
 		environment,
 		invoices.length,
 	);
-	const invoiceRows = invoices.map(({ row }, place) =>
+	const invoiceRows = invoices.map(({ row, terms }, place) =>
 		JSON.stringify({
 			id: row.id,
 			place,
@@ -169,6 +169,7 @@ async function insertInvoices(
 			due_at: row.dueAt,
 			bill_to: JSON.stringify(row.billTo),
 			credits_applied: row.creditsApplied,
+			payer_account_id: terms.payerAccountId,
 		}),
 	);
 	// The block is last_number − n + 1 … last_number, read after the reservation in the same transaction.
@@ -177,13 +178,14 @@ async function insertInvoices(
 			d1,
 			`INSERT INTO invoices (id, environment, number, account_id, subscription_id, rate_plan_id, billing_period,
 				sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at, due_at, bill_to,
-				credits_applied)
+				credits_applied, payer_account_id)
 			SELECT i.value ->> '$.id', ?1,
 				(SELECT last_number FROM invoice_counters WHERE environment = ?1) - ?2 + 1 + (i.value ->> '$.place'),
 				i.value ->> '$.account_id', i.value ->> '$.subscription_id', i.value ->> '$.rate_plan_id',
 				i.value ->> '$.billing_period', i.value ->> '$.sequence', i.value ->> '$.kind', i.value ->> '$.status',
 				i.value ->> '$.currency', i.value ->> '$.amount', ?3, i.value ->> '$.paid_at', NULL, ?3,
-				i.value ->> '$.due_at', i.value ->> '$.bill_to', i.value ->> '$.credits_applied'
+				i.value ->> '$.due_at', i.value ->> '$.bill_to', i.value ->> '$.credits_applied',
+				i.value ->> '$.payer_account_id'
 			FROM json_each(?4) AS i WHERE true
 			RETURNING id, number`,
 			environment,
@@ -260,10 +262,10 @@ async function insertInvoices(
 	for (const result of results.slice(1, 1 + insertInvoices.length)) {
 		for (const { id, number } of returned<{ id: string; number: number }>(result)) numbers.set(id, number);
 	}
-	return invoices.map(({ row, lines }) => {
+	return invoices.map(({ row, lines, terms }) => {
 		const number = numbers.get(row.id);
 		if (number === undefined) throw new Error(`invoice ${row.id} was stored without a number`);
-		return invoiceView({ ...row, number }, lines);
+		return invoiceView({ ...row, number, payerAccountId: terms.payerAccountId }, lines);
 	});
 }
 

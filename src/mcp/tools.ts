@@ -109,7 +109,8 @@ export const toolRoutes: readonly ToolRoute[] = [
 	{
 		name: "list_invoices",
 		title: "List invoices",
-		description: "Invoices, newest first, filtered by account, status, subscription or billing period.",
+		description:
+			"Invoices, newest first, filtered by account, payer account, status, subscription or billing period.",
 		method: "GET",
 		path: "/v1/invoices",
 		readOnly: true,

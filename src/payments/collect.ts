@@ -10,7 +10,7 @@ import { and, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { toMinor } from "../credits/plan";
 import { type Db, database } from "../db/client";
-import { accounts, invoiceCollections, invoices, payments } from "../db/schema";
+import { accounts, invoiceCollections, invoicePayers, invoices, payments } from "../db/schema";
 import type { Env, Environment } from "../env";
 import { invoiceNumber } from "../invoicing/invoices";
 import { Decimal } from "../lib/decimal";
@@ -42,27 +42,33 @@ export function collectionKey(invoiceId: string, round: number, call: string, at
 }
 
 async function dueRows(db: Db, environment: Environment): Promise<DueRow[]> {
-	return db
-		.select({
-			id: invoices.id,
-			number: invoices.number,
-			status: invoices.status,
-			currency: invoices.currency,
-			amount: invoices.amount,
-			creditsApplied: invoices.creditsApplied,
-			creditedToInvoice: invoices.creditedToInvoice,
-			due: sql<DueRow["due"]>`${invoiceCollections.collectionDue}`,
-			round: invoiceCollections.collectionRound,
-			attempts: invoiceCollections.collectionAttempts,
-			paymentIntentId: invoiceCollections.collectionPaymentIntentId,
-			checkoutSessionId: invoiceCollections.collectionCheckoutSessionId,
-			customerId: accounts.stripeCustomerId,
-			paymentMethodId: accounts.stripePaymentMethodId,
-		})
-		.from(invoices)
-		.innerJoin(accounts, eq(accounts.id, invoices.accountId))
-		.where(and(eq(invoices.environment, environment), isNotNull(invoiceCollections.collectionDue)))
-		.limit(PER_RUN);
+	return (
+		db
+			.select({
+				id: invoices.id,
+				number: invoices.number,
+				status: invoices.status,
+				currency: invoices.currency,
+				amount: invoices.amount,
+				creditsApplied: invoices.creditsApplied,
+				creditedToInvoice: invoices.creditedToInvoice,
+				due: sql<DueRow["due"]>`${invoiceCollections.collectionDue}`,
+				round: invoiceCollections.collectionRound,
+				attempts: invoiceCollections.collectionAttempts,
+				paymentIntentId: invoiceCollections.collectionPaymentIntentId,
+				checkoutSessionId: invoiceCollections.collectionCheckoutSessionId,
+				customerId: accounts.stripeCustomerId,
+				paymentMethodId: accounts.stripePaymentMethodId,
+			})
+			.from(invoices)
+			// The payer's Stripe customer and payment method: a parent's under billing 'parent' (docs/account-hierarchies.md).
+			.innerJoin(
+				accounts,
+				eq(accounts.id, sql`coalesce(${invoicePayers.payerAccountId}, ${invoices.accountId})`),
+			)
+			.where(and(eq(invoices.environment, environment), isNotNull(invoiceCollections.collectionDue)))
+			.limit(PER_RUN)
+	);
 }
 
 /** What is left to pay of each invoice: amount due less its payments, refunds counted negative (never below 0). */

@@ -137,7 +137,8 @@ portalRoutes.openapi(
 		const { limit, offset, status } = c.req.valid("query");
 		const { items, total } = await listInvoices({
 			...scopeOf(c),
-			filters: { account_id: c.get("session").accountId, status, issued: true },
+			// Its own invoices and those it pays for its children (docs/account-hierarchies.md).
+			filters: { account_or_payer_id: c.get("session").accountId, status, issued: true },
 			limit,
 			offset,
 		});
@@ -145,11 +146,13 @@ portalRoutes.openapi(
 	},
 );
 
-/** The invoice if it is the session's account's; any other answers 404 like an unknown id. */
+/** The invoice if the session's account has or pays it; any other answers 404 like an unknown id. */
 async function accountInvoice(c: Context<PortalEnv>, id: string) {
 	const invoice = await getInvoice({ ...scopeOf(c), id });
+	const accountId = c.get("session").accountId;
+	const its = invoice.account_id === accountId || invoice.payer_account_id === accountId;
 	// A draft is the operator's until it is finalized.
-	if (invoice.account_id !== c.get("session").accountId || invoice.status === "draft") {
+	if (!its || invoice.status === "draft") {
 		throw notFound("invoice", id);
 	}
 	return invoice;

@@ -97,7 +97,14 @@ export async function revenueBreakdown(
 ): Promise<BreakdownItem[]> {
 	const totals = revenueTotals(lines, groupBy, currency);
 	const ids = [...totals.keys()].filter((id): id is string => id !== null);
-	const names = await namesOf(db, scope, groupBy, ids);
+	return namedBreakdown(totals, await namesOf(db, scope, groupBy, ids));
+}
+
+/** Breakdown rows of these totals under these names, revenue descending (then id). */
+export function namedBreakdown(
+	totals: Map<string | null, Decimal>,
+	names: Map<string, string>,
+): BreakdownItem[] {
 	return [...totals]
 		.map(([id, revenue]) => ({ id, name: id === null ? UNATTRIBUTED : (names.get(id) ?? id), revenue }))
 		.sort((a, b) => b.revenue.compare(a.revenue) || String(a.id).localeCompare(String(b.id)));

@@ -12,6 +12,7 @@ import { validationError } from "../lib/errors";
 import { isCurrencyCode } from "../lib/money";
 import { DateParam } from "../schemas/dates";
 import { marginsOfPeriod } from "./margins";
+import { revenueByParentAccount } from "./parent-revenue";
 import { pnlBreakdown, pnlFigures, pnlJson, pnlSeries } from "./pnl";
 import { revenueBreakdown, revenueLines } from "./revenue";
 
@@ -39,7 +40,7 @@ const RevenueReport = z
 		currency: z.string(),
 		start_date: z.string(),
 		end_date: z.string(),
-		group_by: z.enum(["agent", "customer", "product"]).nullable(),
+		group_by: z.enum(["agent", "customer", "product", "parent_account"]).nullable(),
 		breakdown: z.array(z.object({ id: z.string().nullable(), name: z.string(), revenue: z.number() })),
 	})
 	.openapi("RevenueReport");
@@ -97,7 +98,13 @@ reportRoutes.openapi(
 		tags: ["Reports"],
 		summary: "Invoiced revenue of billing periods starting in the range, optionally broken down",
 		request: {
-			query: z.strictObject({ ...RangeQuery, group_by: z.enum(["agent", "customer", "product"]).optional() }),
+			query: z.strictObject({
+				...RangeQuery,
+				group_by: z
+					.enum(["agent", "customer", "product", "parent_account"])
+					.optional()
+					.openapi({ description: "parent_account: a child account's revenue counted under its parent." }),
+			}),
 		},
 		responses: { 200: { description: "Revenue", ...json(RevenueReport) }, ...errorResponses(400) },
 	}),
@@ -106,9 +113,12 @@ reportRoutes.openapi(
 		const db = database(c.env.DB);
 		const scope = c.get("scope");
 		const lines = await revenueLines(db, scope, checkedRange(query), query.currency);
-		const breakdown = query.group_by
-			? await revenueBreakdown(db, scope, lines, query.group_by, query.currency)
-			: [];
+		const breakdown =
+			query.group_by === "parent_account"
+				? await revenueByParentAccount(db, scope, lines, query.currency)
+				: query.group_by
+					? await revenueBreakdown(db, scope, lines, query.group_by, query.currency)
+					: [];
 		return c.json(
 			{
 				revenue: Decimal.sum(lines.map((l) => l.amount)).toNumber(),

@@ -32,7 +32,15 @@ const SAME_VALUES: Record<string, () => Promise<NoOp>> = {
 		const account = await createAccount(undefined, { name: "Same Co", email: "same@acme.test" });
 		return {
 			path: `/v1/accounts/${account.id}`,
-			body: { name: "Same Co", email: "same@acme.test", net_terms_days: 30, invoice_grace_days: 0 },
+			body: {
+				name: "Same Co",
+				email: "same@acme.test",
+				net_terms_days: 30,
+				invoice_grace_days: 0,
+				parent_account_id: null,
+				billing: "self",
+				use_parent_credits: false,
+			},
 		};
 	},
 	"PATCH /v1/subscriptions/{subscription_id}": async () => {

@@ -24,6 +24,9 @@ describe("accounts (§8)", () => {
 			stripe_customer_id: null,
 			stripe_payment_method_id: null,
 			block_on_failed_payment: false,
+			parent_account_id: null,
+			billing: "self",
+			use_parent_credits: false,
 			created_at: expect.any(String),
 		});
 		expect((await get(`/v1/accounts/${response.body.id}`)).body).toEqual(response.body);

@@ -11,6 +11,7 @@ const sampleInvoice: InvoiceView = {
 	id: "inv_01jd0000000000000000000000",
 	number: "INV-000042",
 	account_id: "acct_01jd0000000000000000000000",
+	payer_account_id: "acct_01jd0000000000000000000000",
 	subscription_id: "sub_01jd0000000000000000000000",
 	rate_plan_id: "plan_01jd0000000000000000000000",
 	billing_period: "2026-10",

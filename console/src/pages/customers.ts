@@ -7,6 +7,7 @@ import { nameOr, namesOf } from "../lookups";
 import type { Account, Invoice, List, Subscription } from "../types";
 import { badge, ident, link, pager, section, table, when } from "../ui";
 import { creditSection } from "./credits";
+import { childrenSection, hierarchyFacts, hierarchyOf } from "./hierarchy";
 import { portalLinkSection } from "./portal-link";
 
 const PAGE = 20;
@@ -70,6 +71,7 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 		ctx.api.get<List<"invoices", Invoice>>("/invoices", { account_id: id, limit: 20 }, ctx.signal),
 		namesOf(ctx.api, "/pricing/rate-plans", "rate_plans", ctx.signal),
 	]);
+	const hierarchy = await hierarchyOf(ctx, account);
 	const address = account.billing_address
 		? Object.values(account.billing_address).filter(Boolean).join(", ")
 		: "—";
@@ -90,7 +92,9 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 			h("dd", null, address),
 			h("dt", null, "Created"),
 			h("dd", null, dateTime(account.created_at)),
+			...hierarchyFacts(account, hierarchy.parentName),
 		),
+		childrenSection(hierarchy),
 		section(
 			"Subscriptions",
 			table(

@@ -28,6 +28,16 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 			{ class: "facts" },
 			h("dt", null, "Customer"),
 			h("dd", null, link(`#/customers/${invoice.account_id}`, account?.name ?? invoice.account_id)),
+			...(invoice.payer_account_id === invoice.account_id
+				? []
+				: [
+						h("dt", null, "Paid by"),
+						h(
+							"dd",
+							null,
+							link(`#/customers/${invoice.payer_account_id}`, invoice.payer_account_id, { class: "code" }),
+						),
+					]),
 			h("dt", null, "Billing period"),
 			h("dd", null, ident(invoice.billing_period), ` (${invoice.kind})`),
 			h("dt", null, "Subscription"),

@@ -53,6 +53,12 @@ export const accounts = sqliteTable(
 		stripeCustomerId: text("stripe_customer_id"),
 		stripePaymentMethodId: text("stripe_payment_method_id"),
 		blockOnFailedPayment: integer("block_on_failed_payment", { mode: "boolean" }).notNull().default(false),
+		// Its parent account, two levels at most (docs/account-hierarchies.md): who pays, whose credits it may use.
+		parentAccountId: text("parent_account_id"),
+		billing: text("billing", { enum: ["self", "parent"] })
+			.notNull()
+			.default("self"),
+		useParentCredits: integer("use_parent_credits", { mode: "boolean" }).notNull().default(false),
 	},
 	(t) => [
 		index("accounts_env_created").on(t.environment, t.createdAt, t.id),

@@ -84,6 +84,7 @@ describe("scenario: a simple month", () => {
 			id: expect.stringMatching(/^inv_[0-9a-z]{26}$/),
 			number: expect.stringMatching(/^INV-\d{6}$/),
 			account_id: account.id,
+			payer_account_id: account.id,
 			subscription_id: subscription.id,
 			rate_plan_id: ratePlan.id,
 			billing_period: period,
