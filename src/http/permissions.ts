@@ -1,4 +1,4 @@
-import type { ApiKeyPermission } from "../keys/keys";
+import type { ApiKeyPermission } from "../lib/key-permissions";
 import type { Principal } from "./auth";
 
 /** Who may call a route: each route declares it where it is defined (`access` in its createRoute). */
