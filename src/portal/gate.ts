@@ -13,7 +13,7 @@ import type { Scope } from "../db/scope";
 import { countRequestOf, limitFor } from "../durable-objects/rate-limiter/client";
 import type { Env } from "../env";
 import { unauthorized } from "../http/auth";
-import { ApiError } from "../http/errors";
+import { ApiError } from "../http/api-error";
 import { applyRateLimit } from "../http/rate-limit";
 import { zodToApiError } from "../http/router";
 import { findLiveSession, PORTAL_TOKEN_SHAPE, type PortalSession } from "./sessions";

@@ -158,7 +158,7 @@ const inputSource = (path) =>
  */
 export function staticClosureBytes(metafilePath) {
 	const meta = JSON.parse(readFileSync(metafilePath, "utf8"));
-	const entry = Object.keys(meta.outputs).find((path) => meta.outputs[path].entryPoint);
+	const entry = Object.keys(meta.outputs).find((path) => meta.outputs[path].entryPoint === "src/index.ts");
 	const seen = new Set([entry]);
 	const pending = [entry];
 	while (pending.length > 0) {

@@ -48,11 +48,14 @@ const inputsOf = (outputs: string[]) =>
 	outputs.flatMap((path) => Object.keys(meta.outputs[path]?.inputs ?? {}));
 
 describe("the Worker as uploaded", () => {
-	it("parses the ingest routes at startup, and neither PDFs, MCP, the document nor the other routes", () => {
+	it("parses the events' fast path at startup, and neither zod, PDFs, MCP, the document nor the routes", () => {
 		const startup = inputsOf(startupModules());
-		expect(startup).toContain("src/metering/routes.ts");
+		expect(startup).toContain("src/metering/ingest-routes.ts");
 		expect(startup).toContain("src/ingest-app.ts");
 		for (const lazy of [
+			/node_modules\/zod\//,
+			/node_modules\/@hono\/zod-/,
+			/^src\/metering\/(routes|usage-routes|events)\.ts$/,
 			/node_modules\/pdf-lib\//,
 			/node_modules\/@pdf-lib\//,
 			/node_modules\/ajv/,
