@@ -13,6 +13,8 @@ export default defineConfig({
 				// The service's tests, inside workerd with the bindings of wrangler.toml.
 				plugins: [
 					cloudflareTest(async () => ({
+						// The sources, not wrangler.toml's main (the split build in dist/worker that wrangler uploads).
+						main: "./src/index.ts",
 						wrangler: { configPath: "./wrangler.toml" },
 						miniflare: {
 							bindings: {

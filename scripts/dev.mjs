@@ -67,10 +67,14 @@ const applied = /No migrations to apply/.test(migrate.stdout) ? "up to date" : "
 console.log(`Local D1 migrations: ${applied}.`);
 
 // --test-scheduled: the crons can be run by hand at /__scheduled (wrangler would otherwise warn that they do not
-// run by themselves in local development). ALLOW_LOCAL_WEBHOOK_URLS: webhooks may go to a receiver on this
-// machine (localhost, 127.0.0.1, [::1]), which a deployment refuses.
+// run by themselves in local development). --bundle: wrangler adds that route (and its local error pages) only to a
+// Worker it bundles; wrangler.toml's no_bundle is for the upload, and the split modules stay separate either way.
+// ALLOW_LOCAL_WEBHOOK_URLS: webhooks may go to a receiver on this machine (localhost, 127.0.0.1, [::1]), which a
+// deployment refuses.
 const devArgs = [
-	...(args.includes("--test-scheduled") ? args : [...args, "--test-scheduled"]),
+	...args,
+	...(args.includes("--test-scheduled") ? [] : ["--test-scheduled"]),
+	...(args.some((arg) => /^--(no-)?bundle$/.test(arg)) ? [] : ["--bundle"]),
 	"--var",
 	"ALLOW_LOCAL_WEBHOOK_URLS:true",
 ];

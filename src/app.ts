@@ -16,6 +16,7 @@ import { gate } from "./http/gate";
 import { healthRoutes } from "./http/health";
 import { mountOpenApiDocument } from "./http/openapi-route";
 import { singleQueryValues } from "./http/query";
+import { newRouter } from "./http/router";
 import { draftInvoiceRoutes } from "./invoicing/draft-routes";
 import { invoiceRoutes } from "./invoicing/routes";
 import { statementRoutes } from "./invoicing/statement-routes";
@@ -42,7 +43,7 @@ import { webhookRoutes } from "./webhooks/routes";
  * ingest app (ingest-app.ts) does not answer; tests and scripts build it directly.
  */
 export function createApp(): Router {
-	return assembleApp({
+	return assembleApp(newRouter(), {
 		open(app) {
 			mountOpenApiDocument(app, async () => {
 				const { registerWebhookPayloads } = await import("./webhooks/openapi");

@@ -3,33 +3,35 @@
  * the answer to an unknown path and the error body. app.ts assembles the whole service with it, ingest-app.ts
  * the few routes a new isolate answers before it loads the rest (index.ts picks one per request).
  */
+import type { Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { auditContext } from "./audit/gate";
+import { ApiError, fromDomainError, statusOf } from "./http/api-error";
 import { jsonBody } from "./http/body";
 import { refuseUnexpectedBody } from "./http/bodyless";
-import type { Router } from "./http/context";
-import { ApiError, fromDomainError, statusOf } from "./http/errors";
+import type { AppEnv } from "./http/context";
 import { gate } from "./http/gate";
 import { idempotency } from "./http/idempotency";
 import { singleQueryValues } from "./http/query";
-import { newRouter } from "./http/router";
 import { DomainError } from "./lib/errors";
 import { newId } from "./lib/ids";
 import { collectAfterInvoiceWrites } from "./payments/after-answer";
 import { dispatchAfterOutboxWrites } from "./webhooks/dispatch";
 
-export interface AppParts {
+export interface AppParts<R extends Hono<AppEnv>> {
 	/** What is mounted before /v1's middlewares: routes without a key (health, the document, the docs page). */
-	open(app: Router): void;
+	open(app: R): void;
 	/** The routers mounted under /v1, behind the gate, the body checks and the idempotency middleware. */
-	api: readonly Router[];
+	api: readonly Hono<AppEnv>[];
 	/** What is mounted after /v1, with its own gate (the portal, MCP). */
-	after?(app: Router): void;
+	after?(app: R): void;
 }
 
-export function assembleApp(parts: AppParts): Router {
-	const app = newRouter();
-
+/**
+ * Mounts the parts on `app`: an OpenAPIHono for the whole app (http/router.ts), whose routes make the document; a
+ * plain Hono for the ingest app, which must not load zod before its first request needs it.
+ */
+export function assembleApp<R extends Hono<AppEnv>>(app: R, parts: AppParts<R>): R {
 	app.use("*", async (c, next) => {
 		const requestId = c.req.header("X-Request-Id")?.slice(0, 100) || newId("req");
 		c.set("requestId", requestId);
@@ -61,12 +63,12 @@ export function assembleApp(parts: AppParts): Router {
 		let error: ApiError;
 		if (err instanceof ApiError) error = err;
 		else if (err instanceof DomainError) error = fromDomainError(err);
-		else if (err instanceof HTTPException && err.status === 415) {
+		else if (httpStatusOf(err) === 415) {
 			error = new ApiError(
 				"unsupported_media_type",
 				"Send the body as JSON with 'Content-Type: application/json'.",
 			);
-		} else if (err instanceof HTTPException && err.status === 400) {
+		} else if (httpStatusOf(err) === 400) {
 			// Hono's validator says 400 only when a required JSON body is missing: bad JSON was answered earlier.
 			error = new ApiError("validation_error", "This operation needs a JSON body.", {
 				details: [{ path: "body", message: "Required." }],
@@ -94,4 +96,14 @@ export function assembleApp(parts: AppParts): Router {
 	});
 
 	return app;
+}
+
+/**
+ * The status of Hono's HTTPException (a validator's 400, zod-openapi's 415), recognised as Hono itself does, by its
+ * getResponse: a route module imported on first need may hold its own copy of the class (the Workers-runtime tests
+ * load such modules apart), and `instanceof` would then miss it.
+ */
+function httpStatusOf(err: Error): number | undefined {
+	if (err instanceof HTTPException) return err.status;
+	return "getResponse" in err && "status" in err && typeof err.status === "number" ? err.status : undefined;
 }

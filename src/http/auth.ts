@@ -4,10 +4,10 @@ import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { apiKeys } from "../db/schema";
 import type { Env, Environment } from "../env";
-import type { ApiKeyPermission } from "../keys/keys";
+import type { ApiKeyPermission } from "../lib/key-permissions";
 import { sha256Hex } from "../lib/sha256";
 import { nowIso } from "../lib/time";
-import { ApiError } from "./errors";
+import { ApiError } from "./api-error";
 
 export type Principal =
 	| { type: "sdk"; keyId: string; environment: Environment; permission: null }

@@ -1,6 +1,6 @@
 import { rateLimiterFor } from "../durable-objects/rate-limiter/client";
+import { ApiError } from "./api-error";
 import type { AppContext } from "./context";
-import { ApiError } from "./errors";
 
 /**
  * `GET /healthz/hop`: `/healthz` plus one bare Durable Object call, the ceiling of any route that must call one

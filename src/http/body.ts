@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
+import { ApiError } from "./api-error";
 import type { AppEnv } from "./context";
-import { ApiError } from "./errors";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 const JSON_TYPE = /^application\/json\s*(;.*)?$/i;

@@ -1,5 +1,5 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Hono, MiddlewareHandler } from "hono";
 import { validationError } from "../lib/errors";
 import type { AppEnv } from "./context";
 
@@ -9,7 +9,7 @@ import type { AppEnv } from "./context";
  * as no body, since many clients send one by default. Which operations take no body is read from the app's
  * OpenAPI registry, so routes added later are covered without a list to keep.
  */
-export function refuseUnexpectedBody(app: OpenAPIHono<AppEnv>): MiddlewareHandler<AppEnv> {
+export function refuseUnexpectedBody(app: Hono<AppEnv>): MiddlewareHandler<AppEnv> {
 	let bodyless: RegExp[] | undefined;
 	return async (c, next) => {
 		if (c.req.method !== "POST") return next();
@@ -23,8 +23,10 @@ export function refuseUnexpectedBody(app: OpenAPIHono<AppEnv>): MiddlewareHandle
 	};
 }
 
-function bodylessPosts(app: OpenAPIHono<AppEnv>): RegExp[] {
+/** The POST operations of the app's OpenAPI registry that take no body; none for an app without one (ingest-app.ts). */
+function bodylessPosts(app: Hono<AppEnv> | OpenAPIHono<AppEnv>): RegExp[] {
 	const patterns: RegExp[] = [];
+	if (!("openAPIRegistry" in app)) return patterns;
 	for (const definition of app.openAPIRegistry.definitions) {
 		if (definition.type !== "route") continue;
 		const { method, path, request } = definition.route;

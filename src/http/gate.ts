@@ -1,9 +1,9 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { database } from "../db/client";
 import { countRequest } from "../durable-objects/rate-limiter/client";
+import { ApiError } from "./api-error";
 import { authenticate, type Principal, unauthorized } from "./auth";
 import type { AppEnv } from "./context";
-import { ApiError } from "./errors";
 import { matchRoute, mayCall } from "./permissions";
 import { applyRateLimit } from "./rate-limit";
 

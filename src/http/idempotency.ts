@@ -7,8 +7,8 @@ import { type IdempotencyClaim, isClaimLost, type WriteMark, writeMark } from ".
 import { validationError } from "../lib/errors";
 import { canonicalJson } from "../lib/json";
 import { sha256Hex } from "../lib/sha256";
+import { ApiError } from "./api-error";
 import type { AppContext, AppEnv } from "./context";
-import { ApiError } from "./errors";
 import { idempotencyFaults } from "./idempotency-faults";
 
 const TTL_MS = 24 * 60 * 60 * 1000;

@@ -1,4 +1,4 @@
-import type { ApiKeyPermission } from "../keys/keys";
+import type { ApiKeyPermission } from "../lib/key-permissions";
 import type { Principal } from "./auth";
 
 /** Who may call a route: each route declares it where it is defined (`access` in its createRoute). */
@@ -40,9 +40,26 @@ export function declareAccess(method: string, path: string, access: Access): voi
 
 /** Records the access of a route outside /v1 by its full name, e.g. `"POST /mcp"`. */
 export function declareRouteAccess(name: string, access: Access): void {
-	if (declared[name]) throw new Error(`${name} is defined twice`);
+	if (declared[name]) {
+		// The route's own router confirms what was declared ahead of it, once and alike; anything else is a clash.
+		if (ahead.delete(name) && declared[name] === access) return;
+		throw new Error(`${name} is defined twice`);
+	}
 	declared[name] = access;
 	index = undefined;
+}
+
+const ahead = new Set<string>();
+
+/**
+ * Records a route's access before its router is loaded (the ingest app, ingest-app.ts, answers routes whose zod
+ * router it imports on first need): that router, once loaded, must declare the very same access.
+ */
+export function declareAccessAhead(method: string, path: string, access: Access): void {
+	const name = `${method.toUpperCase()} ${API_PREFIX}${path}`;
+	if (declared[name] === access) return; // its router was loaded first (a test that built the whole app)
+	declareRouteAccess(name, access);
+	ahead.add(name);
 }
 
 interface CompiledRoute {

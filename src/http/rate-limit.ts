@@ -1,5 +1,5 @@
 import type { RateLimitDecision } from "../durable-objects/rate-limiter/object";
-import { ApiError } from "./errors";
+import { ApiError } from "./api-error";
 
 /**
  * Answers a counted request's rate-limit decision, the same for the /v1 gate and the portal gate: the

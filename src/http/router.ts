@@ -1,8 +1,8 @@
 import { OpenAPIHono, type RouteConfig } from "@hono/zod-openapi";
 import type { ZodError } from "zod";
 import type { ErrorDetail } from "../lib/errors";
+import { ApiError } from "./api-error";
 import type { AppEnv } from "./context";
-import { ApiError } from "./errors";
 import { type Access, declareAccess } from "./permissions";
 
 /** `events[3].agent_key` from zod's ["events", 3, "agent_key"]. */

@@ -9,11 +9,12 @@ import { inScope, type Scope } from "../db/scope";
 import type { Environment } from "../env";
 import { DomainError, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
+import type { ApiKeyPermission } from "../lib/key-permissions";
 import { sha256Hex } from "../lib/sha256";
 import { nowIso } from "../lib/time";
 
 export type ApiKeyType = "sdk" | "api";
-export type ApiKeyPermission = "read-only" | "read-write" | "admin";
+export type { ApiKeyPermission };
 
 export interface ApiKeyView {
 	id: string;

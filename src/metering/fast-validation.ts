@@ -14,14 +14,13 @@ import { isCurrencyCode } from "../lib/money";
 import { isBoundedNumber, isMoneyAmount } from "../lib/numbers";
 import { hasValidLlmMetadata } from "../model-costs/event-cost";
 import {
-	type ActionInput,
 	EVENT_TYPE,
+	isEventTimestamp,
 	MAX_BATCH_EVENTS,
 	MAX_METADATA_BYTES,
 	MAX_METADATA_KEYS,
-	type OutcomeInput,
-	Timestamp,
-} from "./events";
+} from "./event-records";
+import type { ActionInput, OutcomeInput } from "./events";
 
 const ACTION_FIELDS = new Set(["agent_key", "action_type", "metadata", "timestamp", "idempotency_key"]);
 const OUTCOME_FIELDS = new Set([
@@ -109,7 +108,7 @@ function isPlainEvent(event: unknown, kind: EventKind): event is Json {
 		return false;
 	}
 	if (event.idempotency_key !== undefined && !isIdempotencyKey(event.idempotency_key)) return false;
-	if (event.timestamp !== undefined && !Timestamp.safeParse(event.timestamp).success) return false;
+	if (event.timestamp !== undefined && !isEventTimestamp(event.timestamp)) return false;
 	return isMetadata(event.metadata, kind);
 }
 

@@ -80,30 +80,22 @@ export function activeMs(profile) {
 }
 
 /**
- * Where the bundle's code comes from, by line: esbuild heads each input it bundles with a `// path` comment.
- * Answers a function from a 0-based line of the main module to the package (`pdf-lib`, `@hono/zod-openapi`) or the
- * folder of src/ (`src/http`) that wrote it.
+ * What each module of the split build holds (scripts/build-worker.mjs): its file name → the packages or src/
+ * folders that put most bytes in it (`zod`, `src/http + hono`), from esbuild's metafile.
  */
-export function linesToSources(main) {
-	const starts = [];
-	const lines = main.split("\n");
-	for (const [line, text] of lines.entries()) {
-		const match = /^\/\/ ((?:node_modules|src)\/\S+)$/.exec(text);
-		if (match) starts.push({ line, source: sourceOf(match[1]) });
-	}
-	return (line) => {
-		let low = 0;
-		let high = starts.length - 1;
-		let found = "(esbuild wrappers)";
-		while (low <= high) {
-			const mid = (low + high) >> 1;
-			if (starts[mid].line <= line) {
-				found = starts[mid].source;
-				low = mid + 1;
-			} else high = mid - 1;
+export function modulesToSources(metafilePath) {
+	const meta = JSON.parse(readFileSync(metafilePath, "utf8"));
+	const labels = new Map();
+	for (const [path, output] of Object.entries(meta.outputs)) {
+		const bytes = new Map();
+		for (const [input, { bytesInOutput }] of Object.entries(output.inputs ?? {})) {
+			const where = inputSource(input);
+			bytes.set(where, (bytes.get(where) ?? 0) + bytesInOutput);
 		}
-		return found;
-	};
+		const top = [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 2);
+		labels.set(path.slice(path.lastIndexOf("/") + 1), top.map(([where]) => where).join(" + ") || "(esbuild)");
+	}
+	return labels;
 }
 
 /** `node_modules/a/node_modules/@b/c/x.js` → `@b/c`; `src/http/gate.ts` → `src/http`. */
@@ -117,12 +109,12 @@ export function sourceOf(path) {
 }
 
 /**
- * Self time of the profiles by where it ran, in ms per profile, largest first. The modules' top-level code runs
- * in the bundle's one module body, so it is counted as "module bodies (top level)"; V8's own buckets keep their
- * names ("(garbage collector)", "(program)": parsing and compiling among them).
+ * Self time of the profiles by where it ran, in ms per profile, largest first: by module of the split build, named
+ * by what it holds (modulesToSources). V8's own buckets keep their names ("(garbage collector)", "(program)":
+ * parsing and compiling among them).
  */
-export function contributors(profiles, main) {
-	const source = linesToSources(main);
+export function contributors(profiles, metafilePath) {
+	const labels = modulesToSources(metafilePath);
 	const totals = new Map();
 	for (const profile of profiles) {
 		const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -131,7 +123,8 @@ export function contributors(profiles, main) {
 			if (!frame || frame.functionName === "(idle)") return;
 			let where = frame.functionName;
 			if (frame.url !== "") {
-				where = frame.lineNumber < 0 ? "module bodies (top level)" : source(frame.lineNumber);
+				const module = frame.url.slice(frame.url.lastIndexOf("/") + 1);
+				where = labels.has(module) ? `${labels.get(module)} (${module})` : module;
 			} else if (!where.startsWith("(")) where = `(runtime: ${where})`;
 			totals.set(where, (totals.get(where) ?? 0) + (profile.timeDeltas[i] ?? 0));
 		});
@@ -159,17 +152,18 @@ const inputSource = (path) =>
 	/(^|\/)(node_modules|src)\//.test(path) ? sourceOf(path.slice(path.search(/(node_modules|src)\//))) : path;
 
 /**
- * The bytes of the inputs the entry reaches by static imports: what the global scope evaluates (esbuild runs a module
- * reached only by a dynamic import when that import runs). With the total, and the largest packages among them.
+ * The bytes of the modules the entry reaches by static imports: what the global scope parses and evaluates (a
+ * module reached only by a dynamic import is parsed when that import runs). With the total, and the largest
+ * packages among them.
  */
 export function staticClosureBytes(metafilePath) {
 	const meta = JSON.parse(readFileSync(metafilePath, "utf8"));
-	const output = Object.values(meta.outputs).find((o) => o.entryPoint);
-	const seen = new Set([output.entryPoint]);
-	const pending = [output.entryPoint];
+	const entry = Object.keys(meta.outputs).find((path) => meta.outputs[path].entryPoint === "src/index.ts");
+	const seen = new Set([entry]);
+	const pending = [entry];
 	while (pending.length > 0) {
-		for (const edge of meta.inputs[pending.pop()]?.imports ?? []) {
-			if (edge.kind === "dynamic-import" || edge.external || seen.has(edge.path)) continue;
+		for (const edge of meta.outputs[pending.pop()]?.imports ?? []) {
+			if (edge.kind !== "import-statement" || edge.external || seen.has(edge.path)) continue;
 			seen.add(edge.path);
 			pending.push(edge.path);
 		}
@@ -177,12 +171,20 @@ export function staticClosureBytes(metafilePath) {
 	const bySource = new Map();
 	let bytes = 0;
 	let total = 0;
-	for (const [path, input] of Object.entries(output.inputs)) {
-		total += input.bytesInOutput;
+	for (const [path, output] of Object.entries(meta.outputs)) {
+		if (path.endsWith(".map")) continue;
+		total += output.bytes;
 		if (!seen.has(path)) continue;
-		bytes += input.bytesInOutput;
-		const source = inputSource(path);
-		bySource.set(source, (bySource.get(source) ?? 0) + input.bytesInOutput);
+		bytes += output.bytes;
+		for (const [input, { bytesInOutput }] of Object.entries(output.inputs ?? {})) {
+			const source = inputSource(input);
+			bySource.set(source, (bySource.get(source) ?? 0) + bytesInOutput);
+		}
 	}
-	return { bytes, total, largest: [...bySource].sort((a, b) => b[1] - a[1]).slice(0, 5) };
+	return {
+		bytes,
+		total,
+		modules: seen.size,
+		largest: [...bySource].sort((a, b) => b[1] - a[1]).slice(0, 5),
+	};
 }
