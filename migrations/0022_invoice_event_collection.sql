@@ -21,4 +21,16 @@ BEGIN
 			'last_error', `collection_last_error`)
 		FROM `invoices` WHERE `id` = json_extract(NEW.`data`, '$.invoice_id')))
 	WHERE `id` = NEW.`id`;
+END;--> statement-breakpoint
+-- A collection that failed (every retry declined) is settled another way: paid by hand or voided, it is canceled
+-- as a pending one is (its PaymentIntent canceled at Stripe after the answer, so the customer cannot pay twice), and
+-- the account is no longer blocked for it. 0017's trigger covered pending collections only.
+DROP TRIGGER `invoices_collection_canceled`;--> statement-breakpoint
+CREATE TRIGGER `invoices_collection_canceled` AFTER UPDATE OF `status` ON `invoices`
+WHEN OLD.`status` = 'open' AND NEW.`status` IN ('paid', 'void') AND NEW.`collection_status` IN ('pending', 'failed')
+BEGIN
+	UPDATE `invoices` SET `collection_status` = 'canceled', `collection_next_attempt_at` = NULL,
+		`collection_due` = CASE WHEN `collection_payment_intent_id` IS NOT NULL OR `collection_checkout_session_id` IS NOT NULL
+			THEN 'cancel' ELSE NULL END
+	WHERE `id` = NEW.`id`;
 END;
