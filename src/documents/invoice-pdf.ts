@@ -12,6 +12,7 @@ import { subsettingFontkit, tagSubsetFonts } from "./font-subsets";
 import { formatCount, formatDate, formatMoney, formatPeriod } from "./format";
 import { drawTotals, type InvoiceCreditNote, totalsHeight } from "./invoice-totals";
 import { ACCENT, BAND, INK, MARGIN, MUTED, PAGE, type Pen, RULE, textRight, wrap } from "./layout";
+import { drawPayOnline, payOnlineHeight } from "./pay-online";
 
 export interface InvoiceFonts {
 	regular: Uint8Array | ArrayBuffer;
@@ -205,8 +206,8 @@ export async function renderInvoicePdf(
 
 	// Totals, right-aligned under the amounts, and how it was settled; they never split across pages.
 	const notes = options.creditNotes ?? [];
-	if (y - totalsHeight(invoice, notes) < bottom) newPage();
-	drawTotals(page, pen, invoice, notes, y - 6);
+	if (y - totalsHeight(invoice, notes) - payOnlineHeight(pen, invoice) < bottom) newPage();
+	drawPayOnline(page, pen, invoice, drawTotals(page, pen, invoice, notes, y - 6));
 
 	const pages = doc.getPages();
 	for (const [i, p] of pages.entries()) drawFooter(p, pen, invoice, options.seller, i, pages.length);

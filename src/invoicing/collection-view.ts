@@ -2,19 +2,12 @@
  * An invoice's `collection` (docs/payments.md#collection-states): how it is being paid and how far that went.
  * Manual accounts' invoices show provider "manual", status "none"; the rest is filled in by payments/.
  */
-import { z } from "@hono/zod-openapi";
+import type { z } from "@hono/zod-openapi";
+import { chunkJsonRows, returned } from "../db/batch";
 import { invoiceCollections } from "../db/schema";
+import type { Collection } from "../schemas/collection";
 
-export interface CollectionView {
-	provider: "manual" | "stripe";
-	status: "none" | "pending" | "succeeded" | "failed" | "canceled";
-	attempts: number;
-	next_attempt_at: string | null;
-	payment_intent_id: string | null;
-	checkout_session_id: string | null;
-	payment_url: string | null;
-	last_error: string | null;
-}
+export type CollectionView = z.infer<typeof Collection>;
 
 /** The collection columns, to add to a `select` of invoices (the invoice's own columns keep their names). */
 export const collectionColumns = {
@@ -32,6 +25,31 @@ export type CollectionRow = {
 	[K in keyof typeof collectionColumns]: (typeof invoiceCollections.$inferSelect)[K];
 };
 
+/**
+ * Statements that read back the collections of invoices a batch has just inserted (triggers of migration 0017
+ * set them as an invoice is issued): put them last in that batch, and give their results to collectionsFrom.
+ */
+export function readCollections(d1: D1Database, environment: string, ids: readonly string[]) {
+	return chunkJsonRows(ids.map((id) => JSON.stringify(id))).map((group) =>
+		d1
+			.prepare(
+				`SELECT id, collection_provider AS collectionProvider, collection_status AS collectionStatus,
+					collection_attempts AS collectionAttempts, collection_next_attempt_at AS collectionNextAttemptAt,
+					collection_payment_intent_id AS collectionPaymentIntentId,
+					collection_checkout_session_id AS collectionCheckoutSessionId,
+					collection_payment_url AS collectionPaymentUrl, collection_last_error AS collectionLastError
+				FROM invoices WHERE environment = ?1 AND id IN (SELECT value FROM json_each(?2))`,
+			)
+			.bind(environment, `[${group.join(",")}]`),
+	);
+}
+
+/** The collections readCollections read, by invoice id. */
+export function collectionsFrom(results: readonly D1Result[]): Map<string, CollectionRow> {
+	const rows = results.flatMap((result) => returned<CollectionRow & { id: string }>(result));
+	return new Map(rows.map(({ id, ...collection }) => [id, collection]));
+}
+
 /** A row read without the collection columns counts as collected by hand. */
 export function collectionView(row: Partial<CollectionRow>): CollectionView {
 	return {
@@ -45,23 +63,3 @@ export function collectionView(row: Partial<CollectionRow>): CollectionView {
 		last_error: row.collectionLastError ?? null,
 	};
 }
-
-export const Collection = z
-	.object({
-		provider: z.enum(["manual", "stripe"]),
-		status: z.enum(["none", "pending", "succeeded", "failed", "canceled"]).openapi({
-			description:
-				"none: paid by hand; pending: Stripe is asked (or retried) and has not confirmed; succeeded; failed: " +
-				"every retry failed; canceled: paid by hand or voided while Stripe was asked.",
-		}),
-		attempts: z.number().int().openapi({ description: "Failed attempts so far (Stripe's events)." }),
-		next_attempt_at: z.string().nullable().openapi({ description: "When the next dunning retry runs." }),
-		payment_intent_id: z.string().nullable().openapi({ example: "pi_3Qx0000000000000" }),
-		checkout_session_id: z.string().nullable().openapi({ example: "cs_test_a1b2c3" }),
-		payment_url: z
-			.string()
-			.nullable()
-			.openapi({ description: "Stripe Checkout's page where the customer pays this invoice." }),
-		last_error: z.string().nullable().openapi({ description: "Stripe's last refusal or decline message." }),
-	})
-	.openapi("InvoiceCollection");

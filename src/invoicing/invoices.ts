@@ -165,7 +165,10 @@ export function invoiceView(
 	};
 }
 
-/** The `data` of invoice.created and invoice.paid (docs/webhooks.md#what-a-delivery-looks-like). */
+/**
+ * The `data` of invoice.created and invoice.paid (docs/webhooks.md#what-a-delivery-looks-like). Its `collection`
+ * is added as the outbox row is stored (migration 0022's trigger), from what the same batch stored.
+ */
 export function invoiceEventData(row: InvoiceRow): Record<string, unknown> {
 	return {
 		invoice_id: row.id,

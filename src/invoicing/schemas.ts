@@ -1,8 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { BILLING_PERIOD_PATTERN } from "../billing-period/period";
+import { Collection } from "../schemas/collection";
 import { pageQuery } from "../schemas/pages";
 import { PaymentKind } from "../schemas/payments";
-import { Collection } from "./collection-view";
 
 export const billingPeriod = z
 	.string()

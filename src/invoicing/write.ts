@@ -23,6 +23,7 @@ import { Decimal } from "../lib/decimal";
 import { contention } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
+import { collectionsFrom, readCollections } from "./collection-view";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
@@ -245,6 +246,9 @@ async function insertInvoices(
 			}),
 		})),
 	);
+	const ids = invoices.map(({ row }) => row.id);
+	// What the answer shows of each collection is what the issuing batch stored (a Stripe account's: pending).
+	const collectionReads = readCollections(d1, environment, ids);
 	const results = await d1.batch([
 		reserve,
 		...insertInvoices,
@@ -252,12 +256,10 @@ async function insertInvoices(
 		...spendCredits,
 		...announce,
 		...record,
-		...markStatements(
-			mark,
-			d1,
-			invoices.map(({ row }) => row.id),
-		),
+		...markStatements(mark, d1, ids),
+		...collectionReads,
 	]);
+	const collections = collectionsFrom(results.slice(results.length - collectionReads.length));
 	const numbers = new Map<string, number>();
 	for (const result of results.slice(1, 1 + insertInvoices.length)) {
 		for (const { id, number } of returned<{ id: string; number: number }>(result)) numbers.set(id, number);
@@ -265,7 +267,10 @@ async function insertInvoices(
 	return invoices.map(({ row, lines, terms }) => {
 		const number = numbers.get(row.id);
 		if (number === undefined) throw new Error(`invoice ${row.id} was stored without a number`);
-		return invoiceView({ ...row, number, payerAccountId: terms.payerAccountId }, lines);
+		return invoiceView(
+			{ ...row, number, payerAccountId: terms.payerAccountId, ...collections.get(row.id) },
+			lines,
+		);
 	});
 }
 

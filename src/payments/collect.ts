@@ -4,20 +4,27 @@
  * paid, voided or credited, or the cron's dunning) is the one that stored the change, so nothing is lost. This
  * runs after the answer (waitUntil) and in every five-minute cron: each call carries an Idempotency-Key made from
  * the invoice, the call and the attempt, so running twice never asks twice. A call that succeeds clears the due
- * call; one that fails keeps it, with Stripe's message in `last_error`, for the next run.
+ * call; one that fails keeps it, with Stripe's message in `last_error`, for the next run. A run goes through every
+ * due invoice once, page by page in id order (a generation may issue hundreds), a few calls at a time.
  */
-import { and, eq, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { toMinor } from "../credits/plan";
 import { type Db, database } from "../db/client";
 import { accounts, invoiceCollections, invoicePayers, invoices, payments } from "../db/schema";
 import type { Env, Environment } from "../env";
 import { invoiceNumber } from "../invoicing/invoices";
+import { forEachLimited } from "../lib/concurrency";
 import { Decimal } from "../lib/decimal";
 import { publicBaseUrl, stripeSecretKey } from "../payment-provider/config";
 import { type PaymentProvider, PaymentProviderError, paymentProviderFor } from "../payment-provider/provider";
 
-const PER_RUN = 50;
+/** Invoices read per page of a run. */
+const PAGE = 50;
+/** Calls to Stripe at once: a Worker has six connections open at most, the rest would wait in its queue. */
+const AT_ONCE = 6;
+/** A run stops starting pages after this long (what is left is the next run's): waitUntil allows 30 s. */
+const RUN_BUDGET_MS = 20_000;
 
 interface DueRow {
 	id: string;
@@ -41,7 +48,12 @@ export function collectionKey(invoiceId: string, round: number, call: string, at
 	return `${invoiceId}${round > 1 ? `:round-${round}` : ""}:${call}:${attempt}`;
 }
 
-async function dueRows(db: Db, environment: Environment): Promise<DueRow[]> {
+/** A page of the due invoices whose id sorts after `after`, in id order; or exactly those of `ids`. */
+async function dueRows(
+	db: Db,
+	environment: Environment,
+	page: { after: string } | { ids: readonly string[] },
+): Promise<DueRow[]> {
 	return (
 		db
 			.select({
@@ -66,8 +78,15 @@ async function dueRows(db: Db, environment: Environment): Promise<DueRow[]> {
 				accounts,
 				eq(accounts.id, sql`coalesce(${invoicePayers.payerAccountId}, ${invoices.accountId})`),
 			)
-			.where(and(eq(invoices.environment, environment), isNotNull(invoiceCollections.collectionDue)))
-			.limit(PER_RUN)
+			.where(
+				and(
+					eq(invoices.environment, environment),
+					isNotNull(invoiceCollections.collectionDue),
+					"ids" in page ? inArray(invoices.id, [...page.ids]) : gt(invoices.id, page.after),
+				),
+			)
+			.orderBy(asc(invoices.id))
+			.limit(PAGE)
 	);
 }
 
@@ -220,9 +239,14 @@ async function runDueCall(run: CollectionRun, row: DueRow, amount: Decimal) {
 	}
 }
 
+async function runPage(run: CollectionRun, rows: readonly DueRow[]) {
+	const remaining = await remainingOf(run.db, rows);
+	await forEachLimited(rows, AT_ONCE, (row) => runDueCall(run, row, remaining.get(row.id) ?? Decimal.ZERO));
+}
+
 /**
- * Makes every call due in `environment` (never throws: it runs after answers and in the cron). A re-ask is
- * followed by its new request in the same run. `origin`: the issuing request's, for payment links.
+ * Makes every call due in `environment`, each invoice once (never throws: it runs after answers and in the cron).
+ * A re-ask is followed by its new request in the same run. `origin`: the issuing request's, for payment links.
  */
 export async function collectDue(
 	env: Env,
@@ -234,12 +258,15 @@ export async function collectDue(
 		if (provider === null) return;
 		const db = database(env.DB);
 		const run: CollectionRun = { db, env, provider, origin };
-		for (let pass = 0; pass < 2; pass++) {
-			const rows = await dueRows(db, environment);
+		const started = Date.now();
+		let after = "";
+		while (Date.now() - started < RUN_BUDGET_MS) {
+			const rows = await dueRows(db, environment, { after });
 			if (rows.length === 0) return;
-			const remaining = await remainingOf(db, rows);
-			await Promise.all(rows.map((row) => runDueCall(run, row, remaining.get(row.id) ?? Decimal.ZERO)));
-			if (!rows.some((row) => row.due === "reask")) return;
+			await runPage(run, rows);
+			const reasked = rows.filter((row) => row.due === "reask").map((row) => row.id);
+			if (reasked.length > 0) await runPage(run, await dueRows(db, environment, { ids: reasked }));
+			after = (rows.at(-1) as DueRow).id;
 		}
 	} catch (error) {
 		console.error(JSON.stringify({ at: "stripe-collection", environment, error: String(error) }));

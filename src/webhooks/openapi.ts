@@ -7,6 +7,7 @@
 
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import { z } from "@hono/zod-openapi";
+import { Collection } from "../schemas/collection";
 import { WEBHOOK_EVENT_KINDS, type WebhookEventKind } from "./outbox";
 
 type DocumentedKind = WebhookEventKind | "invoice.voided" | "alert.triggered";
@@ -23,6 +24,10 @@ const invoice = {
 	billing_period: Period,
 	amount: z.number().openapi({ example: 313.77 }),
 	currency: Currency,
+	collection: Collection.openapi({
+		description:
+			"How the invoice is being collected, as GET /v1/invoices/{id} showed it when the event happened.",
+	}),
 };
 const InvoiceCreated = z
 	.object({

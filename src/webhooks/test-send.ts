@@ -18,6 +18,16 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 		billing_period: periodOf(now),
 		amount: 125.5,
 		currency: "USD",
+		collection: {
+			provider: "manual",
+			status: "none",
+			attempts: 0,
+			next_attempt_at: null,
+			payment_intent_id: null,
+			checkout_session_id: null,
+			payment_url: null,
+			last_error: null,
+		},
 	};
 	const subscription = {
 		subscription_id: newId("sub"),
@@ -89,7 +99,19 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 				error: "Your card was declined.",
 			};
 		case "invoice.payment_failed":
-			return { ...invoice, status: "open", attempts: 4 };
+			return {
+				...invoice,
+				status: "open",
+				attempts: 4,
+				collection: {
+					...invoice.collection,
+					provider: "stripe",
+					status: "failed",
+					attempts: 4,
+					payment_intent_id: "pi_3Qx0000000000000",
+					last_error: "Your card was declined.",
+				},
+			};
 	}
 }
 

@@ -8,16 +8,17 @@ import { applyLocalMigrations, wranglerEnv as env, freePort, WRANGLER } from "..
 
 /**
  * `state`: the local state of an earlier start (stopped with `{ keepState: true }`), to start again on it: a fresh
- * runtime over the same data. Else a new state, migrated.
+ * runtime over the same data. Else a new state, migrated. `port`: a fixed port instead of a free one; `vars`: more
+ * Worker variables (e.g. Stripe's, for the console's payment pages).
  */
-export async function startWorker({ state: earlier } = {}) {
+export async function startWorker({ state: earlier, port: fixedPort, vars = {} } = {}) {
 	// Local state on a RAM disk where there is one: the bench measures the Worker, not this machine's disk (on
 	// Cloudflare, D1 and Durable Object storage are theirs).
 	const stateRoot = process.env.BENCH_STATE_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
 	const state = earlier ?? mkdtempSync(join(stateRoot, "amb-bench-"));
 	if (!earlier) applyLocalMigrations(state);
 
-	const port = await freePort();
+	const port = fixedPort ?? (await freePort());
 	const adminKey = `sk_api_${randomBytes(24).toString("hex")}`;
 	const args = [
 		WRANGLER,
@@ -45,6 +46,7 @@ export async function startWorker({ state: earlier } = {}) {
 		// Local development's rule: webhooks may go to a receiver on loopback (the console's tests run one).
 		"--var",
 		"ALLOW_LOCAL_WEBHOOK_URLS:true",
+		...Object.entries(vars).flatMap(([name, value]) => ["--var", `${name}:${value}`]),
 	];
 	const child = spawn(process.execPath, args, { env, stdio: ["ignore", "pipe", "pipe"], detached: true });
 	// wrangler runs in its own process group; take it down with us however this process ends.

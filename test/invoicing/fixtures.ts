@@ -133,6 +133,8 @@ export interface Invoice {
 	amount_paid: number;
 	amount_remaining: number;
 	payments: { id: string; amount: number; reference: string | null; paid_at: string }[];
+	/** How it is being collected (docs/payments.md). */
+	collection: Record<string, any>;
 }
 
 export async function generate(

@@ -93,6 +93,16 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 					currency: "USD",
 					status: "paid",
 					paid_at: paidAt,
+					collection: {
+						provider: "manual",
+						status: "none",
+						attempts: 0,
+						next_attempt_at: null,
+						payment_intent_id: null,
+						checkout_session_id: null,
+						payment_url: null,
+						last_error: null,
+					},
 				},
 			],
 			[

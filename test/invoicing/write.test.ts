@@ -99,10 +99,10 @@ describe("storing a group of invoices", () => {
 		const stored = await storeInvoices({ db: database(d1), scope, window, drafts, now: NOW });
 
 		// One read of the issue terms (settle expired credits, the accounts, their grants), then one write batch:
-		// the counter, then one statement each for invoices, lines, outbox rows and audit records, whatever the
-		// group's size.
+		// the counter, then one statement each for invoices, lines, outbox rows and audit records, and one that
+		// reads back the collections the batch stored (docs/payments.md), whatever the group's size.
 		expect(calls.batches).toBe(2);
-		expect(calls.statements).toBe(3 + 5);
+		expect(calls.statements).toBe(3 + 6);
 		expect(stored.map((invoice) => invoice.number)).toEqual(
 			Array.from({ length: 30 }, (_, i) => `INV-${String(i + 1).padStart(6, "0")}`),
 		);

@@ -97,6 +97,8 @@ describeWithStripe("dunning", () => {
 		const [finalEvent, ...more] = await outboxOf(invoice.id, "invoice.payment_failed");
 		expect(more).toEqual([]);
 		expect(finalEvent).toMatchObject({ invoice_id: invoice.id, status: "open", attempts: 4, amount: 123.45 });
+		// The invoice's collection as it stood once failed, the same object the invoice shows.
+		expect(finalEvent.collection).toEqual(now.collection);
 
 		const entitlement = await get(`/v1/entitlements?agent_key=${instances[0]}`, { key });
 		expect(entitlement.status, JSON.stringify(entitlement.body)).toBe(200);

@@ -152,6 +152,16 @@ describe("events from the API's operations", () => {
 			amount: 25,
 			currency: "USD",
 			status: "open",
+			collection: {
+				provider: "manual",
+				status: "none",
+				attempts: 0,
+				next_attempt_at: null,
+				payment_intent_id: null,
+				checkout_session_id: null,
+				payment_url: null,
+				last_error: null,
+			},
 		});
 
 		const paid = await post(`/v1/invoices/${invoice.id}/pay`, { reference: "wire-1" });

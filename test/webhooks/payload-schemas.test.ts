@@ -140,6 +140,16 @@ describe("webhook deliveries against the OpenAPI document's payload schemas", ()
 			amount: 12.5,
 			currency: "USD",
 			status: "open",
+			collection: {
+				provider: "manual",
+				status: "none",
+				attempts: 0,
+				next_attempt_at: null,
+				payment_intent_id: null,
+				checkout_session_id: null,
+				payment_url: null,
+				last_error: null,
+			},
 		},
 	};
 	it.each([

@@ -17,6 +17,7 @@ const invoiceFields = [
 	"amount",
 	"currency",
 	"status",
+	"collection",
 ];
 const subscriptionFields = [
 	"subscription_id",

@@ -8,6 +8,7 @@ import type { Account, Invoice, List, Subscription } from "../types";
 import { badge, ident, link, pager, section, table, when } from "../ui";
 import { creditSection } from "./credits";
 import { childrenSection, hierarchyFacts, hierarchyOf } from "./hierarchy";
+import { paymentSettingsSection } from "./payment-settings";
 import { portalLinkSection } from "./portal-link";
 
 const PAGE = 20;
@@ -115,6 +116,7 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 			),
 		),
 		creditSection(ctx, account),
+		paymentSettingsSection(ctx, account),
 		ctx.identity.permission === "read-only" ? null : portalLinkSection(ctx, account.id),
 		section(
 			"Latest invoices",

@@ -5,6 +5,7 @@ import { dateTime, money, quantity } from "../format";
 import type { Account, Invoice, InvoiceDocumentFields } from "../types";
 import { badge, confirmAction, field, ident, link, runInto, section, table, when } from "../ui";
 import { creditNotesSection, draftActions } from "./credit-notes";
+import { collectionSection } from "./invoice-collection";
 
 export async function invoicePage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
@@ -94,6 +95,7 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 				),
 			settlement(invoice, format),
 		),
+		collectionSection(invoice),
 		invoice.payments !== undefined &&
 			section(
 				"Payments and refunds",
@@ -101,7 +103,7 @@ export async function invoicePage(ctx: PageContext): Promise<void> {
 					["date", "kind", "reference", "amount"],
 					invoice.payments.map((payment) => [
 						when(payment.paid_at),
-						payment.amount < 0 ? "refund" : "payment",
+						`${payment.amount < 0 ? "refund" : "payment"}${payment.provider === "stripe" ? " via Stripe" : ""}`,
 						payment.reference ? ident(payment.reference) : "—",
 						h("span", { class: "num" }, format(payment.amount)),
 					]),

@@ -7,7 +7,13 @@ import type { Api } from "../api";
 import { type Child, h } from "../dom";
 import { dateTime, day, money } from "../format";
 import { badge, ident, runInto, section, table } from "../ui";
-import type { PortalCreditNote, PortalCreditNotes, PortalInvoices, PortalPayments } from "./types";
+import type {
+	PortalCreditNote,
+	PortalCreditNotes,
+	PortalInvoice,
+	PortalInvoices,
+	PortalPayments,
+} from "./types";
 
 /** A button that downloads one document (an invoice's or a credit note's PDF) with the portal's token. */
 function pdfButton(
@@ -35,18 +41,39 @@ function pdfButton(
 
 const num = (text: string): HTMLElement => h("span", { class: "num" }, text);
 
+/**
+ * "Pay" for an open invoice that can be paid online: a plain link to the payment page (Stripe Checkout), opened
+ * only when the customer follows it. Nothing to do otherwise.
+ */
+function payLink(invoice: PortalInvoice): HTMLElement | string {
+	const url = invoice.collection?.payment_url;
+	if (invoice.status !== "open" || !url) return "—";
+	return h(
+		"a",
+		{
+			href: url,
+			class: "button primary pay",
+			rel: "noopener noreferrer",
+			target: "_blank",
+			"aria-label": `Pay invoice ${invoice.number} online`,
+		},
+		"Pay",
+	);
+}
+
 export function invoiceSection(api: Api, invoices: PortalInvoices): HTMLElement {
 	const result = h("div", { "aria-live": "polite" });
 	return section(
 		"Invoices",
 		table(
-			["invoice", "period", "status", "amount due", "due by", "document"],
+			["invoice", "period", "status", "amount due", "due by", "pay", "document"],
 			invoices.invoices.map((invoice) => [
 				ident(invoice.number, "invoice-number"),
 				ident(invoice.billing_period),
 				badge(invoice.status),
 				num(money(invoice.amount_due, invoice.currency)),
 				invoice.status === "open" ? ident(day(invoice.due_at)) : "—",
+				payLink(invoice),
 				pdfButton(
 					api,
 					`/invoices/${invoice.id}/pdf`,
@@ -126,7 +153,7 @@ export function paymentSection(payments: PortalPayments, invoices: PortalInvoice
 		const refund = payment.kind === "refund" || payment.amount < 0;
 		return [
 			ident(dateTime(payment.paid_at)),
-			refund ? "Refund" : "Payment",
+			`${refund ? "Refund" : "Payment"}${payment.provider === "stripe" ? " via Stripe" : ""}`,
 			ident(invoiceNumber.get(payment.invoice_id) ?? payment.invoice_id),
 			refund && payment.reference
 				? h("span", null, "credit note ", ident(payment.reference))

@@ -92,6 +92,8 @@ export interface PortalInvoice {
 	amount_due: number;
 	issued_at: string;
 	due_at: string;
+	/** How it is being collected; `payment_url`: the page where it is paid online (Stripe Checkout). */
+	collection?: { status: string; payment_url: string | null };
 }
 
 export interface PortalPayment {
@@ -102,6 +104,8 @@ export interface PortalPayment {
 	amount: number;
 	currency: string;
 	reference: string | null;
+	/** Who collected it: by hand, or through Stripe. */
+	provider?: "manual" | "stripe";
 	paid_at: string;
 }
 

@@ -155,6 +155,16 @@ describe("scenario: a simple month", () => {
 			amount: 201.55,
 			currency: "USD",
 			status: "open",
+			collection: {
+				provider: "manual",
+				status: "none",
+				attempts: 0,
+				next_attempt_at: null,
+				payment_intent_id: null,
+				checkout_session_id: null,
+				payment_url: null,
+				last_error: null,
+			},
 		});
 	});
 });
