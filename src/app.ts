@@ -31,6 +31,7 @@ import { portalGate } from "./portal/gate";
 import { portalRoutes } from "./portal/routes";
 import { portalSessionRoutes } from "./portal/session-routes";
 import { pricingRoutes } from "./pricing/routes";
+import { planVersionRoutes } from "./pricing/version-routes";
 import { reportRoutes } from "./reports/routes";
 import { reservationRoutes } from "./reservations/routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
@@ -60,6 +61,7 @@ export function createApp(): Router {
 			modelPriceRoutes,
 			reportRoutes,
 			pricingRoutes,
+			planVersionRoutes,
 			subscriptionRoutes,
 			couponRoutes,
 			upcomingInvoiceRoutes,
