@@ -34,6 +34,7 @@ import { pricingRoutes } from "./pricing/routes";
 import { planVersionRoutes } from "./pricing/version-routes";
 import { reportRoutes } from "./reports/routes";
 import { reservationRoutes } from "./reservations/routes";
+import { changePlanRoutes } from "./subscriptions/change-plan-routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
 import { webhookRoutes } from "./webhooks/routes";
 
@@ -63,6 +64,7 @@ export function createApp(): Router {
 			pricingRoutes,
 			planVersionRoutes,
 			subscriptionRoutes,
+			changePlanRoutes,
 			couponRoutes,
 			upcomingInvoiceRoutes,
 			invoiceRoutes,

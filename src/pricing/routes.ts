@@ -216,13 +216,11 @@ export const RatePlanParams = z.object({
 });
 
 const VersionQuery = z.strictObject({
-	version: integerQuery({ min: 1 })
-		.optional()
-		.openapi({
-			type: "integer",
-			minimum: 1,
-			description: "An earlier version of the plan; default the latest.",
-		}),
+	version: integerQuery({ min: 1 }).optional().openapi({
+		type: "integer",
+		minimum: 1,
+		description: "An earlier version of the plan; default the latest.",
+	}),
 });
 
 export const pricingRoutes = apiRouter();

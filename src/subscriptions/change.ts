@@ -39,6 +39,8 @@ const MAX_ATTEMPTS = 3;
 
 export interface UpdateSubscriptionInput {
 	rate_plan_id?: string;
+	/** With rate_plan_id (change-plan.ts): that version instead of the plan's latest. */
+	rate_plan_version?: number;
 	agent_instance_ids?: string[];
 	/** Negotiated prices from the next billing period on; [] returns to the plan's prices. */
 	price_overrides?: PriceOverride[];
@@ -109,6 +111,7 @@ async function pendingPlanAfter(
 	scope: Scope,
 	view: SubscriptionView,
 	wanted: string | undefined,
+	version: number | undefined,
 ): Promise<PlanRef | null> {
 	const pending = pendingOf(view);
 	if (wanted === undefined) return pending;
@@ -116,13 +119,18 @@ async function pendingPlanAfter(
 		accountQuery(db, scope, view.account_id),
 		ratePlanQuery(db, scope, wanted),
 	]);
-	const target = plan ? { id: wanted, version: plan.version } : null;
+	const target = plan ? { id: wanted, version: version ?? plan.version } : null;
 	if (target !== null && samePlan(target, pending)) return pending;
 	if (target !== null && samePlan(target, { id: view.rate_plan_id, version: view.rate_plan_version }))
 		return null;
 	assertNextPeriodExists(view, "change the plan of");
 	if (!account) throw new Error(`Account ${view.account_id} of subscription ${view.id} is missing`);
-	assertSubscribable(wanted, plan, account);
+	// Another version of its own plan is no new subscription: an archived plan's subscriptions may move to it.
+	assertSubscribable(
+		wanted,
+		plan && wanted === view.rate_plan_id ? { ...plan, status: "active" } : plan,
+		account,
+	);
 	assertShardable(wanted, plan, view.shards);
 	return target;
 }
@@ -236,7 +244,7 @@ async function tryUpdate({
 	assertActive(current, "changed");
 	const { view } = current;
 
-	const pending = await pendingPlanAfter(db, scope, view, input.rate_plan_id);
+	const pending = await pendingPlanAfter(db, scope, view, input.rate_plan_id, input.rate_plan_version);
 	const nextPeriod = await nextPeriodAfter(db, scope, view, pending, input.price_overrides);
 	const pendingOverrides =
 		nextPeriod === null || sameOverrides(nextPeriod.overrides, view.price_overrides)

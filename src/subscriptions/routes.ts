@@ -60,22 +60,17 @@ export const Subscription = z
 		id: z.string().openapi({ example: "sub_01jd0000000000000000000000" }),
 		account_id: z.string(),
 		rate_plan_id: z.string().openapi({ description: "The plan of the current billing period." }),
-		rate_plan_version: z
-			.number()
-			.int()
-			.openapi({
-				description: "The version of rate_plan_id that rates the current billing period.",
-				example: 1,
-			}),
+		rate_plan_version: z.number().int().openapi({
+			description: "The version of rate_plan_id that rates the current billing period.",
+			example: 1,
+		}),
 		pending_rate_plan_id: z.string().nullable().openapi({
 			description:
 				"The plan of pending_plan_change (which may be a new version of the same plan); null when none.",
 		}),
-		pending_plan_change: z
-			.union([PendingPlanChange, z.null()])
-			.openapi({
-				description: "A change of plan or version from the next billing period on; null when none.",
-			}),
+		pending_plan_change: z.union([PendingPlanChange, z.null()]).openapi({
+			description: "A change of plan or version from the next billing period on; null when none.",
+		}),
 		agent_instance_ids: z.array(z.string()),
 		status: z.enum(["active", "cancelled"]),
 		started_at: z.string(),
