@@ -142,6 +142,36 @@ describe("POST /v1/subscriptions/{id}/change-plan", () => {
 		expectError(await post(url, {}, { key: readOnly }), 403, "forbidden");
 	});
 
+	it("the new version bills from the period it starts in; the counts of the plan view follow", async () => {
+		const plan = await newPlan();
+		const subscription = await subscribeTo(plan.id);
+		await newVersion(plan.id, { base_fee: 50 });
+		await post(`/v1/subscriptions/${subscription.id}/change-plan`, {});
+		// Time passes: the history rows move one month back, so the pending row's period is the current one.
+		for (const [version, period] of [
+			[1, addPeriods(currentPeriod(), -1)],
+			[2, currentPeriod()],
+		] as const) {
+			await env.DB.prepare(
+				"UPDATE subscription_plans SET effective_period = ? WHERE subscription_id = ? AND rate_plan_version = ?",
+			)
+				.bind(period, subscription.id, version)
+				.run();
+		}
+		const read = (await get(`/v1/subscriptions/${subscription.id}`)).body;
+		expect(read).toMatchObject({ rate_plan_id: plan.id, rate_plan_version: 2, pending_plan_change: null });
+		const row = await env.DB.prepare("SELECT rate_plan_version FROM subscriptions WHERE id = ?")
+			.bind(subscription.id)
+			.first();
+		expect(row).toEqual({ rate_plan_version: 2 });
+		const upcoming = await get(`/v1/invoices/upcoming?subscription_id=${subscription.id}`);
+		expect(upcoming.body.amount).toBe(50);
+		const counts = (await get(`/v1/pricing/rate-plans/${plan.id}`)).body.versions.map(
+			(v: { subscriptions: number }) => v.subscriptions,
+		);
+		expect(counts).toEqual([0, 1]);
+	});
+
 	it("PATCH {rate_plan_id} of its own plan moves it to the latest version at period end", async () => {
 		const plan = await newPlan();
 		const subscription = await subscribeTo(plan.id);
