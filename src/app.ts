@@ -33,8 +33,10 @@ import { portalGate } from "./portal/gate";
 import { portalRoutes } from "./portal/routes";
 import { portalSessionRoutes } from "./portal/session-routes";
 import { pricingRoutes } from "./pricing/routes";
+import { planVersionRoutes } from "./pricing/version-routes";
 import { reportRoutes } from "./reports/routes";
 import { reservationRoutes } from "./reservations/routes";
+import { changePlanRoutes } from "./subscriptions/change-plan-routes";
 import { subscriptionRoutes } from "./subscriptions/routes";
 import { webhookRoutes } from "./webhooks/routes";
 
@@ -63,7 +65,9 @@ export function createApp(): Router {
 			modelPriceRoutes,
 			reportRoutes,
 			pricingRoutes,
+			planVersionRoutes,
 			subscriptionRoutes,
+			changePlanRoutes,
 			couponRoutes,
 			upcomingInvoiceRoutes,
 			invoiceRoutes,

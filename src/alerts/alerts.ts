@@ -7,6 +7,7 @@
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { created, removed } from "../audit/record";
 import { writeAudited } from "../audit/write";
+import { planForPeriod } from "../billing-period/plan";
 import type { Db } from "../db/client";
 import { type ById, getInScope, type InScope, type Page, type WithEnv } from "../db/rows";
 import { alerts, alertTriggers, auditRecords, subscriptions } from "../db/schema";
@@ -86,7 +87,10 @@ export async function createAlert({
 	const type = input.type ?? "usage";
 	const metric = input.metric ?? null;
 	if (metric !== null && type === "usage") {
-		const plan = await getRatePlanRow({ db, scope, id: subscription.rate_plan_id });
+		// The metrics of the version that rates the subscription's current period (docs/plan-versions.md).
+		const plan =
+			(await planForPeriod(db, scope, subscription.id, periodOf(nowIso()))) ??
+			(await getRatePlanRow({ db, scope, id: subscription.rate_plan_id }));
 		const metrics = (plan.charges as Charge[]).map((charge) => charge.metric);
 		if (!metrics.includes(metric)) {
 			const known = metrics.length > 0 ? `its metrics are ${metrics.join(", ")}` : "it has no metrics";

@@ -10,6 +10,7 @@ import type { Db } from "../db/client";
 import { ratePlans, subscriptionPlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { effectivePlan } from "../pricing/effective-plan";
+import { atVersion } from "../pricing/pinned-version";
 import type { RatePlanRow } from "../pricing/plans";
 import type { PriceOverride } from "../pricing/price-overrides";
 
@@ -28,6 +29,32 @@ export function planInEffect(
 	), ${subscriptions.ratePlanId})`;
 }
 
+/** The version of planInEffect's plan for P (docs/plan-versions.md): the history row's, else the subscription's. */
+export function versionInEffect(
+	period: string | SQLiteColumn,
+	subscriptionId: SQLiteColumn = subscriptions.id,
+): SQL<number> {
+	return sql<number>`coalesce((
+		SELECT ${subscriptionPlans.ratePlanVersion} FROM ${subscriptionPlans}
+		WHERE ${subscriptionPlans.subscriptionId} = ${subscriptionId} AND ${subscriptionPlans.effectivePeriod} <= ${period}
+		ORDER BY ${subscriptionPlans.effectivePeriod} DESC LIMIT 1
+	), ${subscriptions.ratePlanVersion})`;
+}
+
+/**
+ * The prices of the version in effect for P, as JSON text for atVersion (null if it were missing). Read beside
+ * the plan row it belongs to: `plan` is joined on planInEffect(P) in the same query.
+ */
+export function pinnedVersion(period: string | SQLiteColumn): SQL<string | null> {
+	return sql<string | null>`(
+		SELECT json_object('version', v.version, 'name', v.name, 'description', v.description,
+			'base_fee', v.base_fee, 'minimum_amount', v.minimum_amount, 'prorate', v.prorate, 'charges', v.charges)
+		FROM rate_plan_versions AS v
+		WHERE v.environment = ${subscriptions.environment} AND v.rate_plan_id = ${planInEffect(period)}
+			AND v.version = ${versionInEffect(period)}
+	)`;
+}
+
 /**
  * The price overrides of the plan history row in effect for P (JSON text, or null: the plan's own prices), so a
  * period is rated by one set of prices (docs/discounts.md#negotiated-prices).
@@ -44,15 +71,24 @@ export function overridesInEffect(
 }
 
 /** A plan row as the subscription's overrides (JSON text from overridesInEffect) price it. */
-export function planWithOverrides(plan: RatePlanRow, overrides: string | null | undefined): RatePlanRow {
-	if (!overrides) return plan;
-	return effectivePlan(plan, JSON.parse(overrides) as PriceOverride[]);
+export function planWithOverrides(
+	plan: RatePlanRow,
+	overrides: string | null | undefined,
+	version?: string | null,
+): RatePlanRow {
+	const pinned = atVersion(plan, version);
+	if (!overrides) return pinned;
+	return effectivePlan(pinned, JSON.parse(overrides) as PriceOverride[]);
 }
 
 /** The query for the plan in effect for `period`; its result is empty for an unknown subscription. */
 export function periodPlanQuery(db: Db, scope: Scope, subscriptionId: string, period: string) {
 	return db
-		.select({ plan: ratePlans, overrides: overridesInEffect(period).as("plan_price_overrides") })
+		.select({
+			plan: ratePlans,
+			overrides: overridesInEffect(period).as("plan_price_overrides"),
+			version: pinnedVersion(period).as("plan_version"),
+		})
 		.from(subscriptions)
 		.innerJoin(
 			ratePlans,
@@ -68,5 +104,5 @@ export async function planForPeriod(
 	period: string,
 ): Promise<RatePlanRow | null> {
 	const [row] = await periodPlanQuery(db, scope, subscriptionId, period);
-	return row ? planWithOverrides(row.plan, row.overrides) : null;
+	return row ? planWithOverrides(row.plan, row.overrides, row.version) : null;
 }

@@ -8,7 +8,7 @@ import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzl
 import type { SelectedFields, SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
-import { overridesInEffect, planInEffect, planWithOverrides } from "../billing-period/plan";
+import { overridesInEffect, pinnedVersion, planInEffect, planWithOverrides } from "../billing-period/plan";
 import { baseFeeProration } from "../billing-period/proration";
 import type { Db } from "../db/client";
 import {
@@ -103,6 +103,8 @@ export async function loadPeriodStates(
 				// The subscription's negotiated prices and coupon for the period (docs/discounts.md).
 				overrides: overridesInEffect(window.period).as("plan_price_overrides"),
 				discount: discountInEffect(window.period).as("plan_discount"),
+				// The subscription's version of the plan (docs/plan-versions.md).
+				version: pinnedVersion(window.period).as("plan_version"),
 			})
 			.from(subscriptions)
 			.innerJoin(
@@ -172,7 +174,7 @@ export async function loadPeriodStates(
 	]);
 
 	const planOf = new Map(
-		plans.map((row) => [row.subscriptionId, planWithOverrides(row.plan, row.overrides)]),
+		plans.map((row) => [row.subscriptionId, planWithOverrides(row.plan, row.overrides, row.version)]),
 	);
 	const discountOf = new Map(plans.map((row) => [row.subscriptionId, parseDiscount(row.discount)]));
 	const usageOf = groupBy(

@@ -7,7 +7,7 @@ import { created } from "../audit/record";
 import { updateAudited, writeAudited } from "../audit/write";
 import { newestFirst } from "../db/pages";
 import { type ById, getInScope, type InScope, type Page } from "../db/rows";
-import { ratePlans } from "../db/schema";
+import { ratePlans, ratePlanVersions } from "../db/schema";
 import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { DomainError } from "../lib/errors";
@@ -15,6 +15,7 @@ import { newId } from "../lib/ids";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { withDiscount } from "./period-discount";
+import { versionRowOf } from "./pinned-version";
 import type { Charge, PlanPricing, RatePlanInput } from "./plan";
 import { type RatedUsage, type RatedUsageJson, ratedUsageToJson, rateUsage } from "./rate";
 import { subscriptionPlanNow } from "./subscription-plan";
@@ -34,10 +35,13 @@ export interface RatePlanView {
 	prorate: boolean;
 	charges: Charge[];
 	status: RatePlanStatus;
+	/** The version shown (docs/plan-versions.md); a plan is version 1 when created. */
+	version: number;
 	created_at: string;
 }
 
-export type RatePlanRow = typeof ratePlans.$inferSelect;
+/** `version` is the latest version's number; rows built by hand (tests) may leave it out: version 1. */
+export type RatePlanRow = Omit<typeof ratePlans.$inferSelect, "version"> & { version?: number };
 
 export function ratePlanView(row: RatePlanRow): RatePlanView {
 	return {
@@ -51,6 +55,7 @@ export function ratePlanView(row: RatePlanRow): RatePlanView {
 		// Stored as validated at creation; prices have at most 12 decimals, so JSON numbers carry them exactly.
 		charges: row.charges as Charge[],
 		status: row.status,
+		version: row.version ?? 1,
 		created_at: row.createdAt,
 	};
 }
@@ -85,9 +90,14 @@ export async function createRatePlan({
 		status: "active",
 		createdAt: nowIso(),
 		prorate: input.prorate,
+		version: 1,
 	};
 	const view = ratePlanView(row);
-	await writeAudited(db, scope, [db.insert(ratePlans).values(row)], {
+	const statements = [
+		db.insert(ratePlans).values(row),
+		db.insert(ratePlanVersions).values(versionRowOf(row, 1)),
+	];
+	await writeAudited(db, scope, statements, {
 		action: "rate_plan.created",
 		resourceId: row.id,
 		changes: created({

@@ -6,8 +6,10 @@ import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { boundedNumber } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
+import { integerQuery } from "../schemas/query";
 import { Charge, RatePlanInput } from "./plan";
-import { archiveRatePlan, createRatePlan, getRatePlan, listRatePlans, simulateRatePlan } from "./plans";
+import { getVersionedPlan, withVersions } from "./plan-versions";
+import { archiveRatePlan, createRatePlan, listRatePlans, simulateRatePlan } from "./plans";
 
 const exampleCharges = [
 	{
@@ -42,7 +44,7 @@ const exampleCharges = [
 	},
 ];
 
-const CreateRatePlan = RatePlanInput.openapi("CreateRatePlan", {
+export const CreateRatePlan = RatePlanInput.openapi("CreateRatePlan", {
 	description:
 		"A base fee plus charges. Prices take up to 12 decimal places; a plan never changes once created.",
 	example: {
@@ -54,7 +56,7 @@ const CreateRatePlan = RatePlanInput.openapi("CreateRatePlan", {
 	},
 });
 
-const RatePlan = z
+export const RatePlan = z
 	.object({
 		id: z.string().openapi({ example: "plan_01jd0000000000000000000000" }),
 		name: z.string(),
@@ -74,6 +76,23 @@ const RatePlan = z
 		}),
 		charges: z.array(Charge.openapi("Charge")),
 		status: z.enum(["active", "archived"]),
+		version: z.number().int().openapi({
+			description:
+				"The version shown: 1 when created, + 1 with each new version (the latest unless ?version=).",
+			example: 1,
+		}),
+		versions: z
+			.array(
+				z.object({
+					version: z.number().int(),
+					created_at: z.string(),
+					subscriptions: z
+						.number()
+						.int()
+						.openapi({ description: "Active subscriptions rated by this version in the current period." }),
+				}),
+			)
+			.openapi({ description: "Every version of the plan, oldest first." }),
 		created_at: z.string().openapi({ example: "2026-11-21T10:00:00.000Z" }),
 	})
 	.openapi("RatePlan");
@@ -190,10 +209,18 @@ const Simulation = z
 		},
 	});
 
-const RatePlanParams = z.object({
+export const RatePlanParams = z.object({
 	rate_plan_id: z
 		.string()
 		.openapi({ param: { name: "rate_plan_id", in: "path" }, example: "plan_01jd0000000000000000000000" }),
+});
+
+const VersionQuery = z.strictObject({
+	version: integerQuery({ min: 1 }).optional().openapi({
+		type: "integer",
+		minimum: 1,
+		description: "An earlier version of the plan; default the latest.",
+	}),
 });
 
 export const pricingRoutes = apiRouter();
@@ -210,11 +237,9 @@ pricingRoutes.openapi(
 		responses: { 201: { description: "The rate plan", ...json(RatePlan) }, ...errorResponses(...bodyErrors) },
 	}),
 	async (c) => {
-		const plan = await createRatePlan({
-			...scopeOf(c),
-			input: c.req.valid("json"),
-		});
-		return c.json(plan, 201);
+		const scope = scopeOf(c);
+		const plan = await createRatePlan({ ...scope, input: c.req.valid("json") });
+		return c.json((await withVersions(scope.db, scope.scope, [plan]))[0], 201);
 	},
 );
 
@@ -234,8 +259,9 @@ pricingRoutes.openapi(
 	}),
 	async (c) => {
 		const query = c.req.valid("query");
-		const { items, total } = await listRatePlans({ ...scopeOf(c), ...query });
-		return c.json(pageOf("rate_plans", items, total, query), 200);
+		const scope = scopeOf(c);
+		const { items, total } = await listRatePlans({ ...scope, ...query });
+		return c.json(pageOf("rate_plans", await withVersions(scope.db, scope.scope, items), total, query), 200);
 	},
 );
 
@@ -247,12 +273,17 @@ pricingRoutes.openapi(
 		operationId: "getRatePlan",
 		tags: ["Pricing"],
 		summary: "Get a rate plan",
-		request: { params: RatePlanParams },
-		responses: { 200: { description: "The rate plan", ...json(RatePlan) }, ...errorResponses(404) },
+		description: "The latest version, or with ?version= an earlier one (an unknown version → 404).",
+		request: { params: RatePlanParams, query: VersionQuery },
+		responses: {
+			200: { description: "The rate plan", ...json(RatePlan) },
+			...errorResponses(400, 404),
+		},
 	}),
 	async (c) => {
 		const id = c.req.valid("param").rate_plan_id;
-		return c.json(await getRatePlan({ ...scopeOf(c), id }), 200);
+		const { version } = c.req.valid("query");
+		return c.json(await getVersionedPlan({ ...scopeOf(c), id, version }), 200);
 	},
 );
 
@@ -272,7 +303,11 @@ pricingRoutes.openapi(
 	}),
 	async (c) => {
 		const id = c.req.valid("param").rate_plan_id;
-		return c.json(await archiveRatePlan({ ...scopeOf(c), id }), 200);
+		const scope = scopeOf(c);
+		return c.json(
+			(await withVersions(scope.db, scope.scope, [await archiveRatePlan({ ...scope, id })]))[0],
+			200,
+		);
 	},
 );
 

@@ -13,7 +13,7 @@ import { sql } from "drizzle-orm";
 import { isFuturePeriod, periodWindow } from "../billing-period/period";
 import { type CostRecord, findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
-import { ratePlans } from "../db/schema";
+import { ratePlanVersions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
@@ -153,7 +153,11 @@ export function marginsByModel(
 	return rows;
 }
 
-/** Per plan, the model each charge's metric is attributed to (one read for every plan of the lines). */
+/**
+ * Per plan, the model each charge's metric is attributed to (one read for every plan of the lines). Every version
+ * of the plan is read, oldest first, so lines billed by an earlier version are attributed too and a metric's
+ * latest pricing wins (docs/plan-versions.md).
+ */
 async function chargeModelsOf(
 	env: Env,
 	scope: Scope,
@@ -161,21 +165,23 @@ async function chargeModelsOf(
 ): Promise<Map<string, Map<string, string | null>>> {
 	if (planIds.length === 0) return new Map();
 	const rows = await database(env.DB)
-		.select({ id: ratePlans.id, charges: ratePlans.charges })
-		.from(ratePlans)
+		.select({ id: ratePlanVersions.ratePlanId, charges: ratePlanVersions.charges })
+		.from(ratePlanVersions)
 		.where(
 			inScope(
 				scope,
-				ratePlans,
-				sql`${ratePlans.id} IN (SELECT value FROM json_each(${JSON.stringify(planIds)}))`,
+				ratePlanVersions,
+				sql`${ratePlanVersions.ratePlanId} IN (SELECT value FROM json_each(${JSON.stringify(planIds)}))`,
 			),
-		);
-	return new Map(
-		rows.map((row) => [
-			row.id,
-			new Map((row.charges as Charge[]).map((charge) => [charge.metric, modelOfCharge(charge)])),
-		]),
-	);
+		)
+		.orderBy(ratePlanVersions.ratePlanId, ratePlanVersions.version);
+	const models = new Map<string, Map<string, string | null>>();
+	for (const row of rows) {
+		const plan = models.get(row.id) ?? new Map<string, string | null>();
+		for (const charge of row.charges as Charge[]) plan.set(charge.metric, modelOfCharge(charge));
+		models.set(row.id, plan);
+	}
+	return models;
 }
 
 /** Sorted as the P&L breakdown: revenue descending, then costs ascending, unattributed last among equals. */

@@ -13,7 +13,7 @@ import type { ById } from "../db/rows";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
-import { addPeriods, nowIso, periodOf } from "../lib/time";
+import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
 import type { PriceOverride } from "../pricing/price-overrides";
 import { outboxInsert } from "../webhooks/outbox";
 import { assertOverridesFit } from "./create";
@@ -39,6 +39,8 @@ const MAX_ATTEMPTS = 3;
 
 export interface UpdateSubscriptionInput {
 	rate_plan_id?: string;
+	/** With rate_plan_id (change-plan.ts): that version instead of the plan's latest. */
+	rate_plan_version?: number;
 	agent_instance_ids?: string[];
 	/** Negotiated prices from the next billing period on; [] returns to the plan's prices. */
 	price_overrides?: PriceOverride[];
@@ -85,33 +87,66 @@ export function claimRow(
 	];
 }
 
-/** The pending plan once `wanted` is applied: a new plan is checked and pending; the current plan withdraws it. */
+/** A plan at one of its versions (docs/plan-versions.md). */
+export interface PlanRef {
+	id: string;
+	version: number;
+}
+
+export const samePlan = (a: PlanRef | null, b: PlanRef | null) =>
+	a === b || (a !== null && b !== null && a.id === b.id && a.version === b.version);
+
+export const pendingOf = (view: SubscriptionView): PlanRef | null =>
+	view.pending_plan_change && {
+		id: view.pending_plan_change.rate_plan_id,
+		version: view.pending_plan_change.version,
+	};
+
+/**
+ * The pending plan once `wanted` is applied: a new plan is checked and pending at its latest version; the
+ * current plan and version withdraws it.
+ */
 async function pendingPlanAfter(
 	db: Db,
 	scope: Scope,
 	view: SubscriptionView,
 	wanted: string | undefined,
-): Promise<string | null> {
-	if (wanted === undefined || wanted === view.pending_rate_plan_id) return view.pending_rate_plan_id;
-	if (wanted === view.rate_plan_id) return null;
-	if (view.cancel_at !== null) {
-		throw conflict(
-			`Subscription ${view.id} is set to cancel at ${view.cancel_at}: it has no next period to change the plan of.`,
-		);
-	}
+	version: number | undefined,
+): Promise<PlanRef | null> {
+	const pending = pendingOf(view);
+	if (wanted === undefined) return pending;
 	const [[account], [plan]] = await db.batch([
 		accountQuery(db, scope, view.account_id),
 		ratePlanQuery(db, scope, wanted),
 	]);
+	const target = plan ? { id: wanted, version: version ?? plan.version } : null;
+	if (target !== null && samePlan(target, pending)) return pending;
+	if (target !== null && samePlan(target, { id: view.rate_plan_id, version: view.rate_plan_version }))
+		return null;
+	assertNextPeriodExists(view, "change the plan of");
 	if (!account) throw new Error(`Account ${view.account_id} of subscription ${view.id} is missing`);
-	assertSubscribable(wanted, plan, account);
+	// Another version of its own plan is no new subscription: an archived plan's subscriptions may move to it.
+	assertSubscribable(
+		wanted,
+		plan && wanted === view.rate_plan_id ? { ...plan, status: "active" } : plan,
+		account,
+	);
 	assertShardable(wanted, plan, view.shards);
-	return wanted;
+	return target;
+}
+
+export function assertNextPeriodExists(view: SubscriptionView, what: string): void {
+	if (view.cancel_at !== null) {
+		throw conflict(
+			`Subscription ${view.id} is set to cancel at ${view.cancel_at}: it has no next period to ${what}.`,
+		);
+	}
 }
 
 /** What the next period's plan-history row holds, when the next period differs from this one. */
-interface NextPeriod {
+export interface NextPeriod {
 	ratePlanId: string;
+	version: number;
 	overrides: PriceOverride[];
 }
 
@@ -128,10 +163,10 @@ async function nextPeriodAfter(
 	db: Db,
 	scope: Scope,
 	view: SubscriptionView,
-	pending: string | null,
+	pending: PlanRef | null,
 	given: PriceOverride[] | undefined,
 ): Promise<NextPeriod | null> {
-	const ratePlanId = pending ?? view.rate_plan_id;
+	const { id: ratePlanId, version } = pending ?? { id: view.rate_plan_id, version: view.rate_plan_version };
 	let overrides: PriceOverride[];
 	if (given !== undefined) {
 		if (view.cancel_at !== null && !sameOverrides(given, view.price_overrides)) {
@@ -142,16 +177,16 @@ async function nextPeriodAfter(
 		const [plan] = await ratePlanQuery(db, scope, ratePlanId);
 		assertOverridesFit(plan?.charges ?? [], given);
 		overrides = given;
-	} else if (pending !== null && pending !== view.pending_rate_plan_id) {
+	} else if (pending !== null && !samePlan(pending, pendingOf(view))) {
 		overrides = [];
-	} else if (pending === null && view.pending_rate_plan_id !== null) {
+	} else if (pending === null && view.pending_plan_change !== null) {
 		// Withdrawing a plan change withdraws what it did to the prices too.
 		overrides = view.price_overrides;
 	} else {
 		overrides = view.pending_price_overrides ?? view.price_overrides;
 	}
 	if (pending === null && sameOverrides(overrides, view.price_overrides)) return null;
-	return { ratePlanId, overrides };
+	return { ratePlanId, version, overrides };
 }
 
 /** Replaces the future of the plan history: the next period's row, if it differs from this one's. */
@@ -168,10 +203,11 @@ export function planHistoryStatements(d1: D1Database, id: string, period: string
 		statements.push(
 			statement(
 				d1,
-				"INSERT INTO subscription_plans (subscription_id, effective_period, rate_plan_id, price_overrides) VALUES (?, ?, ?, ?)",
+				"INSERT INTO subscription_plans (subscription_id, effective_period, rate_plan_id, rate_plan_version, price_overrides) VALUES (?, ?, ?, ?, ?)",
 				id,
 				addPeriods(period, 1),
 				next.ratePlanId,
+				next.version,
 				next.overrides.length > 0 ? JSON.stringify(next.overrides) : null,
 			),
 		);
@@ -208,7 +244,7 @@ async function tryUpdate({
 	assertActive(current, "changed");
 	const { view } = current;
 
-	const pending = await pendingPlanAfter(db, scope, view, input.rate_plan_id);
+	const pending = await pendingPlanAfter(db, scope, view, input.rate_plan_id, input.rate_plan_version);
 	const nextPeriod = await nextPeriodAfter(db, scope, view, pending, input.price_overrides);
 	const pendingOverrides =
 		nextPeriod === null || sameOverrides(nextPeriod.overrides, view.price_overrides)
@@ -224,14 +260,19 @@ async function tryUpdate({
 		if (added.length > 0) assertNoneBusy(await busyInstancesQuery(db, scope, added, id));
 	}
 	const planChanged =
-		pending !== view.pending_rate_plan_id || !sameOverrides(pendingOverrides, view.pending_price_overrides);
+		!samePlan(pending, pendingOf(view)) || !sameOverrides(pendingOverrides, view.pending_price_overrides);
 	if (!planChanged && removed.length === 0 && added.length === 0) return view;
 
 	const now = nowIso();
 	const period = periodOf(now);
 	const next: SubscriptionView = {
 		...view,
-		pending_rate_plan_id: pending,
+		pending_rate_plan_id: pending?.id ?? null,
+		pending_plan_change: pending && {
+			rate_plan_id: pending.id,
+			version: pending.version,
+			at: periodBounds(addPeriods(period, 1)).start,
+		},
 		pending_price_overrides: pendingOverrides,
 		agent_instance_ids: [...view.agent_instance_ids.filter((key) => !removed.includes(key)), ...added],
 	};
@@ -243,7 +284,7 @@ async function tryUpdate({
 		"updated_at = ?4, rate_plan_id = ?5, pending_rate_plan_id = ?6",
 		now,
 		view.rate_plan_id,
-		pending,
+		pending?.id ?? null,
 	);
 	if (planChanged) statements.push(...planHistoryStatements(d1, id, period, nextPeriod));
 	const closeAt =
@@ -259,11 +300,13 @@ async function tryUpdate({
 			changes: changed(
 				{
 					pending_rate_plan_id: view.pending_rate_plan_id,
+					pending_plan_change: view.pending_plan_change,
 					pending_price_overrides: view.pending_price_overrides,
 					agent_instance_ids: view.agent_instance_ids,
 				},
 				{
 					pending_rate_plan_id: next.pending_rate_plan_id,
+					pending_plan_change: next.pending_plan_change,
 					pending_price_overrides: next.pending_price_overrides,
 					agent_instance_ids: next.agent_instance_ids,
 				},

@@ -20,6 +20,7 @@ export function ratePlanQuery(db: Db, scope: Scope, id: string) {
 			currency: ratePlans.currency,
 			status: ratePlans.status,
 			charges: ratePlans.charges,
+			version: ratePlans.version,
 		})
 		.from(ratePlans)
 		.where(inScope(scope, ratePlans, eq(ratePlans.id, id)));

@@ -44,15 +44,33 @@ const OVERRIDES_DESCRIPTION =
 	"when given) for this subscription only; the metric's source stays the plan's. A metric the plan does not " +
 	"have → 400.";
 
-const Subscription = z
+const PendingPlanChange = z
+	.object({
+		rate_plan_id: z.string(),
+		version: z.number().int(),
+		at: z.string().openapi({
+			description: "When it takes effect: the first instant of the next billing period.",
+			example: "2026-12-01T00:00:00.000Z",
+		}),
+	})
+	.openapi("PendingPlanChange");
+
+export const Subscription = z
 	.object({
 		id: z.string().openapi({ example: "sub_01jd0000000000000000000000" }),
 		account_id: z.string(),
 		rate_plan_id: z.string().openapi({ description: "The plan of the current billing period." }),
-		pending_rate_plan_id: z
-			.string()
-			.nullable()
-			.openapi({ description: "A plan change that takes effect at the start of the next billing period." }),
+		rate_plan_version: z.number().int().openapi({
+			description: "The version of rate_plan_id that rates the current billing period.",
+			example: 1,
+		}),
+		pending_rate_plan_id: z.string().nullable().openapi({
+			description:
+				"The plan of pending_plan_change (which may be a new version of the same plan); null when none.",
+		}),
+		pending_plan_change: z.union([PendingPlanChange, z.null()]).openapi({
+			description: "A change of plan or version from the next billing period on; null when none.",
+		}),
 		agent_instance_ids: z.array(z.string()),
 		status: z.enum(["active", "cancelled"]),
 		started_at: z.string(),
@@ -179,7 +197,7 @@ const ListQuery = PageQuery.extend({
 	status: z.enum(["active", "cancelled"]).optional(),
 });
 
-const SubscriptionParams = z.object({ subscription_id: z.string() });
+export const SubscriptionParams = z.object({ subscription_id: z.string() });
 
 export const subscriptionRoutes = apiRouter();
 

@@ -10,7 +10,7 @@ import type { Listing } from "../db/rows";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { notFound } from "../lib/errors";
-import { nowIso, periodOf } from "../lib/time";
+import { nowIso, periodBounds, periodOf } from "../lib/time";
 import type { PriceOverride } from "../pricing/price-overrides";
 
 export type SubscriptionStatus = "active" | "cancelled";
@@ -19,7 +19,11 @@ export interface SubscriptionView {
 	id: string;
 	account_id: string;
 	rate_plan_id: string;
+	/** The version of rate_plan_id that rates the current period (docs/plan-versions.md). */
+	rate_plan_version: number;
 	pending_rate_plan_id: string | null;
+	/** A change of plan or version from the next period on; its rate_plan_id is pending_rate_plan_id. */
+	pending_plan_change: PendingPlanChange | null;
 	agent_instance_ids: string[];
 	status: SubscriptionStatus;
 	started_at: string;
@@ -35,6 +39,13 @@ export interface SubscriptionView {
 	/** The coupon applied to the current period or a later one, if any (docs/discounts.md). */
 	discount: SubscriptionDiscountView | null;
 	created_at: string;
+}
+
+export interface PendingPlanChange {
+	rate_plan_id: string;
+	version: number;
+	/** The instant it takes effect: the first instant of its billing period. */
+	at: string;
 }
 
 export interface SubscriptionDiscountView {
@@ -58,10 +69,24 @@ export function subscriptionEventData(view: SubscriptionView) {
 		subscription_id: view.id,
 		account_id: view.account_id,
 		rate_plan_id: view.rate_plan_id,
+		rate_plan_version: view.rate_plan_version,
 		pending_rate_plan_id: view.pending_rate_plan_id,
+		pending_plan_change: view.pending_plan_change,
 		agent_instance_ids: view.agent_instance_ids,
 		status: view.status,
 	};
+}
+
+/** A column of the next period's history row, when its plan or version differs from the current period's. */
+function pendingColumn<T>(column: string, period: string) {
+	return sql<T | null>`(SELECT n.${sql.raw(column)} FROM subscription_plans AS n
+		WHERE n.subscription_id = "subscriptions"."id" AND n.effective_period > ${period}
+			AND n.rate_plan_id || ' ' || n.rate_plan_version IS NOT coalesce((
+				SELECT p.rate_plan_id || ' ' || p.rate_plan_version FROM subscription_plans AS p
+				WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
+				ORDER BY p.effective_period DESC LIMIT 1),
+				"subscriptions"."rate_plan_id" || ' ' || "subscriptions"."rate_plan_version")
+		ORDER BY n.effective_period LIMIT 1)`;
 }
 
 // Outer columns are spelled out: drizzle writes a bare "id" in single-table queries, which inside a subquery
@@ -72,12 +97,13 @@ function selection(period: string) {
 		currentPlan: sql<string | null>`(SELECT p.rate_plan_id FROM subscription_plans AS p
 			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
 			ORDER BY p.effective_period DESC LIMIT 1)`,
-		// A next-period row that only changes the negotiated prices keeps the plan: no plan change is pending.
-		pendingPlan: sql<string | null>`nullif((SELECT p.rate_plan_id FROM subscription_plans AS p
-			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period > ${period}
-			ORDER BY p.effective_period LIMIT 1), coalesce((SELECT p.rate_plan_id FROM subscription_plans AS p
+		currentVersion: sql<number | null>`(SELECT p.rate_plan_version FROM subscription_plans AS p
 			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
-			ORDER BY p.effective_period DESC LIMIT 1), "subscriptions"."rate_plan_id"))`,
+			ORDER BY p.effective_period DESC LIMIT 1)`,
+		// A next-period row that only changes the negotiated prices keeps the plan and version: no change is pending.
+		pendingPlan: pendingColumn<string>("rate_plan_id", period),
+		pendingVersion: pendingColumn<number>("rate_plan_version", period),
+		pendingPeriod: pendingColumn<string>("effective_period", period),
 		currentOverrides: sql<string | null>`(SELECT p.price_overrides FROM subscription_plans AS p
 			WHERE p.subscription_id = "subscriptions"."id" AND p.effective_period <= ${period}
 			ORDER BY p.effective_period DESC LIMIT 1)`,
@@ -100,7 +126,10 @@ function selection(period: string) {
 type Selected = {
 	row: typeof subscriptions.$inferSelect;
 	currentPlan: string | null;
+	currentVersion: number | null;
 	pendingPlan: string | null;
+	pendingVersion: number | null;
+	pendingPeriod: string | null;
 	currentOverrides: string | null;
 	nextOverrides: string | null;
 	discount: string | null;
@@ -110,7 +139,10 @@ type Selected = {
 function toLoaded({
 	row,
 	currentPlan,
+	currentVersion,
 	pendingPlan,
+	pendingVersion,
+	pendingPeriod,
 	currentOverrides,
 	nextOverrides,
 	discount,
@@ -123,7 +155,16 @@ function toLoaded({
 			id: row.id,
 			account_id: row.accountId,
 			rate_plan_id: currentPlan ?? row.ratePlanId,
+			rate_plan_version: currentVersion ?? row.ratePlanVersion,
 			pending_rate_plan_id: pendingPlan,
+			pending_plan_change:
+				pendingPlan === null
+					? null
+					: {
+							rate_plan_id: pendingPlan,
+							version: Number(pendingVersion),
+							at: periodBounds(pendingPeriod as string).start,
+						},
 			agent_instance_ids: JSON.parse(instanceKeys) as string[],
 			status: row.status,
 			started_at: row.startedAt,
@@ -146,13 +187,19 @@ async function syncPlanColumns(db: Db, selected: Selected[], period: string): Pr
 	const stale = selected.filter(
 		(s) =>
 			s.currentPlan !== null &&
-			(s.currentPlan !== s.row.ratePlanId || s.pendingPlan !== s.row.pendingRatePlanId),
+			(s.currentPlan !== s.row.ratePlanId ||
+				s.currentVersion !== s.row.ratePlanVersion ||
+				s.pendingPlan !== s.row.pendingRatePlanId),
 	);
 	if (stale.length === 0) return;
 	const current = selection(period);
 	await db
 		.update(subscriptions)
-		.set({ ratePlanId: current.currentPlan, pendingRatePlanId: current.pendingPlan })
+		.set({
+			ratePlanId: current.currentPlan,
+			ratePlanVersion: current.currentVersion,
+			pendingRatePlanId: current.pendingPlan,
+		})
 		.where(
 			sql`"subscriptions"."id" IN (SELECT value FROM json_each(${JSON.stringify(stale.map((s) => s.row.id))}))`,
 		);

@@ -76,10 +76,15 @@ const subscription = (status: "active" | "cancelled") =>
 		subscription_id: id("sub"),
 		account_id: id("acct"),
 		rate_plan_id: id("plan"),
+		rate_plan_version: z.number().int().openapi({ example: 1 }),
 		pending_rate_plan_id: id("plan").nullable().openapi({
 			description: "The plan taking over at the next period, if a change is scheduled.",
 			example: null,
 		}),
+		pending_plan_change: z
+			.object({ rate_plan_id: id("plan"), version: z.number().int(), at: Timestamp })
+			.nullable()
+			.openapi({ description: "The plan and version taking over, and when; null when none.", example: null }),
 		agent_instance_ids: z.array(z.string()).openapi({ example: ["lead-qualifier-eu-1"] }),
 		status: z.enum([status]),
 	});

@@ -33,7 +33,9 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 		subscription_id: newId("sub"),
 		account_id: newId("acct"),
 		rate_plan_id: newId("plan"),
+		rate_plan_version: 1,
 		pending_rate_plan_id: null,
+		pending_plan_change: null,
 		agent_instance_ids: ["support-bot-eu-1"],
 	};
 	switch (kind) {

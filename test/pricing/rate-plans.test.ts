@@ -53,6 +53,8 @@ describe("POST /v1/pricing/rate-plans", () => {
 			prorate: false,
 			charges: [perUnitTokens, tieredCalls, dealShare],
 			status: "active",
+			version: 1,
+			versions: [{ version: 1, created_at: response.body.created_at, subscriptions: 0 }],
 			created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
 		});
 	});

@@ -46,7 +46,9 @@ describe("PATCH /v1/subscriptions/{id}: instances", () => {
 				subscription_id: subscription.id,
 				account_id: account.id,
 				rate_plan_id: plan.id,
+				rate_plan_version: 1,
 				pending_rate_plan_id: null,
+				pending_plan_change: null,
 				agent_instance_ids: [added],
 				status: "active",
 			},
@@ -106,7 +108,16 @@ describe("PATCH /v1/subscriptions/{id}: plan", () => {
 		const next = await createPlan({ name: "Next" });
 		const response = await patch(`/v1/subscriptions/${subscription.id}`, { rate_plan_id: next.id });
 		expect(response.status).toBe(200);
-		expect(response.body).toEqual({ ...subscription, rate_plan_id: plan.id, pending_rate_plan_id: next.id });
+		expect(response.body).toEqual({
+			...subscription,
+			rate_plan_id: plan.id,
+			pending_rate_plan_id: next.id,
+			pending_plan_change: {
+				rate_plan_id: next.id,
+				version: 1,
+				at: `${addPeriods(currentPeriod(), 1)}-01T00:00:00.000Z`,
+			},
+		});
 		const history = await env.DB.prepare(
 			"SELECT effective_period, rate_plan_id FROM subscription_plans WHERE subscription_id = ? ORDER BY effective_period",
 		)

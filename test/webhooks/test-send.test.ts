@@ -23,7 +23,9 @@ const subscriptionFields = [
 	"subscription_id",
 	"account_id",
 	"rate_plan_id",
+	"rate_plan_version",
 	"pending_rate_plan_id",
+	"pending_plan_change",
 	"agent_instance_ids",
 	"status",
 ];

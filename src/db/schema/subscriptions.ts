@@ -19,8 +19,29 @@ export const ratePlans = sqliteTable(
 		createdAt: text("created_at").notNull(),
 		// Migration 0004: bill the base fee in proportion to the time active in the period (docs/billing.md#subscription-lifecycle).
 		prorate: integer("prorate", { mode: "boolean" }).notNull().default(false),
+		// Migration 0018: the latest version's number; the row holds that version's prices (docs/plan-versions.md).
+		version: integer("version").notNull().default(1),
 	},
 	(t) => [index("rate_plans_env_created").on(t.environment, t.createdAt, t.id)],
+);
+
+// Migration 0018: every version of every plan, the latest included; a row never changes once written.
+export const ratePlanVersions = sqliteTable(
+	"rate_plan_versions",
+	{
+		ratePlanId: text("rate_plan_id").notNull(),
+		environment: text("environment").notNull(),
+		version: integer("version").notNull(),
+		name: text("name").notNull(),
+		description: text("description"),
+		currency: text("currency").notNull(),
+		baseFee: text("base_fee").notNull(),
+		minimumAmount: text("minimum_amount").notNull().default("0"),
+		prorate: integer("prorate", { mode: "boolean" }).notNull().default(false),
+		charges: text("charges", { mode: "json" }).$type<unknown[]>().notNull(),
+		createdAt: text("created_at").notNull(),
+	},
+	(t) => [primaryKey({ columns: [t.ratePlanId, t.version] })],
 );
 
 export const subscriptions = sqliteTable(
@@ -42,6 +63,8 @@ export const subscriptions = sqliteTable(
 		adoptPending: integer("adopt_pending", { mode: "boolean" }).notNull().default(false),
 		// Migration 0007: how many usage accumulators count its events (1–64), fixed at creation.
 		shards: integer("shards").notNull().default(1),
+		// Migration 0018: the version of rate_plan_id, kept in step with the plan history like it.
+		ratePlanVersion: integer("rate_plan_version").notNull().default(1),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
@@ -63,8 +86,13 @@ export const subscriptionPlans = sqliteTable(
 		ratePlanId: text("rate_plan_id").notNull(),
 		// Migration 0014: the subscription's negotiated prices for these periods (JSON; null: the plan's prices).
 		priceOverrides: text("price_overrides", { mode: "json" }).$type<unknown[]>(),
+		// Migration 0018: the version of rate_plan_id that rates these periods.
+		ratePlanVersion: integer("rate_plan_version").notNull().default(1),
 	},
-	(t) => [primaryKey({ columns: [t.subscriptionId, t.effectivePeriod] })],
+	(t) => [
+		primaryKey({ columns: [t.subscriptionId, t.effectivePeriod] }),
+		index("subscription_plans_plan").on(t.ratePlanId, t.ratePlanVersion),
+	],
 );
 
 // Membership history of instances in subscriptions. An open row (removed_at null) is an active membership;

@@ -151,8 +151,8 @@ function countedBefore(sql: SqlStorage, period: string): boolean {
 }
 
 /**
- * The plan history row with the greatest effective period ≤ P; else the subscription's own plan (load.ts). The
- * row's price overrides are applied, so alerts on amounts see the subscription's negotiated prices.
+ * The plan history row with the greatest effective period ≤ P; else the subscription's own plan (load.ts), at its
+ * version. The row's price overrides are applied, so alerts on amounts see the subscription's negotiated prices.
  */
 async function fetchPlanInEffect(
 	d1: D1Database,
@@ -161,7 +161,7 @@ async function fetchPlanInEffect(
 ): Promise<PeriodPlan | null> {
 	const row = await d1
 		.prepare(
-			`SELECT p.id, p.currency, p.base_fee, p.minimum_amount, p.charges, p.prorate, s.started_at, (
+			`SELECT p.id, v.currency, v.base_fee, v.minimum_amount, v.charges, v.prorate, s.started_at, (
 				SELECT sp.price_overrides FROM subscription_plans AS sp
 				WHERE sp.subscription_id = s.id AND sp.effective_period <= ?3
 				ORDER BY sp.effective_period DESC LIMIT 1) AS price_overrides
@@ -170,6 +170,12 @@ async function fetchPlanInEffect(
 				SELECT sp.rate_plan_id FROM subscription_plans AS sp
 				WHERE sp.subscription_id = s.id AND sp.effective_period <= ?3
 				ORDER BY sp.effective_period DESC LIMIT 1), s.rate_plan_id)
+			-- The subscription's version of the plan (docs/plan-versions.md).
+			JOIN rate_plan_versions AS v ON v.environment = p.environment AND v.rate_plan_id = p.id
+				AND v.version = coalesce((
+				SELECT sp.rate_plan_version FROM subscription_plans AS sp
+				WHERE sp.subscription_id = s.id AND sp.effective_period <= ?3
+				ORDER BY sp.effective_period DESC LIMIT 1), s.rate_plan_version)
 			WHERE s.environment = ?1 AND s.id = ?2`,
 		)
 		.bind(identity.environment, identity.id, period)
