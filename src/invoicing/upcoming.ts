@@ -94,6 +94,8 @@ export async function upcomingInvoice({
 		createdAt: at,
 		creditedMinor: 0,
 		creditedToInvoice: "0",
+		thresholdSequence: null,
+		discountCredited: "0",
 	};
 	const lines = (draft?.lines ?? []).map((line) => ({
 		metric: line.metric,

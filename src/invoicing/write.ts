@@ -51,6 +51,8 @@ export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: InvoiceDra
 		kind: draft.kind,
 		currency: draft.currency,
 		amount: draft.amount.toString(),
+		thresholdSequence: draft.thresholdSequence ?? null,
+		discountCredited: (draft.discountCredited ?? Decimal.ZERO).toString(),
 	};
 }
 
@@ -169,6 +171,8 @@ async function insertInvoices(
 			due_at: row.dueAt,
 			bill_to: JSON.stringify(row.billTo),
 			credits_applied: row.creditsApplied,
+			threshold_sequence: row.thresholdSequence,
+			discount_credited: row.discountCredited,
 		}),
 	);
 	// The block is last_number − n + 1 … last_number, read after the reservation in the same transaction.
@@ -177,13 +181,14 @@ async function insertInvoices(
 			d1,
 			`INSERT INTO invoices (id, environment, number, account_id, subscription_id, rate_plan_id, billing_period,
 				sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at, due_at, bill_to,
-				credits_applied)
+				credits_applied, threshold_sequence, discount_credited)
 			SELECT i.value ->> '$.id', ?1,
 				(SELECT last_number FROM invoice_counters WHERE environment = ?1) - ?2 + 1 + (i.value ->> '$.place'),
 				i.value ->> '$.account_id', i.value ->> '$.subscription_id', i.value ->> '$.rate_plan_id',
 				i.value ->> '$.billing_period', i.value ->> '$.sequence', i.value ->> '$.kind', i.value ->> '$.status',
 				i.value ->> '$.currency', i.value ->> '$.amount', ?3, i.value ->> '$.paid_at', NULL, ?3,
-				i.value ->> '$.due_at', i.value ->> '$.bill_to', i.value ->> '$.credits_applied'
+				i.value ->> '$.due_at', i.value ->> '$.bill_to', i.value ->> '$.credits_applied',
+				i.value ->> '$.threshold_sequence', i.value ->> '$.discount_credited'
 			FROM json_each(?4) AS i WHERE true
 			RETURNING id, number`,
 			environment,

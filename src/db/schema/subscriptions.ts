@@ -42,6 +42,8 @@ export const subscriptions = sqliteTable(
 		adoptPending: integer("adopt_pending", { mode: "boolean" }).notNull().default(false),
 		// Migration 0007: how many usage accumulators count its events (1–64), fixed at creation.
 		shards: integer("shards").notNull().default(1),
+		// Migration 0019: the threshold of the period's usage that makes a threshold invoice (docs/thresholds-and-recurring-credits.md).
+		invoicingThreshold: text("invoicing_threshold"),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
