@@ -110,6 +110,8 @@ export interface InvoiceDraft {
 	thresholdSequence?: number;
 	/** What the discount could not take off this regular invoice, granted as a credit (≤ 0; threshold-rest.ts). */
 	discountCredited?: Decimal;
+	/** The coupon's code, naming the credit of discountCredited. */
+	discountCode?: string;
 }
 
 export interface MeteredLine {
@@ -328,6 +330,8 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 		currency: state.plan.currency,
 		amount: Decimal.sum(lines.map((line) => line.amount)),
 		lines,
-		...(discountCredited === undefined || discountCredited.isZero() ? {} : { discountCredited }),
+		...(discountCredited === undefined || discountCredited.isZero()
+			? {}
+			: { discountCredited, discountCode: state.discount?.code ?? "" }),
 	};
 }

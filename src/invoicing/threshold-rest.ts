@@ -4,10 +4,13 @@
  * on the whole period. The discount is the whole period's too, taken from this invoice up to its other lines;
  * what that leaves is granted to the account as a credit (write.ts: discountCreditInsert), so it is never lost.
  */
+import type { PeriodWindow } from "../billing-period/period";
+import { grantInsert } from "../credits/grants";
+import { toMinor } from "../credits/plan";
 import { Decimal } from "../lib/decimal";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import { lateUsageLineDescription } from "./descriptions";
-import type { Billed, BilledLine, DraftLine, MeteredLine } from "./draft";
+import type { Billed, BilledLine, DraftLine, InvoiceDraft, MeteredLine } from "./draft";
 import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJson } from "./draft";
 
 /**
@@ -56,4 +59,33 @@ export function thresholdLines(metered: readonly MeteredLine[], billedLines: Bil
 		.filter((line) => line.charge !== null)
 		.map((line) => usageAfter(line, billed.get(line.metric)))
 		.filter((line) => !line.amount.isZero());
+}
+
+/**
+ * The credit grant of what a regular invoice's discount could not take (restOfPeriod): "<code> discount,
+ * YYYY-MM", in the invoice's batch, so the invoice and its credit are stored together or not at all.
+ */
+export function discountCreditInsert(
+	d1: D1Database,
+	environment: string,
+	window: PeriodWindow,
+	draft: InvoiceDraft,
+	invoiceId: string,
+	now: string,
+): D1PreparedStatement[] {
+	const credited = draft.discountCredited;
+	if (credited === undefined || !credited.isNegative()) return [];
+	const amount = credited.negate();
+	return grantInsert(d1, environment, {
+		// Derived from the invoice: the credit of one invoice's discount is one grant.
+		id: `cgr_${invoiceId.slice(4)}`,
+		account_id: draft.accountId,
+		amount: amount.toString(),
+		currency: draft.currency,
+		expires_at: null,
+		description: `${draft.discountCode ?? "Coupon"} discount, ${window.period}`,
+		voided_at: null,
+		created_at: now,
+		remaining: toMinor(amount, draft.currency).toString(),
+	});
 }

@@ -26,6 +26,7 @@ import { outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
+import { discountCreditInsert } from "./threshold-rest";
 
 function storedLines(draft: InvoiceDraft) {
 	return draft.lines.map((line, position) => ({
@@ -218,6 +219,9 @@ async function insertInvoices(
 		invoices.flatMap(({ row, terms }) => applicationRows(row.id, row.accountId, terms)),
 		now,
 	);
+	const discountCredits = issued.flatMap(({ draft }, i) =>
+		discountCreditInsert(d1, environment, window, draft, invoices[i]?.row.id as string, now),
+	);
 	const announce = outboxInsertMany(
 		d1,
 		environment,
@@ -253,6 +257,7 @@ async function insertInvoices(
 		...insertInvoices,
 		...insertLines,
 		...spendCredits,
+		...discountCredits,
 		...announce,
 		...record,
 		...markStatements(
