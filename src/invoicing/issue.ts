@@ -45,6 +45,7 @@ export async function prepareIssue(
 	scope: Scope,
 	drafts: readonly InvoiceDraft[],
 	now: string,
+	period?: string,
 ): Promise<IssueTerms[]> {
 	const accountIds = [...new Set(drafts.map((draft) => draft.accountId))];
 	const environment = scope.environment;
@@ -60,7 +61,7 @@ export async function prepareIssue(
 	return drafts.map((draft) => {
 		const account = accounts.get(draft.accountId);
 		if (!account) throw new Error(`account ${draft.accountId} of a draft invoice does not exist`);
-		return issueTermsOf(account, wallet, draft, now);
+		return issueTermsOf(account, wallet, draft, now, period);
 	});
 }
 
@@ -70,8 +71,11 @@ export function issueTermsOf(
 	wallet: CreditWallet,
 	draft: Pick<InvoiceDraft, "accountId" | "amount" | "currency">,
 	now: string,
+	/** The invoice's billing period: a monthly grant, once expired, pays only its own period's. */
+	period?: string,
 ): IssueTerms {
-	const applications = wallet.spend(draft.accountId, toMinor(draft.amount, draft.currency));
+	const invoice = period === undefined ? undefined : { period, issuedAt: now };
+	const applications = wallet.spend(draft.accountId, toMinor(draft.amount, draft.currency), invoice);
 	const creditsApplied = fromMinor(
 		applications.reduce((sum, application) => sum + application.amountMinor, 0n),
 		draft.currency,

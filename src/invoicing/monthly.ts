@@ -6,12 +6,13 @@
  */
 import { and, gt, isNull, lt, or } from "drizzle-orm";
 import { periodWindow } from "../billing-period/period";
+import { renewRecurringGrants } from "../credits/recurring";
 import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import type { ThresholdRequest } from "../durable-objects/usage-accumulator/types";
 import type { Env, Environment } from "../env";
 import { DomainError } from "../lib/errors";
-import { previousPeriod } from "../lib/time";
+import { nowIso, previousPeriod } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
 import type { InvoiceJob } from "./jobs";
@@ -71,6 +72,8 @@ export async function handleInvoiceBatch(
 				accountId,
 			});
 			created += invoices.length;
+			// Right after the period is invoiced: the next period's monthly grants, with what this one left.
+			await renewRecurringGrants(database(env.DB), { environment }, accountId, billingPeriod, nowIso());
 			message.ack();
 		} catch (error) {
 			// A job that can never succeed (its account is gone, a malformed message) is dropped, not retried.

@@ -71,6 +71,7 @@ export async function upcomingInvoice({
 		new CreditWallet(spendableGrants(grantsRead)),
 		{ accountId: subscription.account_id, amount, currency: state.plan.currency },
 		at,
+		window.period,
 	);
 	const row = {
 		id: "",

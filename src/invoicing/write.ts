@@ -114,7 +114,7 @@ async function storeIssued({ db, scope, window, drafts, now, mark }: PeriodDraft
 		const stored = await storeInvoice(db, scope, window, drafts[0] as InvoiceDraft, now, undefined, mark);
 		return stored === null ? [] : [stored];
 	}
-	const terms = await prepareIssue(d1, scope, drafts, now);
+	const terms = await prepareIssue(d1, scope, drafts, now, window.period);
 	try {
 		const issued = drafts.map((draft, i) => ({ draft, terms: terms[i] as IssueTerms }));
 		return await insertInvoices(d1, scope, issued, window, now, mark);
@@ -296,7 +296,7 @@ export async function storeInvoice(
 	mark?: WriteMark,
 ): Promise<InvoiceView | null> {
 	const d1 = db.$client;
-	const terms = planned ?? ((await prepareIssue(d1, scope, [draft], now))[0] as IssueTerms);
+	const terms = planned ?? ((await prepareIssue(d1, scope, [draft], now, window.period))[0] as IssueTerms);
 	try {
 		const [stored] = await insertInvoices(d1, scope, [{ draft, terms }], window, now, mark);
 		return stored ?? null;
