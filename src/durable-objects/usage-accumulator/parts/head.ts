@@ -102,8 +102,9 @@ export async function receiveShardReport(
 		if (report.period !== periodOf(now)) return;
 		parts.alerts.evaluate(store.sql, alertContext(parts, identity, accountId), report.period);
 	});
-	// What the alerts triggered is flushed like any trigger.
-	if (!store.isEmpty && hasUnflushed(store.sql)) await parts.flushSoon();
+	// What the alerts triggered is flushed like any trigger; a threshold request is sent by the alarm.
+	const waiting = parts.alerts.thresholds.pending().length > 0;
+	if (waiting || (!store.isEmpty && hasUnflushed(store.sql))) await parts.flushSoon();
 }
 
 /** A shard other than the head sends it its current period after each flush. */
