@@ -18,6 +18,7 @@ import { minorUnits } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { ledgerInsert, settleGrants } from "./ledger";
 import { fromMinor, toMinor } from "./plan";
+import { recurringColumnsUpdate, recurringGrant } from "./recurring";
 
 export type GrantStatus = "active" | "depleted" | "expired" | "void";
 
@@ -30,6 +31,8 @@ export interface CreditGrantView {
 	expires_at: string | null;
 	description: string | null;
 	status: GrantStatus;
+	recurrence: "monthly" | null;
+	rollover_max: number | null;
 	created_at: string;
 }
 
@@ -43,6 +46,10 @@ export interface GrantRow {
 	voided_at: string | null;
 	created_at: string;
 	remaining: string;
+	recurrence?: "monthly" | null;
+	rollover_max?: string | null;
+	series_id?: string | null;
+	recurrence_stopped_at?: string | null;
 }
 
 export function grantStatus(row: GrantRow, now: string): GrantStatus {
@@ -61,17 +68,23 @@ export function grantView(row: GrantRow, now: string): CreditGrantView {
 		expires_at: row.expires_at,
 		description: row.description,
 		status: grantStatus(row, now),
+		recurrence: row.recurrence ?? null,
+		rollover_max: row.rollover_max == null ? null : Decimal.from(row.rollover_max).toNumber(),
 		created_at: row.created_at,
 	};
 }
 
 const GRANT_COLUMNS = `g.id, g.account_id, g.amount, g.currency, g.expires_at, g.description, g.voided_at, g.created_at,
+	g.recurrence, g.rollover_max, g.series_id, g.recurrence_stopped_at,
 	CAST(COALESCE((SELECT SUM(l.amount_minor) FROM credit_ledger l WHERE l.grant_id = g.id), 0) AS TEXT) AS remaining`;
 
 export interface GrantInput {
 	amount: number;
 	expires_at?: string;
 	description?: string;
+	/** docs/thresholds-and-recurring-credits.md: checked by the route (not with expires_at). */
+	recurrence?: "monthly" | null;
+	rollover_max?: number | null;
 }
 
 /**
@@ -137,7 +150,10 @@ export async function createGrant({
 		);
 	}
 	const now = nowIso();
-	const expiresAt = input.expires_at === undefined ? null : new Date(input.expires_at).toISOString();
+	const recurring = input.recurrence === "monthly" ? recurringGrant(input, now) : null;
+	const expiresAt =
+		recurring?.expiresAt ??
+		(input.expires_at === undefined ? null : new Date(input.expires_at).toISOString());
 	if (expiresAt !== null && expiresAt <= now) throw validationError("expires_at", "Must be in the future.");
 	const row: GrantRow = {
 		id: newId("cgr"),
@@ -149,10 +165,12 @@ export async function createGrant({
 		voided_at: null,
 		created_at: now,
 		remaining: toMinor(amount, currency).toString(),
+		...(recurring?.columns ?? {}),
 	};
 	const d1 = db.$client;
 	await d1.batch([
 		...grantInsert(d1, scope.environment, row),
+		...(recurring === null ? [] : [recurringColumnsUpdate(d1, row.id, recurring)]),
 		...markStatements(mark, d1, [row.id]),
 		auditInsert(d1, scope, {
 			action: "credit_grant.created",
@@ -163,6 +181,8 @@ export async function createGrant({
 				currency,
 				expires_at: expiresAt,
 				description: row.description,
+				recurrence: row.recurrence ?? undefined,
+				rollover_max: input.rollover_max ?? undefined,
 			}),
 		}),
 	]);
@@ -239,19 +259,34 @@ export async function voidGrant({
 			`Credit grant ${grantId} is ${grantStatus(row, now)}; only a grant with credit left can be voided.`,
 		);
 	const before = await readGrant(db, scope, accountId, grantId);
-	if (grantStatus(before, now) !== "active") throw refuse(before);
+	// A monthly grant may be voided also when depleted: that stops its recurrence.
+	const series = before.series_id ?? null;
+	const stoppable = series !== null && before.voided_at === null && before.recurrence_stopped_at === null;
+	if (grantStatus(before, now) !== "active" && !stoppable) throw refuse(before);
 	try {
 		await d1.batch([
 			settleGrants(d1, scope.environment, [accountId], now),
 			statement(
 				d1,
 				`UPDATE credit_grants SET voided_at = ?3 WHERE environment = ?1 AND id = ?2 AND voided_at IS NULL
-					AND (SELECT SUM(amount_minor) FROM credit_ledger WHERE grant_id = ?2) > 0`,
+					AND (?4 OR (SELECT SUM(amount_minor) FROM credit_ledger WHERE grant_id = ?2) > 0)`,
 				scope.environment,
 				grantId,
 				now,
+				stoppable ? 1 : 0,
 			),
 			abortUnlessChanged(d1),
+			...(series === null
+				? []
+				: [
+						statement(
+							d1,
+							"UPDATE credit_grants SET recurrence_stopped_at = ?3 WHERE environment = ?1 AND series_id = ?2",
+							scope.environment,
+							series,
+							now,
+						),
+					]),
 			settleGrants(d1, scope.environment, [accountId], now),
 			...markStatements(mark, d1, [grantId]),
 			auditInsert(d1, scope, {

@@ -80,7 +80,8 @@ export const settleGrants = overHeldGrants(
 	`INSERT INTO credit_ledger (id, environment, grant_id, account_id, kind, amount_minor, invoice_id, created_at)
 		SELECT 'cle_' || lower(hex(randomblob(13))), g.environment, g.id, g.account_id,
 			CASE WHEN g.voided_at IS NOT NULL THEN 'void' ELSE 'expiry' END, -SUM(l.amount_minor), NULL, ?3`,
-	"(g.voided_at IS NOT NULL OR g.expires_at <= ?3)",
+	// A monthly grant is settled by its renewal (recurring.ts): until then it pays its period's late invoices.
+	"(g.voided_at IS NOT NULL OR (g.expires_at <= ?3 AND g.period IS NULL))",
 );
 
 interface SpendableRow {
@@ -90,12 +91,13 @@ interface SpendableRow {
 	created_at: string;
 	remaining: string;
 	currency: string;
+	period: string | null;
 }
 
 /** The grants of these accounts that can pay now: not void, not expired, something left. */
 export const spendableGrantsQuery = overHeldGrants(
-	"SELECT g.id, g.account_id, g.expires_at, g.created_at, CAST(SUM(l.amount_minor) AS TEXT) AS remaining, g.currency",
-	"g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3)",
+	"SELECT g.id, g.account_id, g.expires_at, g.created_at, g.period, CAST(SUM(l.amount_minor) AS TEXT) AS remaining, g.currency",
+	"g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3 OR g.period IS NOT NULL)",
 );
 
 export function spendableGrants(result: D1Result | undefined): SpendableGrant[] {
@@ -106,5 +108,6 @@ export function spendableGrants(result: D1Result | undefined): SpendableGrant[] 
 		expiresAt: row.expires_at,
 		createdAt: row.created_at,
 		currency: row.currency,
+		period: row.period,
 	}));
 }

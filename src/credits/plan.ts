@@ -14,6 +14,8 @@ export interface SpendableGrant {
 	createdAt: string;
 	/** The grant's currency: only grants in an invoice's currency pay it. */
 	currency?: string;
+	/** A monthly grant's period (recurring.ts): once expired, it pays only invoices of that period. */
+	period?: string | null;
 }
 
 export interface CreditApplication {
@@ -48,11 +50,16 @@ export class CreditWallet {
 	}
 
 	/** Spends up to `amountMinor` of the account's grants (nothing for an amount ≤ 0) and says from which. */
-	spend(accountId: string, amountMinor: bigint): CreditApplication[] {
+	spend(
+		accountId: string,
+		amountMinor: bigint,
+		invoice?: { period: string; issuedAt: string },
+	): CreditApplication[] {
 		const applications: CreditApplication[] = [];
 		let owed = amountMinor;
 		for (const grant of this.byAccount.get(accountId) ?? []) {
 			if (owed <= 0n) break;
+			if (!paysInvoice(grant, invoice)) continue;
 			// biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
 			const take = grant.remainingMinor < owed ? grant.remainingMinor : owed;
 			if (take <= 0n) continue;
@@ -91,4 +98,13 @@ export function walletByCurrency(grants: readonly SpendableGrant[]): CreditWalle
 	return new CreditWallet(
 		grants.map((grant) => ({ ...grant, accountId: walletKey(grant.accountId, grant.currency ?? "") })),
 	);
+}
+
+/**
+ * Whether a grant may pay an invoice: any grant before it expires; a monthly grant after it expired only the
+ * invoices of its own period (those the monthly run and later generations issue for it).
+ */
+function paysInvoice(grant: SpendableGrant, invoice: { period: string; issuedAt: string } | undefined) {
+	if (grant.expiresAt === null || invoice === undefined || grant.expiresAt > invoice.issuedAt) return true;
+	return grant.period !== null && grant.period !== undefined && grant.period === invoice.period;
 }

@@ -6,6 +6,7 @@ import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { decimalPlaces } from "../lib/money";
+import { moneyInput } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createGrant, getGrant, listGrants, voidGrant } from "./grants";
 
@@ -19,6 +20,12 @@ export const CreditGrant = z
 		expires_at: z.string().nullable(),
 		description: z.string().nullable(),
 		status: z.enum(["active", "depleted", "expired", "void"]),
+		recurrence: z.enum(["monthly"]).nullable().openapi({
+			description: "monthly: one grant of `amount` per billing period, made by the monthly run; null: once.",
+		}),
+		rollover_max: z.number().nullable().openapi({
+			description: "The most of what a monthly grant leaves that is added to the next period's grant.",
+		}),
 		created_at: z.string(),
 	})
 	.openapi("CreditGrant");
@@ -36,6 +43,37 @@ const CreateCreditGrant = z
 			.optional()
 			.openapi({ example: "2027-01-01T00:00:00Z", description: "In the future; never expires when absent." }),
 		description: z.string().min(1).max(500).optional(),
+		recurrence: z
+			.enum(["monthly"])
+			.nullable()
+			.optional()
+			.openapi({
+				description:
+					"monthly: this grant is for the current billing period (it expires when the next begins), and the " +
+					"monthly run grants `amount` again for each next period right after invoicing the previous one. " +
+					"Not with expires_at.",
+			}),
+		rollover_max: moneyInput()
+			.nullable()
+			.optional()
+			.openapi({
+				description:
+					"With a recurrence only: what the previous period's grant has left once that period is invoiced, " +
+					"up to this amount, is added to the next period's grant. ≥ 0.",
+			}),
+	})
+	.superRefine((body, context) => {
+		const recurring = body.recurrence !== undefined && body.recurrence !== null;
+		if (!recurring && body.rollover_max !== undefined && body.rollover_max !== null) {
+			context.addIssue({ code: "custom", path: ["rollover_max"], message: "only with a recurrence" });
+		}
+		if (recurring && body.expires_at !== undefined) {
+			context.addIssue({
+				code: "custom",
+				path: ["expires_at"],
+				message: "not with a recurrence: each monthly grant expires when its period ends",
+			});
+		}
 	})
 	.openapi("CreateCreditGrant");
 
@@ -103,7 +141,9 @@ creditRoutes.openapi(
 		operationId: "voidCreditGrant",
 		tags: ["Credits"],
 		summary: "Void what is left of a credit grant",
-		description: "Only while the grant has credit left; a depleted, expired or void grant answers 409.",
+		description:
+			"Only while the grant has credit left; a depleted, expired or void grant answers 409. A monthly grant may " +
+			"be voided also when depleted: that voids what is left and stops the recurrence.",
 		request: { params: GrantParams },
 		responses: { 200: { description: "The void grant", ...json(CreditGrant) }, ...errorResponses(404, 409) },
 	}),

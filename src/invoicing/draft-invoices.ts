@@ -109,7 +109,12 @@ export async function planDrafts(
 	for (const state of states) {
 		const draftId = draftOf.get(state.subscriptionId);
 		if (draftId !== undefined) {
-			const metered = draftInvoice({ ...state, invoiced: false, invoicedWhileOpen: false, billedLines: [] });
+			const metered = draftInvoice({
+				...state,
+				invoiced: false,
+				invoicedWhileOpen: false,
+				billedLines: state.thresholdLines ?? [],
+			});
 			const lines = linesOf.get(draftId) ?? [];
 			const oneOffs = lines.filter((line) => line.metric === ONE_OFF_METRIC);
 			const current = lines.filter((line) => line.metric !== ONE_OFF_METRIC);

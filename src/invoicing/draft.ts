@@ -36,6 +36,7 @@ import {
 	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
+import { restOfPeriod } from "./threshold-rest";
 
 export interface AgentShare {
 	/** null: instances not assigned to any agent. */
@@ -71,8 +72,12 @@ export interface SubscriptionPeriodState {
 	sequences: number[];
 	/** Lines of the period's non-void invoices. */
 	billedLines: BilledLine[];
-	/** Whether a non-void invoice of the period exists. */
+	/** Those of threshold invoices (threshold-invoices.ts); what a draft regular invoice leaves to them. */
+	thresholdLines?: BilledLine[];
+	/** Whether a non-void invoice of the period exists, threshold invoices apart. */
 	invoiced: boolean;
+	/** The request numbers of the period's threshold invoices, void ones included (threshold-invoices.ts). */
+	thresholdSequences?: number[];
 	/**
 	 * Whether the first of those invoices was issued before the period ended: then what came after it is usage
 	 * since the previous invoice, not late usage.
@@ -96,14 +101,20 @@ export interface InvoiceDraft {
 	subscriptionId: string;
 	accountId: string;
 	ratePlanId: string;
-	kind: "regular" | "supplementary";
+	kind: "regular" | "supplementary" | "threshold";
 	sequence: number;
 	currency: string;
 	amount: Decimal;
 	lines: DraftLine[];
+	/** A threshold invoice's request number (threshold-invoices.ts). */
+	thresholdSequence?: number;
+	/** What the discount could not take off this regular invoice, granted as a credit (≤ 0; threshold-rest.ts). */
+	discountCredited?: Decimal;
+	/** The coupon's code, naming the credit of discountCredited. */
+	discountCode?: string;
 }
 
-interface MeteredLine {
+export interface MeteredLine {
 	metric: string;
 	charge: Charge | null;
 	quantity: Decimal;
@@ -115,8 +126,8 @@ interface MeteredLine {
 	label?: string;
 }
 
-const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
-const includedOf = (charge: Charge) => Decimal.from(charge.included_quantity ?? 0);
+export const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
+export const includedOf = (charge: Charge) => Decimal.from(charge.included_quantity ?? 0);
 
 function byAgent<T extends { agentId: string | null }>(rows: readonly T[]): Map<string | null, T[]> {
 	const groups = new Map<string | null, T[]>();
@@ -152,7 +163,7 @@ function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics
 }
 
 /** The period's full usage, rated by the plan in effect: one line per charge, the base fee first. */
-function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
+export function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	const pricing = ratePlanPricing(state.plan);
 	const metrics = state.metrics ?? [];
 	const quantities = quantitiesForPlan(pricing.charges, state.usage, metrics);
@@ -176,7 +187,7 @@ function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	}));
 }
 
-function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] | null {
+export function sharesToJson(shares: Map<string | null, Decimal> | null): AgentShare[] | null {
 	if (shares === null) return null;
 	return [...shares]
 		.filter(([, quantity]) => !quantity.isZero())
@@ -191,7 +202,7 @@ function flatDescription(line: MeteredLine): string {
 	return line.baseFeeDescription ?? BASE_FEE_DESCRIPTION;
 }
 
-function regularLine(line: MeteredLine): DraftLine {
+export function regularLine(line: MeteredLine): DraftLine {
 	const description =
 		line.charge === null
 			? flatDescription(line)
@@ -205,13 +216,13 @@ function regularLine(line: MeteredLine): DraftLine {
 	};
 }
 
-interface Billed {
+export interface Billed {
 	quantity: Decimal;
 	amount: Decimal;
 	shares: Map<string | null, Decimal>;
 }
 
-function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
+export function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
 	const billed = new Map<string, Billed>();
 	for (const line of lines) {
 		const sum = billed.get(line.metric) ?? {
@@ -234,7 +245,7 @@ function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
  * The agents' part of the extra quantity: what each has now minus what was billed for it. If an instance moved
  * to another agent in between, a part could turn negative; then the shares of the whole period are used.
  */
-function extraShares(now: Map<string | null, Decimal> | null, before: Billed | undefined) {
+export function extraShares(now: Map<string | null, Decimal> | null, before: Billed | undefined) {
 	if (now === null) return null;
 	const extra = new Map<string | null, Decimal>();
 	for (const agentId of new Set([...now.keys(), ...(before?.shares.keys() ?? [])])) {
@@ -283,8 +294,12 @@ function differenceLine(
 export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | null {
 	const metered = rateThePeriod(state);
 	let lines: DraftLine[];
+	let discountCredited: Decimal | undefined;
 	if (!state.invoiced) {
-		lines = metered.map(regularLine);
+		// After threshold invoices, the rest of the period (threshold-rest.ts).
+		const rest = state.billedLines.length > 0 ? restOfPeriod(metered, addUpBilled(state.billedLines)) : null;
+		lines = rest?.lines ?? metered.map(regularLine);
+		discountCredited = rest?.discountCredited;
 	} else {
 		const billed = addUpBilled(state.billedLines);
 		const since = state.invoicedWhileOpen ? "previous_invoice" : "late";
@@ -315,5 +330,8 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 		currency: state.plan.currency,
 		amount: Decimal.sum(lines.map((line) => line.amount)),
 		lines,
+		...(discountCredited === undefined || discountCredited.isZero()
+			? {}
+			: { discountCredited, discountCode: state.discount?.code ?? "" }),
 	};
 }

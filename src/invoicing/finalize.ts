@@ -82,6 +82,7 @@ async function issueDraft(
 		scope,
 		[{ accountId: draft.accountId, amount, currency: draft.currency } as InvoiceDraft],
 		now,
+		draft.billingPeriod,
 	);
 	if (!terms) throw new Error(`no terms for draft ${draft.id}`);
 	const environment = scope.environment;

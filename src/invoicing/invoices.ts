@@ -43,7 +43,7 @@ export interface InvoiceView {
 	billing_period: string;
 	period_start: string;
 	period_end: string;
-	kind: "regular" | "supplementary";
+	kind: "regular" | "supplementary" | "threshold";
 	status: InvoiceStatus;
 	currency: string;
 	line_items: InvoiceLineView[];

@@ -60,6 +60,7 @@ export async function prepareIssue(
 	scope: Scope,
 	drafts: readonly InvoiceDraft[],
 	now: string,
+	period?: string,
 ): Promise<IssueTerms[]> {
 	const accountIds = [...new Set(drafts.map((draft) => draft.accountId))];
 	const environment = scope.environment;
@@ -91,7 +92,7 @@ export async function prepareIssue(
 	const wallet = walletByCurrency(grants);
 	return drafts.map((draft) => {
 		const own = account(draft.accountId);
-		return issueTermsOf(account(payerIdOf(own)), wallet, draft, now, creditSourcesOf(own));
+		return issueTermsOf(account(payerIdOf(own)), wallet, draft, now, creditSourcesOf(own), period);
 	});
 }
 
@@ -106,11 +107,14 @@ export function issueTermsOf(
 	draft: Pick<InvoiceDraft, "accountId" | "amount" | "currency">,
 	now: string,
 	sources: readonly string[] = [draft.accountId],
+	/** The invoice's billing period: a monthly grant, once expired, pays only its own period's. */
+	period?: string,
 ): IssueTerms {
+	const invoice = period === undefined ? undefined : { period, issuedAt: now };
 	const applications: CreditApplication[] = [];
 	let owed = toMinor(draft.amount, draft.currency);
 	for (const source of sources) {
-		for (const spent of wallet.spend(walletKey(source, draft.currency), owed)) {
+		for (const spent of wallet.spend(walletKey(source, draft.currency), owed, invoice)) {
 			applications.push({ ...spent, accountId: source });
 			owed -= spent.amountMinor;
 		}

@@ -22,7 +22,7 @@ import {
 } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
-import { discountInEffect, parseDiscount } from "../pricing/period-discount";
+import { DISCOUNT_METRIC, discountInEffect, parseDiscount } from "../pricing/period-discount";
 import { billedLines } from "./billed-lines";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 import { ONE_OFF_METRIC } from "./one-off-lines";
@@ -143,6 +143,9 @@ export async function loadPeriodStates(
 				sequence: invoices.sequence,
 				status: invoices.status,
 				issuedAt: invoices.issuedAt,
+				kind: invoices.kind,
+				thresholdSequence: invoices.thresholdSequence,
+				discountCredited: invoices.discountCredited,
 			})
 			.from(invoices)
 			.where(
@@ -156,7 +159,7 @@ export async function loadPeriodStates(
 		billedLines(
 			db,
 			scope,
-			{ subscriptionId: invoices.subscriptionId, quantity: invoiceLines.quantity },
+			{ subscriptionId: invoices.subscriptionId, quantity: invoiceLines.quantity, kind: invoices.kind },
 			eq(invoices.billingPeriod, window.period),
 			isOneOf(invoices.subscriptionId, ids),
 			// Lines added by hand are billed once, outside what usage is compared with (one-off-lines.ts).
@@ -212,11 +215,17 @@ export async function loadPeriodStates(
 				usage: usageOf.get(subscription.id) ?? [],
 				metrics: metricsOf.get(subscription.id) ?? [],
 				sequences: earlier.map((invoice) => invoice.sequence),
-				invoiced: earlier.some((invoice) => invoice.status !== "void"),
+				// Threshold invoices do not count: the regular invoice bills the rest (threshold-rest.ts).
+				invoiced: earlier.some((invoice) => invoice.status !== "void" && invoice.kind !== "threshold"),
+				thresholdSequences: earlier.flatMap((invoice) => invoice.thresholdSequence ?? []),
 				invoicedWhileOpen: earlier.some(
 					(invoice) => invoice.status !== "void" && invoice.issuedAt < window.end,
 				),
-				billedLines: (billedOf.get(subscription.id) ?? []) as BilledLine[],
+				billedLines: [
+					...((billedOf.get(subscription.id) ?? []) as BilledLine[]),
+					...discountsCredited(earlier),
+				],
+				thresholdLines: (billedOf.get(subscription.id) ?? []).filter((line) => line.kind === "threshold"),
 				baseFeeProration: baseFeeProration(plan.prorate, window, {
 					startedAt: subscription.startedAt,
 					endsAt: subscription.endsAt,
@@ -235,4 +244,19 @@ function groupBy<T extends { subscriptionId: string | null }>(rows: T[]): Map<st
 		else groups.set(row.subscriptionId, [row]);
 	}
 	return groups;
+}
+
+/**
+ * What regular invoices' discounts left over and granted as credits (threshold-rest.ts): billed discount too, so
+ * that a supplementary invoice does not grant it again.
+ */
+function discountsCredited(earlier: readonly { status: string; discountCredited: string }[]): BilledLine[] {
+	return earlier
+		.filter((invoice) => invoice.status !== "void" && !Decimal.from(invoice.discountCredited).isZero())
+		.map((invoice) => ({
+			metric: DISCOUNT_METRIC,
+			quantity: "0",
+			amount: invoice.discountCredited,
+			agentShares: null,
+		}));
 }

@@ -6,14 +6,17 @@
  */
 import { and, gt, isNull, lt, or } from "drizzle-orm";
 import { periodWindow } from "../billing-period/period";
+import { renewRecurringGrants } from "../credits/recurring";
 import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
+import type { ThresholdRequest } from "../durable-objects/usage-accumulator/types";
 import type { Env, Environment } from "../env";
 import { DomainError } from "../lib/errors";
-import { previousPeriod } from "../lib/time";
+import { nowIso, previousPeriod } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { generateInvoicesForPeriod } from "./generate";
 import type { InvoiceJob } from "./jobs";
+import { issueThresholdInvoice } from "./threshold-invoices";
 
 const ENVIRONMENTS: readonly Environment[] = ["live", "test"];
 /** Queues take at most 100 messages per sendBatch. */
@@ -49,10 +52,18 @@ export async function runMonthlyInvoicing(env: Env, now: Date): Promise<InvoiceJ
 }
 
 /** Consumer of the invoice-generation queue: each message invoices one account; a failure retries only it. */
-export async function handleInvoiceBatch(batch: MessageBatch<InvoiceJob>, env: Env): Promise<void> {
+export async function handleInvoiceBatch(
+	batch: MessageBatch<InvoiceJob | ThresholdRequest>,
+	env: Env,
+): Promise<void> {
 	let created = 0;
 	for (const message of batch.messages) {
-		const { environment, billingPeriod, accountId } = message.body;
+		const job = message.body;
+		if (job.kind === "threshold") {
+			created += await thresholdJob(env, message as Message<ThresholdRequest>);
+			continue;
+		}
+		const { environment, billingPeriod, accountId } = job;
 		try {
 			const invoices = await generateInvoicesForPeriod({
 				env,
@@ -61,6 +72,8 @@ export async function handleInvoiceBatch(batch: MessageBatch<InvoiceJob>, env: E
 				accountId,
 			});
 			created += invoices.length;
+			// Right after the period is invoiced: the next period's monthly grants, with what this one left.
+			await renewRecurringGrants(database(env.DB), { environment }, accountId, billingPeriod, nowIso());
 			message.ack();
 		} catch (error) {
 			// A job that can never succeed (its account is gone, a malformed message) is dropped, not retried.
@@ -74,4 +87,17 @@ export async function handleInvoiceBatch(batch: MessageBatch<InvoiceJob>, env: E
 		}
 	}
 	if (created > 0) await dispatchOutbox(env);
+}
+
+/** A threshold invoice the accumulator asked for (threshold-invoices.ts); a failure retries it. */
+async function thresholdJob(env: Env, message: Message<ThresholdRequest>): Promise<number> {
+	try {
+		const invoice = await issueThresholdInvoice(env, message.body);
+		message.ack();
+		return invoice === null ? 0 : 1;
+	} catch (error) {
+		console.error(JSON.stringify({ at: "threshold-job", job: message.body, error: String(error) }));
+		message.retry();
+		return 0;
+	}
 }

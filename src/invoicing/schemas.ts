@@ -93,8 +93,10 @@ export const Invoice = z
 		period_end: z
 			.string()
 			.openapi({ example: "2026-12-01T00:00:00.000Z", description: "First instant of the next month." }),
-		kind: z.enum(["regular", "supplementary"]).openapi({
-			description: "supplementary: usage that arrived after the period was first invoiced.",
+		kind: z.enum(["regular", "supplementary", "threshold"]).openapi({
+			description:
+				"supplementary: usage that arrived after the period was first invoiced; threshold: the period's usage so " +
+				"far, issued when it reached the subscription's invoicing_threshold.",
 		}),
 		status: z.enum(["draft", "open", "paid", "void"]).openapi({
 			description: "draft: not issued yet, its lines still follow late usage (see finalize).",

@@ -71,6 +71,8 @@ export async function upcomingInvoice({
 		walletByCurrency(spendableGrants(grantsRead)),
 		{ accountId: subscription.account_id, amount, currency: state.plan.currency },
 		at,
+		[subscription.account_id],
+		window.period,
 	);
 	const row = {
 		id: "",
@@ -94,6 +96,8 @@ export async function upcomingInvoice({
 		createdAt: at,
 		creditedMinor: 0,
 		creditedToInvoice: "0",
+		thresholdSequence: null,
+		discountCredited: "0",
 	};
 	const lines = (draft?.lines ?? []).map((line) => ({
 		metric: line.metric,

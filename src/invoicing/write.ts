@@ -27,6 +27,7 @@ import { collectionsFrom, readCollections } from "./collection-view";
 import type { InvoiceDraft } from "./draft";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
+import { discountCreditInsert } from "./threshold-rest";
 
 function storedLines(draft: InvoiceDraft) {
 	return draft.lines.map((line, position) => ({
@@ -52,6 +53,8 @@ export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: InvoiceDra
 		kind: draft.kind,
 		currency: draft.currency,
 		amount: draft.amount.toString(),
+		thresholdSequence: draft.thresholdSequence ?? null,
+		discountCredited: (draft.discountCredited ?? Decimal.ZERO).toString(),
 	};
 }
 
@@ -112,7 +115,7 @@ async function storeIssued({ db, scope, window, drafts, now, mark }: PeriodDraft
 		const stored = await storeInvoice(db, scope, window, drafts[0] as InvoiceDraft, now, undefined, mark);
 		return stored === null ? [] : [stored];
 	}
-	const terms = await prepareIssue(d1, scope, drafts, now);
+	const terms = await prepareIssue(d1, scope, drafts, now, window.period);
 	try {
 		const issued = drafts.map((draft, i) => ({ draft, terms: terms[i] as IssueTerms }));
 		return await insertInvoices(d1, scope, issued, window, now, mark);
@@ -171,6 +174,8 @@ async function insertInvoices(
 			bill_to: JSON.stringify(row.billTo),
 			credits_applied: row.creditsApplied,
 			payer_account_id: terms.payerAccountId,
+			threshold_sequence: row.thresholdSequence,
+			discount_credited: row.discountCredited,
 		}),
 	);
 	// The block is last_number − n + 1 … last_number, read after the reservation in the same transaction.
@@ -179,14 +184,14 @@ async function insertInvoices(
 			d1,
 			`INSERT INTO invoices (id, environment, number, account_id, subscription_id, rate_plan_id, billing_period,
 				sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at, due_at, bill_to,
-				credits_applied, payer_account_id)
+				credits_applied, payer_account_id, threshold_sequence, discount_credited)
 			SELECT i.value ->> '$.id', ?1,
 				(SELECT last_number FROM invoice_counters WHERE environment = ?1) - ?2 + 1 + (i.value ->> '$.place'),
 				i.value ->> '$.account_id', i.value ->> '$.subscription_id', i.value ->> '$.rate_plan_id',
 				i.value ->> '$.billing_period', i.value ->> '$.sequence', i.value ->> '$.kind', i.value ->> '$.status',
 				i.value ->> '$.currency', i.value ->> '$.amount', ?3, i.value ->> '$.paid_at', NULL, ?3,
 				i.value ->> '$.due_at', i.value ->> '$.bill_to', i.value ->> '$.credits_applied',
-				i.value ->> '$.payer_account_id'
+				i.value ->> '$.payer_account_id', i.value ->> '$.threshold_sequence', i.value ->> '$.discount_credited'
 			FROM json_each(?4) AS i WHERE true
 			RETURNING id, number`,
 			environment,
@@ -215,6 +220,9 @@ async function insertInvoices(
 		environment,
 		invoices.flatMap(({ row, terms }) => applicationRows(row.id, row.accountId, terms)),
 		now,
+	);
+	const discountCredits = issued.flatMap(({ draft }, i) =>
+		discountCreditInsert(d1, environment, window, draft, invoices[i]?.row.id as string, now),
 	);
 	const announce = outboxInsertMany(
 		d1,
@@ -254,6 +262,7 @@ async function insertInvoices(
 		...insertInvoices,
 		...insertLines,
 		...spendCredits,
+		...discountCredits,
 		...announce,
 		...record,
 		...markStatements(mark, d1, ids),
@@ -293,7 +302,7 @@ export async function storeInvoice(
 	mark?: WriteMark,
 ): Promise<InvoiceView | null> {
 	const d1 = db.$client;
-	const terms = planned ?? ((await prepareIssue(d1, scope, [draft], now))[0] as IssueTerms);
+	const terms = planned ?? ((await prepareIssue(d1, scope, [draft], now, window.period))[0] as IssueTerms);
 	try {
 		const [stored] = await insertInvoices(d1, scope, [{ draft, terms }], window, now, mark);
 		return stored ?? null;

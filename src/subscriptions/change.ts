@@ -17,6 +17,7 @@ import { addPeriods, nowIso, periodBounds, periodOf } from "../lib/time";
 import type { PriceOverride } from "../pricing/price-overrides";
 import { outboxInsert } from "../webhooks/outbox";
 import { assertOverridesFit } from "./create";
+import { storedThreshold, tellThreshold } from "./invoicing-threshold";
 import {
 	announceMembershipChanges,
 	assertNoneBusy,
@@ -44,6 +45,8 @@ export interface UpdateSubscriptionInput {
 	agent_instance_ids?: string[];
 	/** Negotiated prices from the next billing period on; [] returns to the plan's prices. */
 	price_overrides?: PriceOverride[];
+	/** docs/thresholds-and-recurring-credits.md: > 0 or null (checked by the route); applies at once. */
+	invoicing_threshold?: number | null;
 }
 
 export type Membership = { id: number; agent_key: string };
@@ -261,7 +264,13 @@ async function tryUpdate({
 	}
 	const planChanged =
 		!samePlan(pending, pendingOf(view)) || !sameOverrides(pendingOverrides, view.pending_price_overrides);
-	if (!planChanged && removed.length === 0 && added.length === 0) return view;
+	const threshold =
+		input.invoicing_threshold === undefined ? view.invoicing_threshold : input.invoicing_threshold;
+	const thresholdChanged = threshold !== view.invoicing_threshold;
+	if (!planChanged && !thresholdChanged && removed.length === 0 && added.length === 0) {
+		if (input.invoicing_threshold !== undefined) await tellThreshold(env, scope, view);
+		return view;
+	}
 
 	const now = nowIso();
 	const period = periodOf(now);
@@ -274,6 +283,7 @@ async function tryUpdate({
 			at: periodBounds(addPeriods(period, 1)).start,
 		},
 		pending_price_overrides: pendingOverrides,
+		invoicing_threshold: threshold,
 		agent_instance_ids: [...view.agent_instance_ids.filter((key) => !removed.includes(key)), ...added],
 	};
 	const d1 = env.DB;
@@ -281,10 +291,11 @@ async function tryUpdate({
 		d1,
 		scope,
 		current,
-		"updated_at = ?4, rate_plan_id = ?5, pending_rate_plan_id = ?6",
+		"updated_at = ?4, rate_plan_id = ?5, pending_rate_plan_id = ?6, invoicing_threshold = ?7",
 		now,
 		view.rate_plan_id,
 		pending?.id ?? null,
+		storedThreshold(threshold),
 	);
 	if (planChanged) statements.push(...planHistoryStatements(d1, id, period, nextPeriod));
 	const closeAt =
@@ -303,12 +314,14 @@ async function tryUpdate({
 					pending_plan_change: view.pending_plan_change,
 					pending_price_overrides: view.pending_price_overrides,
 					agent_instance_ids: view.agent_instance_ids,
+					invoicing_threshold: view.invoicing_threshold,
 				},
 				{
 					pending_rate_plan_id: next.pending_rate_plan_id,
 					pending_plan_change: next.pending_plan_change,
 					pending_price_overrides: next.pending_price_overrides,
 					agent_instance_ids: next.agent_instance_ids,
+					invoicing_threshold: next.invoicing_threshold,
 				},
 			),
 		}),
@@ -331,5 +344,6 @@ async function tryUpdate({
 		{ id, accountId: view.account_id, shards: view.shards },
 		changes,
 	);
+	if (thresholdChanged) await tellThreshold(env, scope, next);
 	return next;
 }

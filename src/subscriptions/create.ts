@@ -11,6 +11,7 @@ import type { Charge } from "../pricing/plan";
 import { overrideErrors, type PriceOverride } from "../pricing/price-overrides";
 import { outboxInsert } from "../webhooks/outbox";
 import { adoptUnbilledUsage } from "./adoption";
+import { storedThreshold, tellThreshold } from "./invoicing-threshold";
 import {
 	announceMembershipChanges,
 	assertNoneBusy,
@@ -36,6 +37,8 @@ export interface CreateSubscriptionInput {
 	shards?: number;
 	/** Negotiated prices from the start (docs/discounts.md#negotiated-prices); checked against the plan here. */
 	price_overrides?: PriceOverride[];
+	/** docs/thresholds-and-recurring-credits.md: > 0 (checked by the route), or null for none. */
+	invoicing_threshold?: number | null;
 }
 
 /** Overrides that name no metric of the plan, or a model its source cannot feed → 400, nothing stored. */
@@ -94,6 +97,7 @@ export async function createSubscription({
 		price_overrides: overrides,
 		pending_price_overrides: null,
 		discount: null,
+		invoicing_threshold: input.invoicing_threshold ?? null,
 		created_at: now,
 	};
 	const d1 = env.DB;
@@ -117,6 +121,7 @@ export async function createSubscription({
 					createdAt: now,
 					updatedAt: now,
 					adoptPending: input.adopt_unbilled_usage === true,
+					invoicingThreshold: storedThreshold(view.invoicing_threshold),
 				}),
 			),
 			fromDrizzle(
@@ -142,6 +147,7 @@ export async function createSubscription({
 					started_at: view.started_at,
 					shards: view.shards,
 					price_overrides: view.price_overrides.length > 0 ? view.price_overrides : undefined,
+					invoicing_threshold: view.invoicing_threshold ?? undefined,
 				}),
 			}),
 		]);
@@ -156,6 +162,7 @@ export async function createSubscription({
 		{ id: view.id, accountId: view.account_id, shards: view.shards },
 		membershipChanges(opened, true),
 	);
+	if (view.invoicing_threshold !== null) await tellThreshold(env, scope, view);
 	if (input.adopt_unbilled_usage === true) {
 		try {
 			await adoptUnbilledUsage(env, scope, view.id);

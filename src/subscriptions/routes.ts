@@ -8,6 +8,7 @@ import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { PriceOverride, PriceOverrides } from "../pricing/price-overrides";
+import { moneyInput } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { cancelSubscription } from "./cancel";
 import { updateSubscription } from "./change";
@@ -99,6 +100,15 @@ export const Subscription = z
 		discount: z.union([SubscriptionDiscount, z.null()]).openapi({
 			description: "The coupon applied to the current period (or later ones); null when none.",
 		}),
+		invoicing_threshold: z
+			.number()
+			.nullable()
+			.openapi({
+				description:
+					"When the current period's usage not yet invoiced reaches this amount, a threshold invoice bills it at " +
+					"once; null: no threshold invoices.",
+				example: 500,
+			}),
 		created_at: z.string(),
 	})
 	.openapi("Subscription");
@@ -139,6 +149,14 @@ const CancelSubscription = z
 	})
 	.openapi("CancelSubscription");
 
+const InvoicingThreshold = z.union([moneyInput().refine((n) => n > 0, "must be > 0"), z.null()]).openapi({
+	description:
+		"An amount > 0 in the subscription's currency, or null for none: when the current period's usage not yet " +
+		"invoiced (charges after negotiated prices; no base fee, minimum, discount or credits) reaches it, a " +
+		"threshold invoice bills that usage within seconds. Applies at once.",
+	example: 500,
+});
+
 const CreateSubscription = z
 	.strictObject({
 		account_id: z.string().min(1),
@@ -164,6 +182,7 @@ const CreateSubscription = z
 		price_overrides: PriceOverrides.optional().openapi({
 			description: `${OVERRIDES_DESCRIPTION} They apply from the start.`,
 		}),
+		invoicing_threshold: InvoicingThreshold.optional(),
 	})
 	.openapi("CreateSubscription");
 
@@ -177,6 +196,7 @@ const UpdateSubscription = z
 				"then), to the next period's plan; [] returns to the plan's prices. A plan change without them starts " +
 				"the new plan at its own prices.",
 		}),
+		invoicing_threshold: InvoicingThreshold.optional(),
 		// Named so that the refusal says why: an instance's events and dedupe keys are in the shard its key hashes
 		// to, so changing N would split them.
 		shards: z

@@ -9,6 +9,7 @@ import type { Db } from "../db/client";
 import type { Listing } from "../db/rows";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
+import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
 import type { PriceOverride } from "../pricing/price-overrides";
@@ -38,6 +39,8 @@ export interface SubscriptionView {
 	pending_price_overrides: PriceOverride[] | null;
 	/** The coupon applied to the current period or a later one, if any (docs/discounts.md). */
 	discount: SubscriptionDiscountView | null;
+	/** The usage amount that makes a threshold invoice (docs/thresholds-and-recurring-credits.md); null: none. */
+	invoicing_threshold: number | null;
 	created_at: string;
 }
 
@@ -177,10 +180,13 @@ function toLoaded({
 					? null
 					: (JSON.parse(nextOverrides) as PriceOverride[]),
 			discount: discount === null ? null : (JSON.parse(discount) as SubscriptionDiscountView),
+			invoicing_threshold: thresholdOf(row.invoicingThreshold),
 			created_at: row.createdAt,
 		},
 	};
 }
+
+const thresholdOf = (stored: string | null) => (stored === null ? null : Decimal.from(stored).toNumber());
 
 /** Rolls the plan columns forward for subscriptions whose pending plan's period has begun. Rare: once a change. */
 async function syncPlanColumns(db: Db, selected: Selected[], period: string): Promise<void> {

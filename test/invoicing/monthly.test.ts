@@ -37,7 +37,7 @@ afterEach(() => {
 function captureInvoiceJobs() {
 	const sends: InvoiceJob[][] = [];
 	vi.spyOn(env.INVOICE_QUEUE, "sendBatch").mockImplementation(async (messages) => {
-		sends.push([...messages].map((message) => message.body));
+		sends.push([...messages].map((message) => message.body as InvoiceJob));
 		return { metadata: { metrics: { backlogCount: 0, backlogBytes: 0 } } };
 	});
 	return sends;

@@ -31,6 +31,7 @@ describe("POST /v1/subscriptions", () => {
 			price_overrides: [],
 			pending_price_overrides: null,
 			discount: null,
+			invoicing_threshold: null,
 			created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
 		});
 

@@ -19,7 +19,7 @@ export const invoices = sqliteTable(
 		ratePlanId: text("rate_plan_id").notNull(),
 		billingPeriod: text("billing_period").notNull(),
 		sequence: integer("sequence").notNull(),
-		kind: text("kind", { enum: ["regular", "supplementary"] }).notNull(),
+		kind: text("kind", { enum: ["regular", "supplementary", "threshold"] }).notNull(),
 		// "draft": not issued yet (docs/credit-notes.md#draft-invoices); its number is a negative placeholder.
 		status: text("status", { enum: ["draft", "open", "paid", "void"] }).notNull(),
 		currency: text("currency").notNull(),
@@ -36,6 +36,10 @@ export const invoices = sqliteTable(
 		// docs/credit-notes.md: what credit notes took of `amount` (minor units), and the part of it off amount_due.
 		creditedMinor: integer("credited_minor").notNull().default(0),
 		creditedToInvoice: text("credited_to_invoice").notNull().default("0"),
+		// Migration 0019 (docs/thresholds-and-recurring-credits.md): a threshold invoice's request number, and
+		// what a regular invoice's discount left over, granted as a credit (≤ 0).
+		thresholdSequence: integer("threshold_sequence"),
+		discountCredited: text("discount_credited").notNull().default("0"),
 	},
 	(t) => [
 		uniqueIndex("invoices_subscription_period_seq").on(t.subscriptionId, t.billingPeriod, t.sequence),
@@ -111,6 +115,13 @@ export const creditGrants = sqliteTable(
 		description: text("description"),
 		voidedAt: text("voided_at"),
 		createdAt: text("created_at").notNull(),
+		// Migration 0019 (docs/thresholds-and-recurring-credits.md): a monthly grant's series (its first grant's
+		// id), the period each grant is for, the rollover cap, and when the recurrence was stopped.
+		recurrence: text("recurrence", { enum: ["monthly"] }),
+		rolloverMax: text("rollover_max"),
+		seriesId: text("series_id"),
+		period: text("period"),
+		recurrenceStoppedAt: text("recurrence_stopped_at"),
 	},
 	(t) => [index("credit_grants_env_account").on(t.environment, t.accountId, t.createdAt, t.id)],
 );

@@ -65,6 +65,8 @@ export const subscriptions = sqliteTable(
 		shards: integer("shards").notNull().default(1),
 		// Migration 0018: the version of rate_plan_id, kept in step with the plan history like it.
 		ratePlanVersion: integer("rate_plan_version").notNull().default(1),
+		// Migration 0019: the threshold of the period's usage that makes a threshold invoice (docs/thresholds-and-recurring-credits.md).
+		invoicingThreshold: text("invoicing_threshold"),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),

@@ -14,7 +14,14 @@ import { resultOf, type StepFailure } from "./step-failure";
 import type { RawEventQuery } from "./storage/raw-events";
 import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
-import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
+import type {
+	FlushReport,
+	HoldingChange,
+	RecordRequest,
+	RecordResponse,
+	ThresholdAnswer,
+	UsageQuery,
+} from "./types";
 import { encodeEvents } from "./wire";
 
 export {
@@ -81,6 +88,14 @@ class AccumulatorClient implements UsageAccumulatorClient {
 
 	setAlert(accountId: string | null, rule: AlertRule): Promise<void> {
 		return this.stub.setAlert(this.name, accountId, rule);
+	}
+
+	setInvoicingThreshold(accountId: string | null, threshold: string | null): Promise<void> {
+		return this.stub.setInvoicingThreshold(this.name, accountId, threshold);
+	}
+
+	thresholdInvoiced(accountId: string | null, answer: ThresholdAnswer): Promise<void> {
+		return this.stub.thresholdInvoiced(this.name, accountId, answer);
 	}
 
 	removeAlert(id: string): Promise<void> {

@@ -18,7 +18,14 @@ import type {
 import type { RawEventQuery } from "./storage/raw-events";
 import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
-import type { FlushReport, HoldingChange, RecordRequest, RecordResponse, UsageQuery } from "./types";
+import type {
+	FlushReport,
+	HoldingChange,
+	RecordRequest,
+	RecordResponse,
+	ThresholdAnswer,
+	UsageQuery,
+} from "./types";
 
 /** A page of the raw events an accumulator keeps, and the instant after which it keeps all it counted. */
 export interface RetainedEvents {
@@ -46,6 +53,10 @@ export interface UsageAccumulatorClient {
 	/** In a subscription's head: adds or replaces an alert, evaluated at once. */
 	setAlert(accountId: string | null, rule: AlertRule): Promise<void>;
 	removeAlert(id: string): Promise<void>;
+	/** In a subscription's head: sets (null: removes) its invoicing threshold, judged at once. */
+	setInvoicingThreshold(accountId: string | null, threshold: string | null): Promise<void>;
+	/** In a subscription's head: invoicing's answer to a threshold invoice's request. */
+	thresholdInvoiced(accountId: string | null, answer: ThresholdAnswer): Promise<void>;
 	/** The block alerts triggered this period; none means the agent may go on. */
 	blockedBy(): Promise<string[]>;
 	/** In a subscription's head: blockedBy and the tightest budget with what is spent and held. */

@@ -33,7 +33,7 @@ import {
 } from "./parts/context";
 import { recordCall } from "./parts/counting";
 import { HANDOVER_PAGE_SIZE, HandoverRuns } from "./parts/handover";
-import { receiveShardReport, setAlert } from "./parts/head";
+import { receiveShardReport, setAlert, setInvoicingThreshold, thresholdInvoiced } from "./parts/head";
 import { PlanBook } from "./parts/plans";
 import {
 	type BudgetView,
@@ -54,7 +54,14 @@ import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./stor
 import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
 import { AccumulatorStore } from "./storage/store";
-import type { FlushReport, HoldingChange, RecordCall, RecordResponse, UsageQuery } from "./types";
+import type {
+	FlushReport,
+	HoldingChange,
+	RecordCall,
+	RecordResponse,
+	ThresholdAnswer,
+	UsageQuery,
+} from "./types";
 
 export type { RetainedEvents } from "./interface";
 export { type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts/context";
@@ -212,6 +219,16 @@ export class UsageAccumulator extends DurableObject<Env> {
 	/** In a subscription's head: the block alerts triggered this period and the tightest budget. */
 	async entitlement(name: string): Promise<{ blockedBy: string[]; budget: BudgetView | null }> {
 		return { blockedBy: this.blockedBy(), budget: await tightestBudget(this.parts, name) };
+	}
+
+	// Threshold invoices, in a subscription's head (thresholds.ts).
+
+	setInvoicingThreshold(name: string, accountId: string | null, threshold: string | null): Promise<void> {
+		return setInvoicingThreshold(this.parts, name, accountId, threshold);
+	}
+
+	thresholdInvoiced(name: string, accountId: string | null, answer: ThresholdAnswer): Promise<void> {
+		return thresholdInvoiced(this.parts, name, accountId, answer);
 	}
 
 	/** From another shard of the subscription, after its flush: its period so far. */

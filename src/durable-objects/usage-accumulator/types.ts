@@ -1,5 +1,6 @@
 /** What passes between the Worker and a usage accumulator (RPC payloads: plain, serialisable data). */
 
+import type { Environment } from "../../env";
 import type { AccumulatorIdentity } from "./identity";
 
 export type EventKind = "action" | "outcome";
@@ -103,4 +104,25 @@ export interface Handover {
 /** An accumulator as the flush and the archive name it in D1 and R2. */
 export interface FlushTarget extends AccumulatorIdentity {
 	name: string;
+}
+
+/**
+ * A threshold invoice the head accumulator asks invoicing for (parts/thresholds.ts), on the invoice queue: the
+ * `sequence`-th of the subscription's period. Asked again until answered; invoicing makes it once.
+ */
+export interface ThresholdRequest {
+	kind: "threshold";
+	environment: Environment;
+	subscriptionId: string;
+	period: string;
+	sequence: number;
+}
+
+/** Invoicing's answer: what the period's threshold invoices billed now, and whether its regular invoice exists. */
+export interface ThresholdAnswer {
+	period: string;
+	sequence: number;
+	/** Exact decimal: the usage amount the period's non-void threshold invoices billed. */
+	billed: string;
+	closed: boolean;
 }

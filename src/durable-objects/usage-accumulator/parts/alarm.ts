@@ -12,8 +12,9 @@ import { archiveEvents } from "./archive";
 import type { AccumulatorParts } from "./context";
 import { faultsOf } from "./faults";
 import { chunkStatements, hasUnflushed, isFull, markFlushed, readUnflushed } from "./flush";
-import { reportToHead } from "./head";
+import { reportToHead, sendThresholdRequests } from "./head";
 import { refreshPrices } from "./rerate";
+import { RESEND_AFTER_MS } from "./thresholds";
 
 export class FlushSchedule {
 	private flushing: Promise<unknown> = Promise.resolve();
@@ -101,10 +102,13 @@ export class FlushSchedule {
 		this.alarmArmed = false;
 		this.flushedAt = Date.now();
 		let failed = false;
+		let thresholdsWaiting = false;
 		try {
 			// What is written during this flush is left to the next alarm, armed below.
 			failed = (await this.flush(parts, false)).archiveFailed;
 			await reportToHead(parts);
+			// A threshold invoice's events are in D1 now: invoicing can bill them (thresholds.ts).
+			thresholdsWaiting = await sendThresholdRequests(parts);
 		} catch (error) {
 			console.error(JSON.stringify({ at: "usage-accumulator.alarm", error: String(error) }));
 			failed = true;
@@ -122,6 +126,9 @@ export class FlushSchedule {
 		if (failed) await this.arm(parts, settings.retryDelayMs);
 		else if (!store.isEmpty && (hasUnflushed(store.sql) || hasUnarchived(store.sql))) {
 			await this.arm(parts, this.flushDelay(parts));
+		} else if (thresholdsWaiting) {
+			// Not marked armed, as for a price re-check: the next event's soon() brings this later alarm forward.
+			await parts.state.storage.setAlarm(now + RESEND_AFTER_MS);
 		}
 	}
 }

@@ -23,7 +23,7 @@ import { Decimal } from "../../../lib/decimal";
 import { newId } from "../../../lib/ids";
 import { nowIso, periodOf } from "../../../lib/time";
 import { quantitiesForPlan } from "../../../pricing/quantities";
-import { MINIMUM_METRIC, rateUsage } from "../../../pricing/rate";
+import { BASE_FEE_METRIC, MINIMUM_METRIC, rateUsage } from "../../../pricing/rate";
 import { type MetricQuantity, needsMetering } from "../../../pricing/sources";
 import { readUsage } from "../storage/aggregate-rows";
 import { readMetrics } from "../storage/metric-rows";
@@ -32,6 +32,7 @@ import type { FlushTarget, MeteringEvent } from "../types";
 import type { CountObserver } from "./metrics";
 import type { PeriodPlan } from "./plans";
 import { reportedCosts, reportedUsage } from "./shards";
+import { ThresholdBook } from "./thresholds";
 
 /**
  * An alert as the accumulator needs it. Usage (the default): metric null is the period's total amount so far, base
@@ -65,8 +66,12 @@ export class AlertBook {
 	// Per period, the ids of the alerts already triggered in it.
 	private triggered = new Map<string, Set<string>>();
 	private tablesReady = false;
+	/** The subscription's invoicing threshold, judged here with the alerts (thresholds.ts). */
+	readonly thresholds: ThresholdBook;
 
-	constructor(private readonly sql: SqlStorage) {}
+	constructor(private readonly sql: SqlStorage) {
+		this.thresholds = new ThresholdBook(sql);
+	}
 
 	private ensureTables(): void {
 		if (this.tablesReady) return;
@@ -78,6 +83,7 @@ export class AlertBook {
 	forget(): void {
 		this.rules = undefined;
 		this.triggered.clear();
+		this.thresholds.forget();
 	}
 
 	private rulesNow(): AlertRule[] {
@@ -180,8 +186,21 @@ export class AlertBook {
 		};
 	}
 
+	/**
+	 * Stores a threshold invoice's request when the period's usage amount not yet invoiced reached the
+	 * subscription's invoicing threshold (thresholds.ts); judged once per call, after all its events counted.
+	 */
+	judgeThreshold(sql: SqlStorage, context: AlertContext, period: string): boolean {
+		if (!this.thresholds.armed(period)) return false;
+		const plan = context.planOf(period);
+		if (plan === null) return false;
+		const values = periodValues(sql, plan, period, [{ metric: null }], context.sharded, context.metricsOf);
+		return this.thresholds.judge(period, values.usageAmount);
+	}
+
 	/** Triggers every armed alert of the period whose value reached its threshold. */
 	evaluate(sql: SqlStorage, context: AlertContext, period: string): void {
+		this.judgeThreshold(sql, context, period);
 		const rules = this.rulesNow();
 		if (rules.length === 0) return;
 		const triggered = this.triggeredIn(period);
@@ -291,7 +310,7 @@ function periodValues(
 		? [...readUsage(sql, `${period}-01`, `${period}-31`), ...reported.usage]
 		: [];
 	const quantities = quantitiesForPlan(charges, usage, [...metricsOf(period), ...reported.metrics]);
-	if (!needsTotal) return { quantities, total: Decimal.ZERO, margin: null };
+	if (!needsTotal) return { quantities, total: Decimal.ZERO, usageAmount: Decimal.ZERO, margin: null };
 	const rated = rateUsage(plan, quantities);
 	const spent = rated.charges.filter((line) => line.metric !== MINIMUM_METRIC);
 	let margin: LiveMargin | null = null;
@@ -309,7 +328,11 @@ function periodValues(
 			: revenue.sub(costs).mul(HUNDRED).divRoundHalfUp(revenue, 2);
 		margin = { revenue, costs, percent };
 	}
-	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)), margin };
+	// What a threshold invoice bills: the charge lines, without the base fee.
+	const usageAmount = Decimal.sum(
+		spent.filter((line) => line.metric !== BASE_FEE_METRIC).map((line) => line.amount),
+	);
+	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)), usageAmount, margin };
 }
 
 /** The period's total amount so far, as a spend alert compares it with its threshold. */

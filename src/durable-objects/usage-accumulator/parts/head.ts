@@ -11,6 +11,7 @@ import {
 	isHead,
 	parseAccumulatorName,
 } from "../identity";
+import type { ThresholdAnswer, ThresholdRequest } from "../types";
 import type { AlertContext, AlertRule } from "./alerts";
 import type { AccumulatorParts } from "./context";
 import { hasUnflushed } from "./flush";
@@ -101,8 +102,9 @@ export async function receiveShardReport(
 		if (report.period !== periodOf(now)) return;
 		parts.alerts.evaluate(store.sql, alertContext(parts, identity, accountId), report.period);
 	});
-	// What the alerts triggered is flushed like any trigger.
-	if (!store.isEmpty && hasUnflushed(store.sql)) await parts.flushSoon();
+	// What the alerts triggered is flushed like any trigger; a threshold request is sent by the alarm.
+	const waiting = parts.alerts.thresholds.pending().length > 0;
+	if (waiting || (!store.isEmpty && hasUnflushed(store.sql))) await parts.flushSoon();
 }
 
 /** A shard other than the head sends it its current period after each flush. */
@@ -115,4 +117,80 @@ export async function reportToHead(parts: AccumulatorParts): Promise<void> {
 	const head = accumulatorName(identity.environment, { subscriptionId: identity.id, shard: 0 });
 	await accumulatorStub(parts.env, head).reportShard(head, identity.accountId, { ...report, settled });
 	forgetSettlements(parts.store.sql, settled);
+}
+
+/**
+ * Sets (or, null, removes) the subscription's invoicing threshold and judges the current period at once: a
+ * period already over it gets its threshold invoice now, not at the next event.
+ */
+export async function setInvoicingThreshold(
+	parts: AccumulatorParts,
+	name: string,
+	accountId: string | null,
+	threshold: string | null,
+): Promise<void> {
+	const identity = parseAccumulatorName(name);
+	if (!isHead(identity))
+		throw new Error(`Thresholds belong to a subscription's head accumulator, not ${name}`);
+	const now = new Date().toISOString();
+	await parts.plans.learn(identity, [now]);
+	parts.store.remember(name, accountId);
+	const requested = parts.store.transaction(() => {
+		parts.alerts.thresholds.set(threshold);
+		return parts.alerts.judgeThreshold(
+			parts.store.sql,
+			alertContext(parts, identity, accountId),
+			periodOf(now),
+		);
+	});
+	if (requested) await parts.flushSoon();
+}
+
+/** Invoicing's answer to a threshold request; the period is judged again from what is now billed. */
+export async function thresholdInvoiced(
+	parts: AccumulatorParts,
+	name: string,
+	accountId: string | null,
+	answer: ThresholdAnswer,
+): Promise<void> {
+	const identity = parseAccumulatorName(name);
+	if (!isHead(identity))
+		throw new Error(`Thresholds belong to a subscription's head accumulator, not ${name}`);
+	await parts.plans.learn(identity, [`${answer.period}-01T00:00:00.000Z`]);
+	parts.store.remember(name, accountId);
+	const requested = parts.store.transaction(() => {
+		parts.alerts.thresholds.answered(answer);
+		if (answer.period !== periodOf(new Date().toISOString())) return false;
+		return parts.alerts.judgeThreshold(
+			parts.store.sql,
+			alertContext(parts, identity, accountId),
+			answer.period,
+		);
+	});
+	if (requested) await parts.flushSoon();
+}
+
+/**
+ * From the alarm, after its flush put the requests' events in D1: asks invoicing for each waiting threshold
+ * invoice not asked lately. True while some request waits for its answer (the alarm comes back to ask again).
+ */
+export async function sendThresholdRequests(parts: AccumulatorParts): Promise<boolean> {
+	const identity = parts.store.identity();
+	if (identity === null || identity.kind !== "sub" || !isHead(identity)) return false;
+	const book = parts.alerts.thresholds;
+	for (const request of book.due(Date.now())) {
+		const message: ThresholdRequest = {
+			kind: "threshold",
+			environment: identity.environment,
+			subscriptionId: identity.id,
+			...request,
+		};
+		try {
+			await parts.env.INVOICE_QUEUE.send(message);
+		} catch (error) {
+			book.unsent(request);
+			console.error(JSON.stringify({ at: "usage-accumulator.threshold", error: String(error) }));
+		}
+	}
+	return book.pending().length > 0;
 }

@@ -90,6 +90,18 @@ CREATE TABLE IF NOT EXISTS alert_triggers (
 CREATE TABLE IF NOT EXISTS margin_alert_rules (id TEXT PRIMARY KEY, threshold TEXT NOT NULL, min_costs TEXT NOT NULL);
 `;
 
+/**
+ * The subscription's invoicing threshold and, per period, what its threshold invoices billed, the next request's
+ * number and the request waiting for its invoice (0: none); closed once the period has a regular invoice
+ * (parts/thresholds.ts).
+ */
+export const THRESHOLDS_SCHEMA = `
+CREATE TABLE IF NOT EXISTS invoicing_threshold (id INTEGER PRIMARY KEY CHECK (id = 1), threshold TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS threshold_periods (
+	period TEXT PRIMARY KEY, billed TEXT NOT NULL DEFAULT '0', next_sequence INTEGER NOT NULL DEFAULT 1,
+	pending INTEGER NOT NULL DEFAULT 0, closed INTEGER NOT NULL DEFAULT 0);
+`;
+
 /** Unbilled usage set aside for a subscription, and what it absorbed (set-aside.ts, parts/adoption.ts). */
 export const ADOPTION_SCHEMA = `
 CREATE TABLE IF NOT EXISTS set_aside (

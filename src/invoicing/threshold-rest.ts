@@ -1,0 +1,91 @@
+/**
+ * The period's regular invoice after threshold invoices (docs/thresholds-and-recurring-credits.md): the base fee,
+ * each charge's amount on the whole period less what threshold invoices billed of it, and the minimum computed
+ * on the whole period. The discount is the whole period's too, taken from this invoice up to its other lines;
+ * what that leaves is granted to the account as a credit (write.ts: discountCreditInsert), so it is never lost.
+ */
+import type { PeriodWindow } from "../billing-period/period";
+import { grantInsert } from "../credits/grants";
+import { toMinor } from "../credits/plan";
+import { Decimal } from "../lib/decimal";
+import { DISCOUNT_METRIC } from "../pricing/period-discount";
+import { lateUsageLineDescription } from "./descriptions";
+import type { Billed, BilledLine, DraftLine, InvoiceDraft, MeteredLine } from "./draft";
+import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJson } from "./draft";
+
+/**
+ * A usage line less what earlier invoices of the period billed of its metric: all of it on the first, the rest
+ * after. Priced on the period so far, so tiers and included quantities never restart.
+ */
+export function usageAfter(line: MeteredLine, before: Billed | undefined): DraftLine {
+	if (line.charge === null || before === undefined) return regularLine(line);
+	const quantity = line.quantity.sub(before.quantity);
+	return {
+		metric: line.metric,
+		description: lateUsageLineDescription(
+			labelOf(line.charge),
+			quantity,
+			line.quantity,
+			includedOf(line.charge),
+			"previous_invoice",
+		),
+		quantity,
+		amount: line.amount.sub(before.amount),
+		agentShares: sharesToJson(extraShares(line.shares, before)),
+	};
+}
+
+export function restOfPeriod(
+	metered: readonly MeteredLine[],
+	billed: Map<string, Billed>,
+): { lines: DraftLine[]; discountCredited: Decimal } {
+	const lines = metered
+		.filter((line) => line.metric !== DISCOUNT_METRIC)
+		.map((line) => usageAfter(line, billed.get(line.metric)));
+	const discount = metered.find((line) => line.metric === DISCOUNT_METRIC);
+	if (discount === undefined) return { lines, discountCredited: Decimal.ZERO };
+	// A discount is ≤ 0; it takes at most what the other lines come to, never below zero.
+	const others = Decimal.sum(lines.map((line) => line.amount));
+	const room = others.isNegative() ? Decimal.ZERO : others.negate();
+	const taken = discount.amount.lt(room) ? room : discount.amount;
+	lines.push({ ...regularLine(discount), amount: taken });
+	return { lines, discountCredited: discount.amount.sub(taken) };
+}
+
+/** The usage lines of a threshold invoice: each charge so far, less what earlier threshold invoices billed. */
+export function thresholdLines(metered: readonly MeteredLine[], billedLines: BilledLine[]): DraftLine[] {
+	const billed = addUpBilled(billedLines);
+	return metered
+		.filter((line) => line.charge !== null)
+		.map((line) => usageAfter(line, billed.get(line.metric)))
+		.filter((line) => !line.amount.isZero());
+}
+
+/**
+ * The credit grant of what a regular invoice's discount could not take (restOfPeriod): "<code> discount,
+ * YYYY-MM", in the invoice's batch, so the invoice and its credit are stored together or not at all.
+ */
+export function discountCreditInsert(
+	d1: D1Database,
+	environment: string,
+	window: PeriodWindow,
+	draft: InvoiceDraft,
+	invoiceId: string,
+	now: string,
+): D1PreparedStatement[] {
+	const credited = draft.discountCredited;
+	if (credited === undefined || !credited.isNegative()) return [];
+	const amount = credited.negate();
+	return grantInsert(d1, environment, {
+		// Derived from the invoice: the credit of one invoice's discount is one grant.
+		id: `cgr_${invoiceId.slice(4)}`,
+		account_id: draft.accountId,
+		amount: amount.toString(),
+		currency: draft.currency,
+		expires_at: null,
+		description: `${draft.discountCode ?? "Coupon"} discount, ${window.period}`,
+		voided_at: null,
+		created_at: now,
+		remaining: toMinor(amount, draft.currency).toString(),
+	});
+}
