@@ -27,7 +27,7 @@ import {
 	openMembershipsStatement,
 	raceConflict,
 } from "./memberships";
-import { accountQuery, assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
+import { assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
 import {
 	type LoadedSubscription,
 	loadSubscription,
@@ -99,12 +99,12 @@ async function pendingPlanAfter(
 			`Subscription ${view.id} is set to cancel at ${view.cancel_at}: it has no next period to change the plan of.`,
 		);
 	}
-	const [[account], [plan]] = await db.batch([
-		accountQuery(db, scope, view.account_id),
+	const [[current], [plan]] = await db.batch([
+		ratePlanQuery(db, scope, view.rate_plan_id),
 		ratePlanQuery(db, scope, wanted),
 	]);
-	if (!account) throw new Error(`Account ${view.account_id} of subscription ${view.id} is missing`);
-	assertSubscribable(wanted, plan, account);
+	if (!current) throw new Error(`Plan ${view.rate_plan_id} of subscription ${view.id} is missing`);
+	assertSubscribable(wanted, plan, current);
 	assertShardable(wanted, plan, view.shards);
 	return wanted;
 }

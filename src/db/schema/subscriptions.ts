@@ -42,6 +42,8 @@ export const subscriptions = sqliteTable(
 		adoptPending: integer("adopt_pending", { mode: "boolean" }).notNull().default(false),
 		// Migration 0007: how many usage accumulators count its events (1–64), fixed at creation.
 		shards: integer("shards").notNull().default(1),
+		// Migration 0020: the currency its invoices are in, fixed at creation (docs/currencies.md).
+		billingCurrency: text("billing_currency"),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),
