@@ -72,6 +72,8 @@ export interface GrantInput {
 	amount: number;
 	expires_at?: string;
 	description?: string;
+	/** Default the account's (docs/currencies.md). */
+	currency?: string;
 }
 
 /**
@@ -128,7 +130,7 @@ export async function createGrant({
 	mark?: WriteMark;
 }): Promise<CreditGrantView> {
 	const account = await getAccount({ db, scope, id: accountId });
-	const currency = account.currency;
+	const currency = input.currency ?? account.currency;
 	const amount = Decimal.from(input.amount);
 	if (amount.scale > minorUnits(currency)) {
 		throw validationError(
@@ -293,10 +295,11 @@ export async function availableCredit(
 			`SELECT CAST(COALESCE(SUM(l.amount_minor), 0) AS TEXT) AS available
 			FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
 			WHERE g.environment = ?1 AND g.account_id = ?2 AND g.voided_at IS NULL
-				AND (g.expires_at IS NULL OR g.expires_at > ?3)`,
+				AND (g.expires_at IS NULL OR g.expires_at > ?3) AND g.currency = ?4`,
 			scope.environment,
 			accountId,
 			now,
+			currency,
 		),
 	]);
 	const available = ((sum?.results ?? [])[0] as { available: string } | undefined)?.available ?? "0";

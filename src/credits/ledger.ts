@@ -89,11 +89,12 @@ interface SpendableRow {
 	expires_at: string | null;
 	created_at: string;
 	remaining: string;
+	currency?: string;
 }
 
 /** The grants of these accounts that can pay now: not void, not expired, something left. */
 export const spendableGrantsQuery = overHeldGrants(
-	"SELECT g.id, g.account_id, g.expires_at, g.created_at, CAST(SUM(l.amount_minor) AS TEXT) AS remaining",
+	"SELECT g.id, g.account_id, g.expires_at, g.created_at, g.currency, CAST(SUM(l.amount_minor) AS TEXT) AS remaining",
 	"g.voided_at IS NULL AND (g.expires_at IS NULL OR g.expires_at > ?3)",
 );
 
@@ -104,5 +105,6 @@ export function spendableGrants(result: D1Result | undefined): SpendableGrant[] 
 		remainingMinor: BigInt(row.remaining),
 		expiresAt: row.expires_at,
 		createdAt: row.created_at,
+		...(row.currency === undefined ? {} : { currency: row.currency }),
 	}));
 }

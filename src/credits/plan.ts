@@ -12,6 +12,8 @@ export interface SpendableGrant {
 	remainingMinor: bigint;
 	expiresAt: string | null;
 	createdAt: string;
+	/** Only invoices in this currency spend it (docs/currencies.md); absent: any. */
+	currency?: string;
 }
 
 export interface CreditApplication {
@@ -44,11 +46,13 @@ export class CreditWallet {
 	}
 
 	/** Spends up to `amountMinor` of the account's grants (nothing for an amount ≤ 0) and says from which. */
-	spend(accountId: string, amountMinor: bigint): CreditApplication[] {
+	spend(accountId: string, amountMinor: bigint, currency?: string): CreditApplication[] {
 		const applications: CreditApplication[] = [];
 		let owed = amountMinor;
 		for (const grant of this.byAccount.get(accountId) ?? []) {
 			if (owed <= 0n) break;
+			// A grant pays only invoices in its own currency.
+			if (currency !== undefined && grant.currency !== undefined && grant.currency !== currency) continue;
 			// biome-ignore lint/complexity/useMathMinMax: bigints, which Math.min does not take
 			const take = grant.remainingMinor < owed ? grant.remainingMinor : owed;
 			if (take <= 0n) continue;

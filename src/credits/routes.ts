@@ -5,7 +5,7 @@ import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
-import { decimalPlaces } from "../lib/money";
+import { decimalPlaces, isCurrencyCode } from "../lib/money";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createGrant, getGrant, listGrants, voidGrant } from "./grants";
 
@@ -36,6 +36,15 @@ const CreateCreditGrant = z
 			.optional()
 			.openapi({ example: "2027-01-01T00:00:00Z", description: "In the future; never expires when absent." }),
 		description: z.string().min(1).max(500).optional(),
+		currency: z
+			.string()
+			.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
+			.optional()
+			.openapi({
+				example: "EUR",
+				description:
+					"The currency of the grant (default the account's): it pays only invoices in this currency.",
+			}),
 	})
 	.openapi("CreateCreditGrant");
 

@@ -71,7 +71,7 @@ export function issueTermsOf(
 	draft: Pick<InvoiceDraft, "accountId" | "amount" | "currency">,
 	now: string,
 ): IssueTerms {
-	const applications = wallet.spend(draft.accountId, toMinor(draft.amount, draft.currency));
+	const applications = wallet.spend(draft.accountId, toMinor(draft.amount, draft.currency), draft.currency);
 	const creditsApplied = fromMinor(
 		applications.reduce((sum, application) => sum + application.amountMinor, 0n),
 		draft.currency,
