@@ -192,3 +192,19 @@ describe("no rate in effect", () => {
 		expect(waits?.n).toBe(0);
 	});
 });
+
+describe("GET /v1/usage in the billing currency", () => {
+	it("converts at the rate in effect now, and answers 409 naming the pair when there is none", async () => {
+		const { instance, subscription } = await foreignCustomer("USD", "DKK");
+		await sendActions(actions(instance, "llm_call", 1, { tokens: 1000 }));
+		const refused = await get(`/v1/usage?subscription_id=${subscription.id}`);
+		expect(expectError(refused, 409, "conflict").message).toContain("no USD→DKK exchange rate in effect");
+		await addRate("USD", "DKK", 6.85);
+		const usage = await get(`/v1/usage?subscription_id=${subscription.id}`);
+		expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+		// 10 USD → 68.50 DKK; 1.30 USD → 8.905 → 8.91 DKK.
+		expect(usage.body.currency).toBe("DKK");
+		expect(usage.body.charges.map((c: { amount: number }) => c.amount)).toEqual([68.5, 8.91]);
+		expect(usage.body.total).toBe(77.41);
+	});
+});
