@@ -216,4 +216,33 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 		const text = pdfText(await renderInvoicePdf(yen, { seller: "Acme Billing", fonts }), "invoice-jpy");
 		expect(text).toMatch(/Amount due\s+JPY 150,000\s/);
 	});
+
+	it("shows the exchange rate and each converted line's original amount", async () => {
+		const euro = {
+			...sampleInvoice,
+			currency: "EUR",
+			exchange_rate: {
+				base: "USD",
+				quote: "EUR",
+				rate: 0.923456789,
+				effective_at: "2026-10-15T00:00:00.000Z",
+			},
+			line_items: [
+				{
+					metric: "base_fee",
+					description: "Base fee",
+					quantity: 1,
+					amount: 9.23,
+					original_amount: 10,
+					original_currency: "USD",
+				},
+			],
+			amount: 9.23,
+			credits_applied: 0,
+			amount_due: 9.23,
+		};
+		const text = pdfText(await renderInvoicePdf(euro, { seller: "Acme Billing", fonts }), "invoice-eur");
+		expect(text).toMatch(/Exchange rate\s+1 USD = 0\.923456789 EUR/);
+		expect(text).toMatch(/Base fee \(USD 10\.00 before conversion\)\s+1\s+EUR 9\.23/);
+	});
 });
