@@ -356,7 +356,8 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 		ratePlanId: state.plan.id,
 		kind: state.invoiced ? "supplementary" : "regular",
 		sequence: Math.max(0, ...state.sequences) + 1,
-		currency: state.billingCurrency ?? state.plan.currency,
+		// Unconverted (a reader that did not ask for a rate) it stays in the plan's currency, never mislabelled.
+		currency: conversion?.to ?? state.plan.currency,
 		amount: Decimal.sum(lines.map((line) => line.amount)),
 		lines,
 		exchangeRate: conversion?.rate ?? null,
