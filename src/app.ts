@@ -10,6 +10,7 @@ import { creditNoteRoutes } from "./credit-notes/routes";
 import { creditRoutes } from "./credits/routes";
 import { documentRoutes } from "./documents/routes";
 import { eventRoutes } from "./events/routes";
+import { exchangeRateRoutes } from "./exchange-rates/routes";
 import { benchHop } from "./http/bench-routes";
 import type { Router } from "./http/context";
 import { gate } from "./http/gate";
@@ -63,6 +64,7 @@ export function createApp(): Router {
 			statementRoutes,
 			costRoutes,
 			modelPriceRoutes,
+			exchangeRateRoutes,
 			reportRoutes,
 			pricingRoutes,
 			planVersionRoutes,

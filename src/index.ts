@@ -76,6 +76,8 @@ export default {
 				await cancelDueSubscriptions(env, at);
 				await adoptPendingUsage(env);
 				await finalizeDueDrafts(env, at);
+				// Invoices of past periods that waited for an exchange rate (docs/currencies.md).
+				await (await import("./invoicing/conversion-waits")).issueWaitingInvoices(env, at);
 				// Stripe (docs/payments.md): what the run above issued, dunning retries, calls that failed before.
 				await (await import("./payments/collect")).collectWithCron(env, at);
 				break;

@@ -25,21 +25,25 @@ export async function accountBalance({
 	env,
 	scope,
 	accountId,
+	currency: asked,
 }: {
 	env: Env;
 	scope: Scope;
 	accountId: string;
+	/** docs/currencies.md: the balance in this currency; default the account's. */
+	currency?: string;
 }): Promise<BalanceView> {
 	const db = database(env.DB);
 	const account = await getAccount({ db, scope, id: accountId });
 	const window = periodWindow(periodOf(nowIso()));
+	const currency = asked ?? account.currency;
 	const [available, pending] = await Promise.all([
-		availableCredit(db, scope, accountId, account.currency),
-		accruedNotInvoiced({ env, db, scope, accountId, window }),
+		availableCredit(db, scope, accountId, currency),
+		accruedNotInvoiced({ env, db, scope, accountId, window, currency }),
 	]);
 	return {
 		account_id: accountId,
-		currency: account.currency,
+		currency,
 		available: available.toNumber(),
 		pending_usage: pending.toNumber(),
 		projected: available.sub(pending).toNumber(),

@@ -4,6 +4,7 @@ import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
+import { isCurrencyCode } from "../lib/money";
 import { accountBalance } from "./balance";
 
 const Balance = z
@@ -21,6 +22,17 @@ const Balance = z
 	.openapi("CreditBalance");
 
 const AccountParams = z.object({ account_id: z.string() });
+const BalanceQuery = z.strictObject({
+	currency: z
+		.string()
+		.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
+		.optional()
+		.openapi({
+			example: "EUR",
+			description:
+				"The currency to read (default the account's): grants in it, and usage of subscriptions billed in it.",
+		}),
+});
 
 export const balanceRoutes = apiRouter();
 
@@ -32,12 +44,17 @@ balanceRoutes.openapi(
 		operationId: "getCreditBalance",
 		tags: ["Credits"],
 		summary: "An account's credit balance and what its usage has accrued this period",
-		request: { params: AccountParams },
-		responses: { 200: { description: "The balance", ...json(Balance) }, ...errorResponses(404) },
+		request: { params: AccountParams, query: BalanceQuery },
+		responses: { 200: { description: "The balance", ...json(Balance) }, ...errorResponses(400, 404, 409) },
 	}),
 	async (c) =>
 		c.json(
-			await accountBalance({ env: c.env, scope: c.get("scope"), accountId: c.req.valid("param").account_id }),
+			await accountBalance({
+				env: c.env,
+				scope: c.get("scope"),
+				accountId: c.req.valid("param").account_id,
+				currency: c.req.valid("query").currency,
+			}),
 			200,
 		),
 );

@@ -85,6 +85,8 @@ export interface GrantInput {
 	/** docs/thresholds-and-recurring-credits.md: checked by the route (not with expires_at). */
 	recurrence?: "monthly" | null;
 	rollover_max?: number | null;
+	/** Default the account's (docs/currencies.md). */
+	currency?: string;
 }
 
 /**
@@ -141,7 +143,7 @@ export async function createGrant({
 	mark?: WriteMark;
 }): Promise<CreditGrantView> {
 	const account = await getAccount({ db, scope, id: accountId });
-	const currency = account.currency;
+	const currency = input.currency ?? account.currency;
 	const amount = Decimal.from(input.amount);
 	if (amount.scale > minorUnits(currency)) {
 		throw validationError(
@@ -328,10 +330,11 @@ export async function availableCredit(
 			`SELECT CAST(COALESCE(SUM(l.amount_minor), 0) AS TEXT) AS available
 			FROM credit_grants g JOIN credit_ledger l ON l.grant_id = g.id
 			WHERE g.environment = ?1 AND g.account_id = ?2 AND g.voided_at IS NULL
-				AND (g.expires_at IS NULL OR g.expires_at > ?3)`,
+				AND (g.expires_at IS NULL OR g.expires_at > ?3) AND g.currency = ?4`,
 			scope.environment,
 			accountId,
 			now,
+			currency,
 		),
 	]);
 	const available = ((sum?.results ?? [])[0] as { available: string } | undefined)?.available ?? "0";

@@ -10,6 +10,7 @@ export * from "./schema/billing";
 export * from "./schema/coupons";
 export * from "./schema/credit-notes";
 export * from "./schema/customers";
+export * from "./schema/exchange-rates";
 export * from "./schema/hierarchies";
 export * from "./schema/model-prices";
 export * from "./schema/stripe";

@@ -83,6 +83,12 @@ function drawHeading(page: PDFPage, pen: Pen, invoice: InvoiceView, seller: stri
 		],
 	];
 	if (invoice.kind === "supplementary") facts.push(["Kind", "Supplementary"]);
+	// docs/currencies.md: the stored rate the lines were converted at, as created.
+	const rate = invoice.exchange_rate;
+	if (rate) {
+		facts.push(["Exchange rate", `1 ${rate.base} = ${rate.rate} ${rate.quote}`]);
+		facts.push(["Rate effective", formatDate(rate.effective_at)]);
+	}
 	let right = y;
 	const labelX = PAGE.width - MARGIN - 230;
 	for (const [label, value] of facts) {
@@ -168,7 +174,12 @@ export async function renderInvoicePdf(
 	// Each row: its text, then 8 points of air, a hairline, and 12 points before the next row's first baseline.
 	let firstOnPage = true;
 	for (const line of invoice.line_items) {
-		const text = wrap(line.description, pen.regular, size, DESCRIPTION_WIDTH);
+		// A converted line says what it was before conversion (docs/currencies.md).
+		const converted =
+			line.original_currency !== undefined && line.original_currency !== invoice.currency
+				? ` (${formatMoney(line.original_amount, line.original_currency)} before conversion)`
+				: "";
+		const text = wrap(line.description + converted, pen.regular, size, DESCRIPTION_WIDTH);
 		const height = (text.length - 1) * leading + 24;
 		if (y - height < bottom) {
 			newPage();

@@ -60,6 +60,8 @@ const TAG_DESCRIPTIONS: Record<string, string> = {
 	Health: "Whether the service is up; no key needed.",
 	"Customer portal":
 		"What an account's own customer portal reads, with the portal token of a link minted for that account.",
+	"Exchange rates":
+		"Rates between currencies with effective times, for invoices in another currency than their plan.",
 	"Model prices":
 		"What LLM tokens cost per model: the catalog that ships with the service and this environment's own prices.",
 };

@@ -14,6 +14,7 @@ import { type Db, isUniqueViolation } from "../db/client";
 import { accounts, invoiceLines, invoices } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { markStatements, type WriteMark } from "../db/write-once";
+import { storedRate } from "../exchange-rates/invoice-rate";
 import { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
 import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from "./draft";
@@ -145,6 +146,8 @@ function lineRows(invoiceId: string, lines: InvoiceDraft["lines"], oneOffs: read
 			quantity: line.quantity.toString(),
 			amount: line.amount.toString(),
 			agent_shares: line.agentShares === null ? null : JSON.stringify(line.agentShares),
+			original_amount: line.original ? line.original.amount.toString() : null,
+			original_currency: line.original ? line.original.currency : null,
 		})),
 		...oneOffs.map((line) => ({
 			metric: line.metric,
@@ -159,9 +162,11 @@ function lineRows(invoiceId: string, lines: InvoiceDraft["lines"], oneOffs: read
 function insertLines(d1: D1Database, environment: string, rows: string[]): D1PreparedStatement {
 	return statement(
 		d1,
-		`INSERT INTO invoice_lines (invoice_id, position, environment, metric, description, quantity, amount, agent_shares)
+		`INSERT INTO invoice_lines (invoice_id, position, environment, metric, description, quantity, amount, agent_shares,
+			original_amount, original_currency)
 		SELECT l.value ->> '$.invoice_id', l.value ->> '$.position', ?1, l.value ->> '$.metric',
-			l.value ->> '$.description', l.value ->> '$.quantity', l.value ->> '$.amount', l.value ->> '$.agent_shares'
+			l.value ->> '$.description', l.value ->> '$.quantity', l.value ->> '$.amount', l.value ->> '$.agent_shares',
+			l.value ->> '$.original_amount', l.value ->> '$.original_currency'
 		FROM json_each(?2) AS l`,
 		environment,
 		`[${rows.join(",")}]`,
@@ -216,8 +221,8 @@ export async function storeDrafts({
 					d1,
 					`INSERT INTO invoices (id, environment, number, account_id, subscription_id, rate_plan_id, billing_period,
 						sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at, due_at, bill_to,
-						credits_applied)
-					VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'draft', ?10, ?11, ?12, NULL, NULL, ?12, ?13, ?14, '0')`,
+						credits_applied, exchange_rate)
+					VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, 'draft', ?10, ?11, ?12, NULL, NULL, ?12, ?13, ?14, '0', ?15)`,
 					row.id,
 					row.environment,
 					row.number,
@@ -232,6 +237,7 @@ export async function storeDrafts({
 					now,
 					row.dueAt,
 					JSON.stringify(row.billTo),
+					row.exchangeRate === null ? null : JSON.stringify(row.exchangeRate),
 				),
 				...(rows.length > 0 ? [insertLines(d1, scope.environment, rows)] : []),
 				...markStatements(mark, d1, [row.id]),
@@ -247,6 +253,8 @@ export async function storeDrafts({
 					...line,
 					quantity: line.quantity.toString(),
 					amount: line.amount.toString(),
+					originalAmount: line.original?.amount.toString() ?? null,
+					originalCurrency: line.original?.currency ?? null,
 				})),
 			),
 		);
@@ -266,12 +274,13 @@ export async function refreshDrafts(db: Db, scope: Scope, refreshes: readonly Dr
 			await d1.batch([
 				statement(
 					d1,
-					`UPDATE invoices SET amount = ?3 WHERE environment = ?1 AND id = ?2 AND status = 'draft'
+					`UPDATE invoices SET amount = ?3, exchange_rate = ?5 WHERE environment = ?1 AND id = ?2 AND status = 'draft'
 						AND (SELECT COUNT(*) FROM invoice_lines WHERE invoice_id = ?2) = ?4`,
 					scope.environment,
 					invoiceId,
 					amount.toString(),
 					linesRead,
+					JSON.stringify(storedRate(metered.exchangeRate ?? null)),
 				),
 				abortUnlessChanged(d1),
 				statement(d1, "DELETE FROM invoice_lines WHERE invoice_id = ?1", invoiceId),

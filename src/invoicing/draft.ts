@@ -16,6 +16,9 @@ import {
 	proratedBaseFeeDescription,
 	rateWithProration,
 } from "../billing-period/proration";
+import { type Conversion, convertAmount } from "../exchange-rates/convert";
+import { convertRated } from "../exchange-rates/rated";
+import type { ExchangeRate } from "../exchange-rates/rates";
 import { Decimal } from "../lib/decimal";
 import {
 	DISCOUNT_METRIC,
@@ -59,6 +62,8 @@ export interface BilledLine {
 	quantity: string;
 	amount: string;
 	agentShares: AgentShare[] | null;
+	/** Its amount before conversion (docs/currencies.md); null when it was computed in the invoice's currency. */
+	originalAmount?: string | null;
 }
 
 export interface SubscriptionPeriodState {
@@ -87,6 +92,10 @@ export interface SubscriptionPeriodState {
 	baseFeeProration?: BaseFeeProration | null;
 	/** The coupon applied to the period, if any: its line comes after the minimum's top-up (docs/discounts.md). */
 	discount?: PeriodDiscount | null;
+	/** The currency its invoices are in; the plan's when absent. */
+	billingCurrency?: string;
+	/** How the plan's currency converts to the billing currency now; null or absent when they are the same. */
+	conversion?: Conversion | null;
 }
 
 export interface DraftLine {
@@ -95,6 +104,8 @@ export interface DraftLine {
 	quantity: Decimal;
 	amount: Decimal;
 	agentShares: AgentShare[] | null;
+	/** The amount before conversion, in the plan's currency; null or absent for a line in the invoice's currency. */
+	original?: { amount: Decimal; currency: string } | null;
 }
 
 export interface InvoiceDraft {
@@ -112,6 +123,8 @@ export interface InvoiceDraft {
 	discountCredited?: Decimal;
 	/** The coupon's code, naming the credit of discountCredited. */
 	discountCode?: string;
+	/** The stored rate its lines were converted at; null or absent without conversion. */
+	exchangeRate?: ExchangeRate | null;
 }
 
 export interface MeteredLine {
@@ -124,6 +137,8 @@ export interface MeteredLine {
 	baseFeeDescription?: string;
 	/** How the discount line reads: the coupon's code and what it takes off. */
 	label?: string;
+	/** The amount in the plan's currency of a converted line (docs/currencies.md). */
+	originalAmount?: Decimal;
 }
 
 export const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
@@ -170,7 +185,11 @@ export function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 	const shares = sharesByMetric(pricing.charges, state.usage, metrics);
 	const charges = new Map(pricing.charges.map((c) => [c.metric, c]));
 	const proration = state.baseFeeProration ?? null;
-	const discounted = withDiscount(rateWithProration(pricing, quantities, proration), state.discount ?? null);
+	const inPlanCurrency = rateWithProration(pricing, quantities, proration);
+	const conversion = state.conversion ?? null;
+	// Converted per line before the discount, which is computed in the billing currency.
+	const converted = conversion === null ? null : convertRated(inPlanCurrency, pricing, conversion);
+	const discounted = withDiscount(converted?.rated ?? inPlanCurrency, state.discount ?? null);
 	return discounted.charges.map((rated) => ({
 		metric: rated.metric,
 		charge: charges.get(rated.metric) ?? null,
@@ -183,6 +202,9 @@ export function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
 		baseFeeDescription: proration === null ? BASE_FEE_DESCRIPTION : proratedBaseFeeDescription(proration),
 		...(rated.metric === DISCOUNT_METRIC && state.discount
 			? { label: discountDescription(state.discount) }
+			: {}),
+		...(converted?.originals.has(rated.metric)
+			? { originalAmount: converted.originals.get(rated.metric) }
 			: {}),
 	}));
 }
@@ -202,7 +224,12 @@ function flatDescription(line: MeteredLine): string {
 	return line.baseFeeDescription ?? BASE_FEE_DESCRIPTION;
 }
 
-export function regularLine(line: MeteredLine): DraftLine {
+/** A converted line's original amount, in the plan's currency. */
+function originalOf(amount: Decimal | undefined, conversion: Conversion | null | undefined) {
+	return amount === undefined || !conversion ? null : { amount, currency: conversion.from };
+}
+
+export function regularLine(line: MeteredLine, conversion?: Conversion | null): DraftLine {
 	const description =
 		line.charge === null
 			? flatDescription(line)
@@ -213,12 +240,15 @@ export function regularLine(line: MeteredLine): DraftLine {
 		quantity: line.quantity,
 		amount: line.amount,
 		agentShares: sharesToJson(line.shares),
+		original: originalOf(line.originalAmount, conversion),
 	};
 }
 
 export interface Billed {
 	quantity: Decimal;
 	amount: Decimal;
+	/** In the plan's currency: the amounts before conversion (the amount where there was none). */
+	originalAmount: Decimal;
 	shares: Map<string | null, Decimal>;
 }
 
@@ -228,10 +258,12 @@ export function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
 		const sum = billed.get(line.metric) ?? {
 			quantity: Decimal.ZERO,
 			amount: Decimal.ZERO,
+			originalAmount: Decimal.ZERO,
 			shares: new Map(),
 		};
 		sum.quantity = sum.quantity.add(Decimal.from(line.quantity));
 		sum.amount = sum.amount.add(Decimal.from(line.amount));
+		sum.originalAmount = sum.originalAmount.add(Decimal.from(line.originalAmount ?? line.amount));
 		for (const share of line.agentShares ?? []) {
 			const before = sum.shares.get(share.agent_id) ?? Decimal.ZERO;
 			sum.shares.set(share.agent_id, before.add(Decimal.from(share.quantity)));
@@ -260,11 +292,21 @@ function differenceLine(
 	line: MeteredLine,
 	before: Billed | undefined,
 	since: "late" | "previous_invoice" = "late",
+	conversion: Conversion | null = null,
 ): DraftLine | null {
 	const quantity = line.quantity.sub(before?.quantity ?? Decimal.ZERO);
-	const amount = line.amount.sub(before?.amount ?? Decimal.ZERO);
+	// A converted line: the difference of the plan-currency amounts, converted now (a new rate alone bills nothing).
+	const originalDifference =
+		line.originalAmount === undefined || conversion === null
+			? null
+			: line.originalAmount.sub(before?.originalAmount ?? Decimal.ZERO);
+	const amount =
+		originalDifference === null
+			? line.amount.sub(before?.amount ?? Decimal.ZERO)
+			: convertAmount(originalDifference, conversion as Conversion);
+	const changed = originalDifference ?? amount;
 	// A discount is one line a period whatever invoices carried it: only its amount can differ.
-	if (amount.isZero() && (quantity.isZero() || line.metric === DISCOUNT_METRIC)) return null;
+	if (changed.isZero() && (quantity.isZero() || line.metric === DISCOUNT_METRIC)) return null;
 	let description: string;
 	// A discount line reads as the coupon says on every invoice; the others say they adjust what was billed.
 	if (line.metric === DISCOUNT_METRIC) description = flatDescription(line);
@@ -287,23 +329,25 @@ function differenceLine(
 		quantity: line.metric === DISCOUNT_METRIC ? Decimal.from(1) : quantity,
 		amount,
 		agentShares: sharesToJson(extraShares(line.shares, before)),
+		original: originalOf(originalDifference ?? undefined, conversion),
 	};
 }
 
 /** The invoice this subscription needs now for the period, or null when everything is already billed. */
 export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | null {
 	const metered = rateThePeriod(state);
+	const conversion = state.conversion ?? null;
 	let lines: DraftLine[];
 	let discountCredited: Decimal | undefined;
 	if (!state.invoiced) {
 		// After threshold invoices, the rest of the period (threshold-rest.ts).
 		const rest = state.billedLines.length > 0 ? restOfPeriod(metered, addUpBilled(state.billedLines)) : null;
-		lines = rest?.lines ?? metered.map(regularLine);
+		lines = rest?.lines ?? metered.map((line) => regularLine(line, conversion));
 		discountCredited = rest?.discountCredited;
 	} else {
 		const billed = addUpBilled(state.billedLines);
 		const since = state.invoicedWhileOpen ? "previous_invoice" : "late";
-		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric), since) ?? []);
+		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric), since, conversion) ?? []);
 		// A metric billed earlier that the period no longer has: the minimum's top-up once usage reached the
 		// minimum (its credit keeps the period's total at the minimum, never above what was used), or a metric
 		// the plan no longer has (it cannot happen with one plan per period, but a credit is the honest answer).
@@ -327,11 +371,13 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 		ratePlanId: state.plan.id,
 		kind: state.invoiced ? "supplementary" : "regular",
 		sequence: Math.max(0, ...state.sequences) + 1,
-		currency: state.plan.currency,
+		// Unconverted (a reader that did not ask for a rate) it stays in the plan's currency, never mislabelled.
+		currency: conversion?.to ?? state.plan.currency,
 		amount: Decimal.sum(lines.map((line) => line.amount)),
 		lines,
 		...(discountCredited === undefined || discountCredited.isZero()
 			? {}
 			: { discountCredited, discountCode: state.discount?.code ?? "" }),
+		exchangeRate: conversion?.rate ?? null,
 	};
 }

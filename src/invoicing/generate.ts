@@ -20,6 +20,8 @@ import { conflict, validationError } from "../lib/errors";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { finishPendingAdoptions } from "../subscriptions/adoption";
+import { recordConversionWaits } from "./conversion-waits";
+import { withConversions } from "./conversions";
 import { draftInvoice, type InvoiceDraft } from "./draft";
 import { planDrafts, refreshDrafts, storeDrafts } from "./draft-invoices";
 import type { InvoiceView } from "./invoices";
@@ -38,11 +40,13 @@ export interface GenerateInvoicesInput {
 	now?: Date;
 	/** The Idempotency-Key's mark (db/write-once.ts): each batch that stores invoices records them under the key. */
 	mark?: WriteMark;
+	/** Receives the pairs of invoices not issued for want of an exchange rate (docs/currencies.md). */
+	refused?: { from: string; to: string }[];
 }
 
 /** The invoices created by this call, in subscription order (empty when everything was already billed). */
 export async function generateInvoicesForPeriod(input: GenerateInvoicesInput): Promise<InvoiceView[]> {
-	const { env, scope, billingPeriod, accountId, now = new Date(), mark } = input;
+	const { env, scope, billingPeriod, accountId, now = new Date(), mark, refused = [] } = input;
 	if (!isBillingPeriod(billingPeriod)) {
 		throw validationError("billing_period", "Must be a month written YYYY-MM, e.g. 2026-11.");
 	}
@@ -60,7 +64,7 @@ export async function generateInvoicesForPeriod(input: GenerateInvoicesInput): P
 	const created: InvoiceView[] = [];
 	for (let i = 0; i < inPeriod.length; i += SUBSCRIPTIONS_PER_GROUP) {
 		const group = inPeriod.slice(i, i + SUBSCRIPTIONS_PER_GROUP);
-		created.push(...(await invoiceGroup(env, scope, window, group, mark)));
+		created.push(...(await invoiceGroup(env, scope, window, group, mark, refused)));
 	}
 	return created;
 }
@@ -71,6 +75,7 @@ async function invoiceGroup(
 	window: PeriodWindow,
 	group: SubscriptionInPeriod[],
 	mark: WriteMark | undefined,
+	refused: { from: string; to: string }[],
 ): Promise<InvoiceView[]> {
 	const db = database(env.DB);
 	// Usage a subscription adopts (docs/billing.md#subscription-lifecycle) is billed with its period: an adoption still pending is finished first.
@@ -83,7 +88,16 @@ async function invoiceGroup(
 		env,
 		group.flatMap((s) => subscriptionAccumulators(scope.environment, s.id, s.shards)),
 	);
-	const states = await loadPeriodStates(db, scope, window, group);
+	// In the billing currency at the rate in effect now; without one, the invoice waits (conversion-waits.ts).
+	const converted = await withConversions(
+		db,
+		scope,
+		await loadPeriodStates(db, scope, window, group),
+		nowIso(),
+	);
+	await recordConversionWaits(db, scope, window.period, converted);
+	refused.push(...converted.refused);
+	const states = converted.ready;
 	// Accounts with grace days get drafts, which late usage updates (draft-invoices.ts).
 	const { issue, newDrafts, refreshes } = await planDrafts(db, scope, window, states);
 	const drafts = issue.flatMap((state) => draftInvoice(state) ?? []);

@@ -7,6 +7,7 @@ import { fromMinor } from "../credits/plan";
 import { type ById, getInScope, type InScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoicePayers, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";
+import { invoiceRateJson } from "../exchange-rates/invoice-rate";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
 import { periodBounds } from "../lib/time";
@@ -29,6 +30,9 @@ export interface InvoiceLineView {
 	description: string;
 	quantity: number;
 	amount: number;
+	/** Before conversion (docs/currencies.md): the amount and currency it was rated in; else amount and currency. */
+	original_amount: number;
+	original_currency: string;
 }
 
 export interface InvoiceView {
@@ -46,6 +50,8 @@ export interface InvoiceView {
 	kind: "regular" | "supplementary" | "threshold";
 	status: InvoiceStatus;
 	currency: string;
+	/** The stored rate its lines were converted at, as created; null when it needed no conversion. */
+	exchange_rate: ReturnType<typeof invoiceRateJson>;
 	line_items: InvoiceLineView[];
 	amount: number;
 	issued_at: string;
@@ -94,6 +100,8 @@ interface StoredLine {
 	description: string;
 	quantity: string;
 	amount: string;
+	originalAmount?: string | null;
+	originalCurrency?: string | null;
 }
 
 /** "INV-000042": sequential per environment, six digits until it needs more. */
@@ -133,12 +141,15 @@ export function invoiceView(
 		kind: row.kind,
 		status: row.status,
 		currency: row.currency,
+		exchange_rate: invoiceRateJson(row.exchangeRate),
 		line_items: lines.map((line) => ({
 			metric: line.metric,
 			...(line.metric === DISCOUNT_METRIC ? { model: "flat" as const } : {}),
 			description: line.description,
 			quantity: Decimal.from(line.quantity).toNumber(),
 			amount: Decimal.from(line.amount).toNumber(),
+			original_amount: Decimal.from(line.originalAmount ?? line.amount).toNumber(),
+			original_currency: line.originalCurrency ?? row.currency,
 		})),
 		amount: amount.toNumber(),
 		issued_at: row.issuedAt,
@@ -187,6 +198,8 @@ const lineColumns = {
 	description: invoiceLines.description,
 	quantity: invoiceLines.quantity,
 	amount: invoiceLines.amount,
+	originalAmount: invoiceLines.originalAmount,
+	originalCurrency: invoiceLines.originalCurrency,
 };
 
 const paymentColumns = {

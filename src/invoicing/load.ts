@@ -35,6 +35,8 @@ export interface SubscriptionInPeriod {
 	endsAt: string | null;
 	/** Its usage accumulators, flushed before rating; D1 keeps their rows apart and sums them by subscription. */
 	shards: number;
+	/** The currency its invoices are in (docs/currencies.md); null for a row older than the column. */
+	billingCurrency?: string | null;
 }
 
 function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
@@ -71,6 +73,7 @@ export async function subscriptionsInPeriod(
 			startedAt: subscriptions.startedAt,
 			endsAt: sql<string | null>`coalesce(${subscriptions.cancelledAt}, ${subscriptions.cancelAt})`,
 			shards: subscriptions.shards,
+			billingCurrency: subscriptions.billingCurrency,
 		})
 		.from(subscriptions)
 		.where(
@@ -159,7 +162,12 @@ export async function loadPeriodStates(
 		billedLines(
 			db,
 			scope,
-			{ subscriptionId: invoices.subscriptionId, quantity: invoiceLines.quantity, kind: invoices.kind },
+			{
+				subscriptionId: invoices.subscriptionId,
+				quantity: invoiceLines.quantity,
+				kind: invoices.kind,
+				originalAmount: invoiceLines.originalAmount,
+			},
 			eq(invoices.billingPeriod, window.period),
 			isOneOf(invoices.subscriptionId, ids),
 			// Lines added by hand are billed once, outside what usage is compared with (one-off-lines.ts).
@@ -231,6 +239,7 @@ export async function loadPeriodStates(
 					endsAt: subscription.endsAt,
 				}),
 				discount: discountOf.get(subscription.id) ?? null,
+				billingCurrency: subscription.billingCurrency ?? plan.currency,
 			},
 		];
 	});

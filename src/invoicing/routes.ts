@@ -1,5 +1,6 @@
 import { createRoute, type z } from "@hono/zod-openapi";
 import type { WriteMark } from "../db/write-once";
+import { missingRate } from "../exchange-rates/convert";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { writeOnce } from "../http/idempotency";
@@ -44,6 +45,7 @@ invoiceRoutes.openapi(
 	}),
 	async (c) => {
 		const input = c.req.valid("json");
+		const refused: { from: string; to: string }[] = [];
 		const generate = (mark: WriteMark | undefined) =>
 			generateInvoicesForPeriod({
 				env: c.env,
@@ -51,12 +53,15 @@ invoiceRoutes.openapi(
 				billingPeriod: input.billing_period,
 				accountId: input.account_id,
 				mark,
+				refused,
 			});
 		// A repeat after a crash answers the invoices the first call stored, and finishes what it had not reached.
 		const created = await writeOnce(c, generate, async (ids, mark) => [
 			...(await getInvoices({ ...scopeOf(c), ids })),
 			...(await generate(mark)),
 		]);
+		// The other invoices are issued; those without an exchange rate wait for the cron (docs/currencies.md).
+		if (refused.length > 0) throw missingRate(refused);
 		if (created.length === 0) return c.json({ invoices: [] }, 200);
 		return c.json({ invoices: created }, 201);
 	},

@@ -48,8 +48,23 @@ export const InvoiceLine = z
 		description: z.string().openapi({ example: "LLM tokens — 1,234,567 units (first 100,000 included)" }),
 		quantity: z.number().openapi({ description: "On a supplementary invoice: the quantity added since." }),
 		amount: z.number().openapi({ description: "Major units of the invoice's currency." }),
+		original_amount: z.number().openapi({
+			description:
+				"The amount before conversion, in original_currency (the plan's); equal to amount for a line computed in " +
+				"the invoice's currency (base fee and charges of an unconverted invoice, minimum top-ups, discounts).",
+		}),
+		original_currency: z.string().openapi({ example: "USD" }),
 	})
 	.openapi("InvoiceLine");
+
+export const InvoiceExchangeRate = z
+	.object({
+		base: z.string().openapi({ example: "USD" }),
+		quote: z.string().openapi({ example: "EUR" }),
+		rate: z.number().openapi({ example: 0.92 }),
+		effective_at: z.string().openapi({ example: "2026-11-01T00:00:00.000Z" }),
+	})
+	.openapi("InvoiceExchangeRate");
 
 export const BillTo = z
 	.object({
@@ -102,6 +117,11 @@ export const Invoice = z
 			description: "draft: not issued yet, its lines still follow late usage (see finalize).",
 		}),
 		currency: z.string().openapi({ example: "USD" }),
+		exchange_rate: z.union([InvoiceExchangeRate, z.null()]).openapi({
+			description:
+				"The stored rate its lines were converted at from the plan's currency, as created (a reverse pair as " +
+				"stored); null when no conversion was needed.",
+		}),
 		line_items: z.array(InvoiceLine),
 		amount: z.number().openapi({ description: "The sum of the line amounts." }),
 		issued_at: z.string(),

@@ -11,7 +11,10 @@ import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
+import { missingRate } from "../exchange-rates/convert";
 import { Decimal } from "../lib/decimal";
+import { nowIso } from "../lib/time";
+import { withConversions } from "./conversions";
 import { draftInvoice } from "./draft";
 import { loadPeriodStates, subscriptionsInPeriod } from "./load";
 
@@ -21,19 +24,26 @@ export async function accruedNotInvoiced({
 	scope,
 	accountId,
 	window,
+	currency,
 }: {
 	env: Env;
 	db: Db;
 	scope: Scope;
 	accountId: string;
 	window: PeriodWindow;
+	/** Only subscriptions billed in this currency, converted at the rate in effect now (docs/currencies.md). */
+	currency?: string;
 }): Promise<Decimal> {
-	const group = await subscriptionsInPeriod(db, scope, window, accountId);
+	const group = (await subscriptionsInPeriod(db, scope, window, accountId)).filter(
+		(s) => currency === undefined || (s.billingCurrency ?? currency) === currency,
+	);
 	if (group.length === 0) return Decimal.ZERO;
 	await flushAccumulators(
 		env,
 		group.flatMap((s) => subscriptionAccumulators(scope.environment, s.id, s.shards)),
 	);
-	const states = await loadPeriodStates(db, scope, window, group);
+	const loaded = await loadPeriodStates(db, scope, window, group);
+	const { ready: states, refused } = await withConversions(db, scope, loaded, nowIso());
+	if (refused.length > 0) throw missingRate(refused);
 	return Decimal.sum(states.map((state) => draftInvoice(state)?.amount ?? Decimal.ZERO));
 }

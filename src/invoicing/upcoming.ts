@@ -12,10 +12,13 @@ import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
+import { missingRate } from "../exchange-rates/convert";
+import { storedRate } from "../exchange-rates/invoice-rate";
 import { Decimal } from "../lib/decimal";
 import { conflict } from "../lib/errors";
 import { periodOf } from "../lib/time";
 import { getSubscription } from "../subscriptions/views";
+import { withConversions } from "./conversions";
 import { draftInvoice } from "./draft";
 import { type InvoiceView, invoiceView } from "./invoices";
 import { type IssuedAccountRow, issuedAccountsQuery, issueTermsOf } from "./issue";
@@ -51,10 +54,21 @@ export async function upcomingInvoice({
 		env,
 		subscriptionAccumulators(scope.environment, subscriptionId, subscription.shards),
 	);
-	const [state] = await loadPeriodStates(db, scope, window, [
-		{ id: subscription.id, accountId: subscription.account_id, shards: subscription.shards, ...lifetime },
+	const [loaded] = await loadPeriodStates(db, scope, window, [
+		{
+			id: subscription.id,
+			accountId: subscription.account_id,
+			shards: subscription.shards,
+			billingCurrency: subscription.billing_currency,
+			...lifetime,
+		},
 	]);
-	if (!state) throw new Error(`Subscription ${subscriptionId} has no plan for ${window.period}`);
+	if (!loaded) throw new Error(`Subscription ${subscriptionId} has no plan for ${window.period}`);
+	// Converted at the rate in effect now (docs/currencies.md); none → 409 naming the pair.
+	const { ready, refused } = await withConversions(db, scope, [loaded], at);
+	if (refused.length > 0) throw missingRate(refused);
+	const state = ready[0] as typeof loaded;
+	const currency = state.billingCurrency ?? state.plan.currency;
 	// Everything is billed already: the period would close with an empty supplementary invoice.
 	const draft = draftInvoice(state);
 	const amount = draft?.amount ?? Decimal.ZERO;
@@ -69,7 +83,7 @@ export async function upcomingInvoice({
 	const terms = issueTermsOf(
 		account,
 		walletByCurrency(spendableGrants(grantsRead)),
-		{ accountId: subscription.account_id, amount, currency: state.plan.currency },
+		{ accountId: subscription.account_id, amount, currency },
 		at,
 		[subscription.account_id],
 		window.period,
@@ -85,8 +99,9 @@ export async function upcomingInvoice({
 		sequence: draft?.sequence ?? 0,
 		kind: draft?.kind ?? "supplementary",
 		status: terms.status,
-		currency: state.plan.currency,
+		currency,
 		amount: amount.toString(),
+		exchangeRate: storedRate(draft?.exchangeRate ?? state.conversion?.rate ?? null),
 		issuedAt: at,
 		dueAt: terms.dueAt,
 		billTo: terms.billTo,
@@ -104,6 +119,8 @@ export async function upcomingInvoice({
 		description: line.description,
 		quantity: line.quantity.toString(),
 		amount: line.amount.toString(),
+		originalAmount: line.original?.amount.toString() ?? null,
+		originalCurrency: line.original?.currency ?? null,
 	}));
 	return { ...invoiceView(row, lines), id: null, number: null };
 }

@@ -19,6 +19,7 @@ import { chunkJsonRows, returned, statement } from "../db/batch";
 import { type Db, isUniqueViolation } from "../db/client";
 import type { Scope } from "../db/scope";
 import { markStatements, type WriteMark } from "../db/write-once";
+import { storedRate } from "../exchange-rates/invoice-rate";
 import { Decimal } from "../lib/decimal";
 import { contention } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -37,8 +38,16 @@ function storedLines(draft: InvoiceDraft) {
 		quantity: line.quantity.toString(),
 		amount: line.amount.toString(),
 		agent_shares: line.agentShares === null ? null : JSON.stringify(line.agentShares),
+		original_amount: line.original ? line.original.amount.toString() : null,
+		original_currency: line.original ? line.original.currency : null,
 	}));
 }
+
+const lineOfStored = (line: ReturnType<typeof storedLines>[number]) => ({
+	...line,
+	originalAmount: line.original_amount,
+	originalCurrency: line.original_currency,
+});
 
 /** What an invoice row takes from its computed draft, issued or stored as a draft invoice (draft-invoices.ts). */
 export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: InvoiceDraft) {
@@ -55,6 +64,7 @@ export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: InvoiceDra
 		amount: draft.amount.toString(),
 		thresholdSequence: draft.thresholdSequence ?? null,
 		discountCredited: (draft.discountCredited ?? Decimal.ZERO).toString(),
+		exchangeRate: storedRate(draft.exchangeRate ?? null),
 	};
 }
 
@@ -176,6 +186,7 @@ async function insertInvoices(
 			payer_account_id: terms.payerAccountId,
 			threshold_sequence: row.thresholdSequence,
 			discount_credited: row.discountCredited,
+			exchange_rate: row.exchangeRate === null ? null : JSON.stringify(row.exchangeRate),
 		}),
 	);
 	// The block is last_number − n + 1 … last_number, read after the reservation in the same transaction.
@@ -184,14 +195,15 @@ async function insertInvoices(
 			d1,
 			`INSERT INTO invoices (id, environment, number, account_id, subscription_id, rate_plan_id, billing_period,
 				sequence, kind, status, currency, amount, issued_at, paid_at, voided_at, created_at, due_at, bill_to,
-				credits_applied, payer_account_id, threshold_sequence, discount_credited)
+				credits_applied, payer_account_id, threshold_sequence, discount_credited, exchange_rate)
 			SELECT i.value ->> '$.id', ?1,
 				(SELECT last_number FROM invoice_counters WHERE environment = ?1) - ?2 + 1 + (i.value ->> '$.place'),
 				i.value ->> '$.account_id', i.value ->> '$.subscription_id', i.value ->> '$.rate_plan_id',
 				i.value ->> '$.billing_period', i.value ->> '$.sequence', i.value ->> '$.kind', i.value ->> '$.status',
 				i.value ->> '$.currency', i.value ->> '$.amount', ?3, i.value ->> '$.paid_at', NULL, ?3,
 				i.value ->> '$.due_at', i.value ->> '$.bill_to', i.value ->> '$.credits_applied',
-				i.value ->> '$.payer_account_id', i.value ->> '$.threshold_sequence', i.value ->> '$.discount_credited'
+				i.value ->> '$.payer_account_id', i.value ->> '$.threshold_sequence', i.value ->> '$.discount_credited',
+				i.value ->> '$.exchange_rate'
 			FROM json_each(?4) AS i WHERE true
 			RETURNING id, number`,
 			environment,
@@ -207,9 +219,10 @@ async function insertInvoices(
 		statement(
 			d1,
 			`INSERT INTO invoice_lines (invoice_id, position, environment, metric, description, quantity, amount,
-				agent_shares)
+				agent_shares, original_amount, original_currency)
 			SELECT l.value ->> '$.invoice_id', l.value ->> '$.position', ?1, l.value ->> '$.metric',
-				l.value ->> '$.description', l.value ->> '$.quantity', l.value ->> '$.amount', l.value ->> '$.agent_shares'
+				l.value ->> '$.description', l.value ->> '$.quantity', l.value ->> '$.amount', l.value ->> '$.agent_shares',
+				l.value ->> '$.original_amount', l.value ->> '$.original_currency'
 			FROM json_each(?2) AS l`,
 			environment,
 			`[${group.join(",")}]`,
@@ -278,7 +291,7 @@ async function insertInvoices(
 		if (number === undefined) throw new Error(`invoice ${row.id} was stored without a number`);
 		return invoiceView(
 			{ ...row, number, payerAccountId: terms.payerAccountId, ...collections.get(row.id) },
-			lines,
+			lines.map(lineOfStored),
 		);
 	});
 }

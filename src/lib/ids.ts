@@ -27,7 +27,8 @@ export type IdPrefix =
 	| "rsv"
 	| "cpn"
 	| "dsc"
-	| "cn";
+	| "cn"
+	| "xr";
 
 const RANDOM_DIGITS = 16;
 

@@ -20,7 +20,10 @@ import {
 } from "../durable-objects/usage-accumulator/client";
 import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
+import { requireConversion } from "../exchange-rates/convert";
+import { convertRated } from "../exchange-rates/rated";
 import { Decimal } from "../lib/decimal";
+import { nowIso } from "../lib/time";
 import { withDiscount } from "../pricing/period-discount";
 import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
@@ -123,19 +126,22 @@ export async function readUsage({
 		startedAt: subscription.started_at,
 		endsAt: subscription.cancelled_at ?? subscription.cancel_at,
 	};
+	// In the billing currency, converted at the rate in effect now (docs/currencies.md); none → 409 naming the pair.
+	const billing = subscription.billing_currency;
+	const conversion =
+		billing === plan.currency ? null : await requireConversion(db, scope, plan.currency, billing, nowIso());
 	// A period the subscription was never active in is billed nothing, so it shows no charges.
-	const rated = activeSpan(window, lifetime)
-		? ratedUsageToJson(
-				withDiscount(
-					rateWithProration(
-						pricing,
-						quantitiesForPlan(pricing.charges, thisPeriod, metrics),
-						baseFeeProration(plan.prorate, window, lifetime),
-					),
-					discount,
-				),
-			)
-		: { currency: plan.currency, charges: [], total: 0 };
+	let rated: ReturnType<typeof ratedUsageToJson> = { currency: billing, charges: [], total: 0 };
+	if (activeSpan(window, lifetime)) {
+		const inPlanCurrency = rateWithProration(
+			pricing,
+			quantitiesForPlan(pricing.charges, thisPeriod, metrics),
+			baseFeeProration(plan.prorate, window, lifetime),
+		);
+		const converted =
+			conversion === null ? inPlanCurrency : convertRated(inPlanCurrency, pricing, conversion).rated;
+		rated = ratedUsageToJson(withDiscount(converted, discount));
+	}
 	return {
 		start_date: startDay,
 		end_date: endDay,

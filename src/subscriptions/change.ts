@@ -28,7 +28,7 @@ import {
 	openMembershipsStatement,
 	raceConflict,
 } from "./memberships";
-import { accountQuery, assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
+import { assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
 import {
 	type LoadedSubscription,
 	loadSubscription,
@@ -118,8 +118,8 @@ async function pendingPlanAfter(
 ): Promise<PlanRef | null> {
 	const pending = pendingOf(view);
 	if (wanted === undefined) return pending;
-	const [[account], [plan]] = await db.batch([
-		accountQuery(db, scope, view.account_id),
+	const [[current], [plan]] = await db.batch([
+		ratePlanQuery(db, scope, view.rate_plan_id),
 		ratePlanQuery(db, scope, wanted),
 	]);
 	const target = plan ? { id: wanted, version: version ?? plan.version } : null;
@@ -127,12 +127,12 @@ async function pendingPlanAfter(
 	if (target !== null && samePlan(target, { id: view.rate_plan_id, version: view.rate_plan_version }))
 		return null;
 	assertNextPeriodExists(view, "change the plan of");
-	if (!account) throw new Error(`Account ${view.account_id} of subscription ${view.id} is missing`);
+	if (!current) throw new Error(`Plan ${view.rate_plan_id} of subscription ${view.id} is missing`);
 	// Another version of its own plan is no new subscription: an archived plan's subscriptions may move to it.
 	assertSubscribable(
 		wanted,
 		plan && wanted === view.rate_plan_id ? { ...plan, status: "active" } : plan,
-		account,
+		current,
 	);
 	assertShardable(wanted, plan, view.shards);
 	return target;

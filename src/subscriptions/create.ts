@@ -35,6 +35,8 @@ export interface CreateSubscriptionInput {
 	adopt_unbilled_usage?: boolean;
 	/** How many usage accumulators count its events (1–64, checked by the route); default 1. */
 	shards?: number;
+	/** The currency its invoices are in (docs/currencies.md); default the account's. */
+	billing_currency?: string;
 	/** Negotiated prices from the start (docs/discounts.md#negotiated-prices); checked against the plan here. */
 	price_overrides?: PriceOverride[];
 	/** docs/thresholds-and-recurring-credits.md: > 0 (checked by the route), or null for none. */
@@ -73,7 +75,7 @@ export async function createSubscription({
 		endedAfterQuery(db, scope, keys, startedAt),
 	]);
 	if (!account) throw notFound("account", input.account_id);
-	assertSubscribable(input.rate_plan_id, plan, account);
+	assertSubscribable(input.rate_plan_id, plan);
 	assertShardable(input.rate_plan_id, plan, input.shards ?? 1);
 	const overrides = input.price_overrides ?? [];
 	assertOverridesFit(plan?.charges, overrides);
@@ -94,6 +96,7 @@ export async function createSubscription({
 		cancelled_at: null,
 		cancel_at: null,
 		shards: input.shards ?? 1,
+		billing_currency: input.billing_currency ?? account.currency,
 		price_overrides: overrides,
 		pending_price_overrides: null,
 		discount: null,
@@ -118,6 +121,7 @@ export async function createSubscription({
 					startedAt,
 					cancelledAt: null,
 					shards: view.shards,
+					billingCurrency: view.billing_currency,
 					createdAt: now,
 					updatedAt: now,
 					adoptPending: input.adopt_unbilled_usage === true,
@@ -146,6 +150,7 @@ export async function createSubscription({
 					agent_instance_ids: view.agent_instance_ids,
 					started_at: view.started_at,
 					shards: view.shards,
+					billing_currency: view.billing_currency,
 					price_overrides: view.price_overrides.length > 0 ? view.price_overrides : undefined,
 					invoicing_threshold: view.invoicing_threshold ?? undefined,
 				}),

@@ -26,19 +26,22 @@ export function ratePlanQuery(db: Db, scope: Scope, id: string) {
 		.where(inScope(scope, ratePlans, eq(ratePlans.id, id)));
 }
 
-/** Unknown plan → 404; archived, or priced in another currency than the account's → 409. */
+/**
+ * Unknown plan → 404; archived → 409. A plan in another currency than the billing currency is fine: its invoices
+ * are converted (docs/currencies.md). `current`: on a plan change, the current plan, whose currency it keeps.
+ */
 export function assertSubscribable(
 	planId: string,
 	plan: { currency: string; status: string } | undefined,
-	account: { id: string; currency: string },
+	current?: { id: string; currency: string },
 ): void {
 	if (!plan) throw notFound("rate plan", planId);
 	if (plan.status === "archived") {
 		throw conflict(`Rate plan ${planId} is archived; it can no longer be subscribed to.`);
 	}
-	if (plan.currency !== account.currency) {
+	if (current !== undefined && plan.currency !== current.currency) {
 		throw conflict(
-			`Rate plan ${planId} is priced in ${plan.currency}, but account ${account.id} is billed in ${account.currency}.`,
+			`Rate plan ${planId} is priced in ${plan.currency}, but the current plan ${current.id} is priced in ${current.currency}.`,
 		);
 	}
 }

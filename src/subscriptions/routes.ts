@@ -7,6 +7,7 @@ import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
+import { isCurrencyCode } from "../lib/money";
 import { PriceOverride, PriceOverrides } from "../pricing/price-overrides";
 import { moneyInput } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
@@ -89,6 +90,12 @@ export const Subscription = z
 					"requests/s, so N shards take about N times as many single events per second.",
 				example: 1,
 			}),
+		billing_currency: z.string().openapi({
+			description:
+				"The currency its invoices are in, fixed at creation. A plan priced in another currency is converted " +
+				"per line at the exchange rate in effect when each invoice is issued.",
+			example: "USD",
+		}),
 		price_overrides: z.array(PriceOverride).openapi({
 			description: "Negotiated prices of the current billing period; [] when the plan's prices apply.",
 		}),
@@ -183,6 +190,16 @@ const CreateSubscription = z
 			description: `${OVERRIDES_DESCRIPTION} They apply from the start.`,
 		}),
 		invoicing_threshold: InvoicingThreshold.optional(),
+		billing_currency: z
+			.string()
+			.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
+			.optional()
+			.openapi({
+				description:
+					"The currency its invoices are in (ISO 4217); default the account's. Fixed here: a plan in another " +
+					"currency is converted at the exchange rate in effect when each invoice is issued.",
+				example: "EUR",
+			}),
 	})
 	.openapi("CreateSubscription");
 
@@ -209,6 +226,13 @@ const UpdateSubscription = z
 				description:
 					"Immutable: a subscription's shards are set at creation; any value here is refused (400).",
 			}),
+		billing_currency: z
+			.unknown()
+			.refine(() => false, {
+				error: "cannot be changed: it is fixed when the subscription is created (create a new subscription)",
+			})
+			.optional()
+			.openapi({ description: "Immutable: set at creation; any value here is refused (400)." }),
 	})
 	.openapi("UpdateSubscription");
 
@@ -255,7 +279,7 @@ subscriptionRoutes.openapi(
 		tags: ["Subscriptions"],
 		summary: "Subscribe an account to a rate plan for some agent instances",
 		description:
-			"Emits subscription.created. 409 when the plan is archived, its currency differs from the account's, or an " +
+			"Emits subscription.created. 409 when the plan is archived, or an " +
 			"instance is already in another active subscription, or `started_at` is before an instance left another " +
 			"subscription (an instance is in one subscription at a time). `shards` (1–64, default 1) is fixed here.",
 		request: { body: { required: true, ...json(CreateSubscription) } },

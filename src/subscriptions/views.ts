@@ -11,6 +11,7 @@ import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { notFound } from "../lib/errors";
+import { DEFAULT_CURRENCY } from "../lib/money";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
 import type { PriceOverride } from "../pricing/price-overrides";
 
@@ -33,6 +34,8 @@ export interface SubscriptionView {
 	cancel_at: string | null;
 	/** How many usage accumulators count its events; fixed at creation. */
 	shards: number;
+	/** The currency its invoices are in (docs/currencies.md); fixed at creation. */
+	billing_currency: string;
 	/** Negotiated prices of the current period ([] when it is rated at the plan's prices). */
 	price_overrides: PriceOverride[];
 	/** Negotiated prices from the next period on, when they differ from the current ones; else null. */
@@ -174,6 +177,7 @@ function toLoaded({
 			cancelled_at: row.cancelledAt,
 			cancel_at: row.cancelAt,
 			shards: row.shards,
+			billing_currency: row.billingCurrency ?? DEFAULT_CURRENCY,
 			price_overrides: JSON.parse(current) as PriceOverride[],
 			pending_price_overrides:
 				nextOverrides === null || nextOverrides === current

@@ -125,6 +125,11 @@ const EXAMPLES: Record<string, () => Promise<Example>> = {
 		body: { provider: "acme-ai", model: `m-${uniqueKey()}`, input_per_million: 1 },
 		records: "model_price",
 	}),
+	"POST /v1/exchange-rates": async () => ({
+		path: "/v1/exchange-rates",
+		body: { base: "USD", quote: "EUR", rate: 0.92 },
+		records: "exchange_rate",
+	}),
 	"DELETE /v1/model-prices/{model_price_id}": async () => {
 		const price = await post("/v1/model-prices", { provider: "acme-ai", model: `m-${uniqueKey()}` });
 		return { path: `/v1/model-prices/${price.body.id}`, records: "model_price" };

@@ -47,8 +47,22 @@ describe("GET /v1/invoices", () => {
 		expect(response.body.invoices).toEqual([...invoices].reverse());
 		for (const invoice of response.body.invoices as Invoice[]) {
 			expect(invoice.line_items).toEqual([
-				{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 3 },
-				{ metric: "calls", description: "calls — 0 units", quantity: 0, amount: 0 },
+				{
+					metric: "base_fee",
+					description: "Base fee",
+					quantity: 1,
+					amount: 3,
+					original_amount: 3,
+					original_currency: "USD",
+				},
+				{
+					metric: "calls",
+					description: "calls — 0 units",
+					quantity: 0,
+					amount: 0,
+					original_amount: 0,
+					original_currency: "USD",
+				},
 			]);
 		}
 	});

@@ -69,7 +69,17 @@ describe("invoice PDF with credit notes", { timeout: 60_000 }, () => {
 			period_end: "2026-11-01T00:00:00.000Z",
 			paid_at: null,
 			voided_at: null,
-			line_items: [{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 100 }],
+			exchange_rate: null,
+			line_items: [
+				{
+					metric: "base_fee",
+					description: "Base fee",
+					quantity: 1,
+					amount: 100,
+					original_amount: 100,
+					original_currency: "USD",
+				},
+			],
 			amount: 100,
 			credits_applied: 10,
 			amount_due: 60,

@@ -25,7 +25,17 @@ function collected(status: InvoiceView["status"], paymentUrl: string | null): In
 		kind: "regular",
 		status,
 		currency: "EUR",
-		line_items: [{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 250 }],
+		line_items: [
+			{
+				metric: "base_fee",
+				description: "Base fee",
+				quantity: 1,
+				amount: 250,
+				original_amount: 250,
+				original_currency: "EUR",
+			},
+		],
+		exchange_rate: null,
 		amount: 250,
 		issued_at: "2026-11-01T00:05:00.000Z",
 		paid_at: status === "paid" ? "2026-11-02T00:00:00.000Z" : null,

@@ -20,26 +20,47 @@ const sampleInvoice: InvoiceView = {
 	kind: "regular",
 	status: "open",
 	currency: "USD",
+	exchange_rate: null,
 	line_items: [
-		{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 499 },
+		{
+			metric: "base_fee",
+			description: "Base fee",
+			quantity: 1,
+			amount: 499,
+			original_amount: 499,
+			original_currency: "USD",
+		},
 		{
 			metric: "gpt4o_tokens",
 			description: "GPT-4o tokens — 18,250,000 units (first 1,000,000 included)",
 			quantity: 18250000,
 			amount: 862.5,
+			original_amount: 862.5,
+			original_currency: "USD",
 		},
 		{
 			metric: "gpt4o_mini_tokens",
 			description: "GPT-4o mini tokens — 96,400,000 units",
 			quantity: 96400000,
 			amount: 144.6,
+			original_amount: 144.6,
+			original_currency: "USD",
 		},
-		{ metric: "tool_calls", description: "Tool calls — 12,840 units", quantity: 12840, amount: 64.2 },
+		{
+			metric: "tool_calls",
+			description: "Tool calls — 12,840 units",
+			quantity: 12840,
+			amount: 64.2,
+			original_amount: 64.2,
+			original_currency: "USD",
+		},
 		{
 			metric: "resolved_tickets",
 			description: "Resolved tickets — 1,312 units",
 			quantity: 1312,
 			amount: 1312,
+			original_amount: 1312,
+			original_currency: "USD",
 		},
 	],
 	amount: 2882.3,
@@ -118,6 +139,8 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 			description: `Metric ${i + 1} — ${i + 1} units`,
 			quantity: i + 1,
 			amount: i + 1,
+			original_amount: i + 1,
+			original_currency: "USD",
 		}));
 		const invoice = {
 			...sampleInvoice,
@@ -177,12 +200,50 @@ describe("invoice PDF (§20)", { timeout: 60_000 }, () => {
 		const yen = {
 			...sampleInvoice,
 			currency: "JPY",
-			line_items: [{ metric: "base_fee", description: "Base fee", quantity: 1, amount: 150000 }],
+			line_items: [
+				{
+					metric: "base_fee",
+					description: "Base fee",
+					quantity: 1,
+					amount: 150000,
+					original_amount: 150000,
+					original_currency: "JPY",
+				},
+			],
 			amount: 150000,
 			credits_applied: 0,
 			amount_due: 150000,
 		};
 		const text = pdfText(await renderInvoicePdf(yen, { seller: "Acme Billing", fonts }), "invoice-jpy");
 		expect(text).toMatch(/Amount due\s+JPY 150,000\s/);
+	});
+
+	it("shows the exchange rate and each converted line's original amount", async () => {
+		const euro = {
+			...sampleInvoice,
+			currency: "EUR",
+			exchange_rate: {
+				base: "USD",
+				quote: "EUR",
+				rate: 0.923456789,
+				effective_at: "2026-10-15T00:00:00.000Z",
+			},
+			line_items: [
+				{
+					metric: "base_fee",
+					description: "Base fee",
+					quantity: 1,
+					amount: 9.23,
+					original_amount: 10,
+					original_currency: "USD",
+				},
+			],
+			amount: 9.23,
+			credits_applied: 0,
+			amount_due: 9.23,
+		};
+		const text = pdfText(await renderInvoicePdf(euro, { seller: "Acme Billing", fonts }), "invoice-eur");
+		expect(text).toMatch(/Exchange rate\s+1 USD = 0\.923456789 EUR/);
+		expect(text).toMatch(/Base fee \(USD 10\.00 before conversion\)\s+1\s+EUR 9\.23/);
 	});
 });

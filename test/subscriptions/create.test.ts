@@ -28,6 +28,7 @@ describe("POST /v1/subscriptions", () => {
 			cancelled_at: null,
 			cancel_at: null,
 			shards: 1,
+			billing_currency: "USD",
 			price_overrides: [],
 			pending_price_overrides: null,
 			discount: null,
@@ -122,7 +123,7 @@ describe("POST /v1/subscriptions", () => {
 		expect(expectError(response, 409, "conflict").message).toContain("archived");
 	});
 
-	it("answers 409 when the plan's currency is not the account's", async () => {
+	it("bills in the account's currency by default, whatever the plan's currency (no 409)", async () => {
 		const account = await createAccount(undefined, { currency: "EUR" });
 		const plan = await createPlan({ currency: "USD" });
 		const response = await post("/v1/subscriptions", {
@@ -130,7 +131,46 @@ describe("POST /v1/subscriptions", () => {
 			rate_plan_id: plan.id,
 			agent_instance_ids: [uniqueKey()],
 		});
-		expect(expectError(response, 409, "conflict").message).toContain("EUR");
+		expect(response.status, JSON.stringify(response.body)).toBe(201);
+		expect(response.body.billing_currency).toBe("EUR");
+		const row = await env.DB.prepare("SELECT billing_currency FROM subscriptions WHERE id = ?")
+			.bind(response.body.id)
+			.first<{ billing_currency: string }>();
+		expect(row?.billing_currency).toBe("EUR");
+		expect((await get(`/v1/subscriptions/${response.body.id}`)).body.billing_currency).toBe("EUR");
+	});
+
+	it("takes a billing_currency of its own on create, and keeps it", async () => {
+		const account = await createAccount();
+		const plan = await createPlan({ currency: "USD" });
+		const response = await post("/v1/subscriptions", {
+			account_id: account.id,
+			rate_plan_id: plan.id,
+			agent_instance_ids: [uniqueKey()],
+			billing_currency: "JPY",
+		});
+		expect(response.status, JSON.stringify(response.body)).toBe(201);
+		expect(response.body.billing_currency).toBe("JPY");
+		const listed = await get(`/v1/subscriptions?account_id=${account.id}`);
+		expect(listed.body.subscriptions[0].billing_currency).toBe("JPY");
+	});
+
+	it.each([
+		["lower case", "eur"],
+		["not ISO 4217", "EUX"],
+		["not a string", 978],
+	])("refuses a billing_currency %s (400) and stores nothing", async (_, currency) => {
+		const account = await createAccount();
+		const plan = await createPlan();
+		const response = await post("/v1/subscriptions", {
+			account_id: account.id,
+			rate_plan_id: plan.id,
+			agent_instance_ids: [uniqueKey()],
+			billing_currency: currency,
+		});
+		const error = expectError(response, 400, "validation_error");
+		expect(error.details?.map((d) => d.path)).toContain("billing_currency");
+		expect((await get(`/v1/subscriptions?account_id=${account.id}`)).body.total).toBe(0);
 	});
 
 	it("answers 409 when an instance is already in another active subscription, and stores nothing", async () => {

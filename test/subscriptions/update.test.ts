@@ -189,6 +189,18 @@ describe("PATCH /v1/subscriptions/{id}: plan", () => {
 	});
 });
 
+describe("PATCH /v1/subscriptions/{id}: billing_currency", () => {
+	it("refuses any billing_currency (400): it is fixed at creation", async () => {
+		const { subscription } = await subscribe();
+		const url = `/v1/subscriptions/${subscription.id}`;
+		for (const currency of ["EUR", "USD", null]) {
+			const error = expectError(await patch(url, { billing_currency: currency }), 400, "validation_error");
+			expect(error.details?.map((d) => d.path)).toContain("billing_currency");
+		}
+		expect((await get(url)).body).toEqual(subscription);
+	});
+});
+
 describe("PATCH /v1/subscriptions/{id}: errors", () => {
 	it("answers 404 for an unknown subscription", async () => {
 		expectError(

@@ -40,6 +40,8 @@ export const invoices = sqliteTable(
 		// what a regular invoice's discount left over, granted as a credit (≤ 0).
 		thresholdSequence: integer("threshold_sequence"),
 		discountCredited: text("discount_credited").notNull().default("0"),
+		// Migration 0020 (docs/currencies.md): the stored rate its lines were converted at; null: no conversion.
+		exchangeRate: text("exchange_rate", { mode: "json" }).$type<StoredExchangeRate>(),
 	},
 	(t) => [
 		uniqueIndex("invoices_subscription_period_seq").on(t.subscriptionId, t.billingPeriod, t.sequence),
@@ -65,6 +67,9 @@ export const invoiceLines = sqliteTable(
 		agentShares: text("agent_shares", { mode: "json" }).$type<
 			{ agent_id: string | null; quantity: string }[]
 		>(),
+		// Migration 0020: the amount before conversion and its currency; null: computed in the invoice's currency.
+		originalAmount: text("original_amount"),
+		originalCurrency: text("original_currency"),
 	},
 	(t) => [primaryKey({ columns: [t.invoiceId, t.position] })],
 );
@@ -95,6 +100,15 @@ export const payments = sqliteTable(
 		index("payments_env_created").on(t.environment, t.createdAt, t.id),
 	],
 );
+
+/** An exchange rate as an invoice keeps it: exact decimal text, as created (docs/currencies.md). */
+export interface StoredExchangeRate {
+	id: string;
+	base: string;
+	quote: string;
+	rate: string;
+	effective_at: string;
+}
 
 export interface BillTo {
 	name: string;

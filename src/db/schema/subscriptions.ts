@@ -67,6 +67,8 @@ export const subscriptions = sqliteTable(
 		ratePlanVersion: integer("rate_plan_version").notNull().default(1),
 		// Migration 0019: the threshold of the period's usage that makes a threshold invoice (docs/thresholds-and-recurring-credits.md).
 		invoicingThreshold: text("invoicing_threshold"),
+		// Migration 0020: the currency its invoices are in, fixed at creation (docs/currencies.md).
+		billingCurrency: text("billing_currency"),
 	},
 	(t) => [
 		index("subscriptions_env_created").on(t.environment, t.createdAt, t.id),

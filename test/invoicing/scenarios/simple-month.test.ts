@@ -93,6 +93,7 @@ describe("scenario: a simple month", () => {
 			kind: "regular",
 			status: "open",
 			currency: "USD",
+			exchange_rate: null,
 			line_items: expect.any(Array),
 			amount: 201.55,
 			issued_at: expect.any(String),
