@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { CreditNoteView } from "../../src/credit-notes/credit-notes";
 import { renderCreditNotePdf } from "../../src/documents/credit-note-pdf";
 import { renderInvoicePdf } from "../../src/documents/invoice-pdf";
+import { collectionView } from "../../src/invoicing/collection-view";
 import type { InvoiceView } from "../../src/invoicing/invoices";
 import { fonts, pdfText } from "./pdf-support";
 
@@ -12,6 +13,7 @@ const invoice = {
 	billing_period: "2026-10",
 	currency: "USD",
 	bill_to: { name: "Globex Corporation", email: "accounts-payable@globex.example", billing_address: null },
+	collection: collectionView({}),
 } as InvoiceView;
 
 const note: CreditNoteView = {
