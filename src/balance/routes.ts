@@ -4,7 +4,7 @@ import { errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
-import { isCurrencyCode } from "../lib/money";
+import { currencyCode } from "../schemas/currency";
 import { accountBalance } from "./balance";
 
 const Balance = z
@@ -23,15 +23,11 @@ const Balance = z
 
 const AccountParams = z.object({ account_id: z.string() });
 const BalanceQuery = z.strictObject({
-	currency: z
-		.string()
-		.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
-		.optional()
-		.openapi({
-			example: "EUR",
-			description:
-				"The currency to read (default the account's): grants in it, and usage of subscriptions billed in it.",
-		}),
+	currency: currencyCode().optional().openapi({
+		example: "EUR",
+		description:
+			"The currency to read (default the account's): grants in it, and usage of subscriptions billed in it.",
+	}),
 });
 
 export const balanceRoutes = apiRouter();

@@ -5,7 +5,8 @@ import { writeOnce } from "../http/idempotency";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
-import { decimalPlaces, isCurrencyCode } from "../lib/money";
+import { decimalPlaces } from "../lib/money";
+import { currencyCode } from "../schemas/currency";
 import { moneyInput } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createGrant, getGrant, listGrants, voidGrant } from "./grants";
@@ -61,15 +62,11 @@ const CreateCreditGrant = z
 					"With a recurrence only: what the previous period's grant has left once that period is invoiced, " +
 					"up to this amount, is added to the next period's grant. ≥ 0.",
 			}),
-		currency: z
-			.string()
-			.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
-			.optional()
-			.openapi({
-				example: "EUR",
-				description:
-					"The currency of the grant (default the account's): it pays only invoices in this currency.",
-			}),
+		currency: currencyCode().optional().openapi({
+			example: "EUR",
+			description:
+				"The currency of the grant (default the account's): it pays only invoices in this currency.",
+		}),
 	})
 	.superRefine((body, context) => {
 		const recurring = body.recurrence !== undefined && body.recurrence !== null;

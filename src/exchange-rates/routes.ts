@@ -6,13 +6,12 @@ import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { DomainError } from "../lib/errors";
-import { isCurrencyCode } from "../lib/money";
+import { currencyCode } from "../schemas/currency";
 import { decimalInput } from "../schemas/numbers";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { createExchangeRate, exchangeRateJson, listExchangeRates, rateInEffect } from "./rates";
 
-const Currency = (example: string) =>
-	z.string().refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case").openapi({ example });
+const Currency = (example: string) => currencyCode().openapi({ example });
 const Instant = z.iso.datetime({
 	offset: true,
 	error: "must be an ISO 8601 date-time with an offset, e.g. 2026-11-25T00:00:00Z",

@@ -60,19 +60,22 @@ export async function changeTarget(
 	return { id, version };
 }
 
+/** What a plan move (a change-plan, a migrate) is given: where, which subscription or plan, and the body. */
+export interface PlanMoveArgs<Input> {
+	env: Env;
+	db: Db;
+	scope: Scope;
+	id: string;
+	input: Input;
+}
+
 export async function changePlan({
 	env,
 	db,
 	scope,
 	id,
 	input,
-}: {
-	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
-	input: ChangePlanInput;
-}): Promise<SubscriptionView> {
+}: PlanMoveArgs<ChangePlanInput>): Promise<SubscriptionView> {
 	const loaded = await loadSubscription(db, scope, id);
 	assertActive(loaded, "changed");
 	const { view } = loaded;

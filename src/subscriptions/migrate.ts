@@ -12,6 +12,7 @@ import type { Env } from "../env";
 import { DomainError, notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
 import { type PlanRef, pendingOf, samePlan, updateSubscription } from "./change";
+import type { PlanMoveArgs } from "./change-plan";
 import { ratePlanQuery } from "./plans";
 import { loadSubscription } from "./views";
 
@@ -66,13 +67,7 @@ export async function migratePlan({
 	scope,
 	id,
 	input,
-}: {
-	env: Env;
-	db: Db;
-	scope: Scope;
-	id: string;
-	input: MigrateInput;
-}): Promise<{ migrated: number; subscription_ids: string[] }> {
+}: PlanMoveArgs<MigrateInput>): Promise<{ migrated: number; subscription_ids: string[] }> {
 	const [[plan], versions] = await db.batch([
 		ratePlanQuery(db, scope, id),
 		db

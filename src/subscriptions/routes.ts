@@ -7,8 +7,8 @@ import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";
 import { READ, WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
-import { isCurrencyCode } from "../lib/money";
 import { PriceOverride, PriceOverrides } from "../pricing/price-overrides";
+import { currencyCode } from "../schemas/currency";
 import { moneyInput } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { cancelSubscription } from "./cancel";
@@ -190,9 +190,7 @@ const CreateSubscription = z
 			description: `${OVERRIDES_DESCRIPTION} They apply from the start.`,
 		}),
 		invoicing_threshold: InvoicingThreshold.optional(),
-		billing_currency: z
-			.string()
-			.refine(isCurrencyCode, "must be an ISO 4217 currency code in upper case")
+		billing_currency: currencyCode()
 			.optional()
 			.openapi({
 				description:

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createAccount, expectError, get, post } from "../helpers";
-import { createPlan, currentPeriod, generateOne, instanceKey } from "../invoicing/fixtures";
+import { createPlan, currentPeriod, instanceKey } from "../invoicing/fixtures";
 import { addRate } from "./fixtures";
 
 async function grant(accountId: string, body: Record<string, unknown>) {
