@@ -71,6 +71,8 @@ describe("POST /v1/accounts/{id}/credit-grants", () => {
 			expires_at: expiresAt,
 			description: "Annual prepayment",
 			status: "active",
+			recurrence: null,
+			rollover_max: null,
 			created_at: expect.stringMatching(/Z$/),
 		});
 		expect(await ledgerOf(response.body.id)).toEqual([["grant", 100000, null]]);
