@@ -143,6 +143,34 @@ const EXAMPLES: Record<string, () => Promise<Example>> = {
 		path: `/v1/pricing/rate-plans/${(await createPlan()).id}`,
 		records: "rate_plan",
 	}),
+	"POST /v1/pricing/rate-plans/{rate_plan_id}/versions": async () => ({
+		path: `/v1/pricing/rate-plans/${(await createPlan()).id}/versions`,
+		body: { name: "Pro", currency: "USD", base_fee: 12, charges: [] },
+		records: "rate_plan",
+	}),
+	"POST /v1/pricing/rate-plans/{rate_plan_id}/migrate": async () => {
+		const { subscription } = await subscribe();
+		const version = await post(`/v1/pricing/rate-plans/${subscription.rate_plan_id}/versions`, {
+			name: "Pro",
+			currency: "USD",
+			base_fee: 12,
+			charges: [],
+		});
+		expect(version.status, JSON.stringify(version.body)).toBe(201);
+		return {
+			path: `/v1/pricing/rate-plans/${subscription.rate_plan_id}/migrate`,
+			body: {},
+			records: "subscription",
+		};
+	},
+	"POST /v1/subscriptions/{subscription_id}/change-plan": async () => {
+		const { subscription } = await subscribe();
+		return {
+			path: `/v1/subscriptions/${subscription.id}/change-plan`,
+			body: { rate_plan_id: (await createPlan()).id },
+			records: "subscription",
+		};
+	},
 	"POST /v1/subscriptions": async () => ({
 		path: "/v1/subscriptions",
 		body: {
