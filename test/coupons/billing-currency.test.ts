@@ -4,8 +4,9 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { foreignCustomer } from "../exchange-rates/fixtures";
+import { addRate, foreignCustomer } from "../exchange-rates/fixtures";
 import { expectError, get, post } from "../helpers";
+import { currentPeriod, generateOne } from "../invoicing/fixtures";
 
 async function amountOff(currency: string) {
 	const code = `BC${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
@@ -45,5 +46,20 @@ describe("POST /v1/subscriptions/{id}/discounts with a billing currency", () => 
 		expect(applied.body.coupon_id).toBe(dollars.id);
 		expect(await storedDiscounts(subscription.id)).toHaveLength(1);
 		expect((await get(`/v1/coupons/${dollars.id}`)).body.times_redeemed).toBe(1);
+	});
+
+	it("takes its amount off the converted invoice, in the billing currency", async () => {
+		await addRate("EUR", "USD", 1.1, new Date(Date.now() - 86_400_000).toISOString());
+		const { account, subscription } = await foreignCustomer("EUR", "USD");
+		const dollars = await amountOff("USD");
+		expect(
+			(await post(`/v1/subscriptions/${subscription.id}/discounts`, { coupon_id: dollars.id })).status,
+		).toBe(201);
+		const invoice = (await generateOne(currentPeriod(), account.id)) as Record<string, any>;
+		// A base fee of 10 EUR is 11.00 USD; the coupon takes USD 5 off it.
+		expect(invoice.currency).toBe("USD");
+		const discount = invoice.line_items.find((line: { metric: string }) => line.metric === "discount");
+		expect(discount).toMatchObject({ amount: -5, original_amount: -5, original_currency: "USD" });
+		expect(invoice.amount).toBe(6);
 	});
 });
