@@ -6,7 +6,6 @@
  * never redeem a coupon past its limit or give a subscription two discounts; a refused batch stores nothing.
  */
 import { auditInsert, created } from "../audit/record";
-import { planForPeriod } from "../billing-period/plan";
 import { abortUnlessChanged, isAbortedByGuard, statement } from "../db/batch";
 import { type ById, getInScope, type WithEnv } from "../db/rows";
 import { subscriptionDiscounts } from "../db/schema";
@@ -77,13 +76,11 @@ export async function applyDiscount({
 	}
 	const why = refusal(coupon, now);
 	if (why) throw conflict(why);
-	if (coupon.amountOff !== null) {
-		const plan = await planForPeriod(db, scope, subscriptionId, period);
-		if (plan && plan.currency !== coupon.currency) {
-			throw conflict(
-				`Coupon ${coupon.code} takes ${coupon.currency} off, but subscription ${subscriptionId} is billed in ${plan.currency}.`,
-			);
-		}
+	// An amount off counts in the currency the invoices are in: the billing currency, not the plan's (§35).
+	if (coupon.amountOff !== null && coupon.currency !== subscription.billing_currency) {
+		throw conflict(
+			`Coupon ${coupon.code} takes ${coupon.currency} off, but subscription ${subscriptionId} is billed in ${subscription.billing_currency}.`,
+		);
 	}
 	if (subscription.discount !== null) {
 		throw conflict(

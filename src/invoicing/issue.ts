@@ -58,17 +58,22 @@ export function dueDate(issuedAt: string, netTermsDays: number): string {
 export async function prepareIssue(
 	d1: D1Database,
 	scope: Scope,
-	drafts: readonly InvoiceDraft[],
+	drafts: readonly Pick<InvoiceDraft, "accountId" | "amount" | "currency">[],
 	now: string,
 	period?: string,
+	/** false for a preview (the upcoming invoice): read the same terms, settle no expired grant. */
+	{ settle = true }: { settle?: boolean } = {},
 ): Promise<IssueTerms[]> {
 	const accountIds = [...new Set(drafts.map((draft) => draft.accountId))];
 	const environment = scope.environment;
-	const [, accountsRead, grantsRead] = await d1.batch([
-		settleGrants(d1, environment, accountIds, now),
-		accountsWithParentsQuery(d1, environment, accountIds),
-		spendableGrantsQuery(d1, environment, accountIds, now),
-	]);
+	const settling = (ids: string[]) => (settle ? [settleGrants(d1, environment, ids, now)] : []);
+	const [accountsRead, grantsRead] = (
+		await d1.batch([
+			...settling(accountIds),
+			accountsWithParentsQuery(d1, environment, accountIds),
+			spendableGrantsQuery(d1, environment, accountIds, now),
+		])
+	).slice(-2);
 	const accounts = new Map(
 		((accountsRead?.results ?? []) as unknown as HierarchyAccountRow[]).map((row) => [row.id, row]),
 	);
@@ -83,11 +88,11 @@ export async function prepareIssue(
 		(id) => !accountIds.includes(id),
 	);
 	if (parents.length > 0) {
-		const [, parentGrants] = await d1.batch([
-			settleGrants(d1, environment, parents, now),
+		const parentGrants = await d1.batch([
+			...settling(parents),
 			spendableGrantsQuery(d1, environment, parents, now),
 		]);
-		grants.push(...spendableGrants(parentGrants));
+		grants.push(...spendableGrants(parentGrants.at(-1)));
 	}
 	const wallet = walletByCurrency(grants);
 	return drafts.map((draft) => {

@@ -6,8 +6,6 @@
  */
 import { activeSpan } from "../billing-period/activity";
 import { periodWindow } from "../billing-period/period";
-import { spendableGrants, spendableGrantsQuery } from "../credits/ledger";
-import { walletByCurrency } from "../credits/plan";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
@@ -21,7 +19,7 @@ import { getSubscription } from "../subscriptions/views";
 import { withConversions } from "./conversions";
 import { draftInvoice } from "./draft";
 import { type InvoiceView, invoiceView } from "./invoices";
-import { type IssuedAccountRow, issuedAccountsQuery, issueTermsOf } from "./issue";
+import { prepareIssue } from "./issue";
 import { loadPeriodStates } from "./load";
 
 export type UpcomingInvoiceView = Omit<InvoiceView, "id" | "number"> & { id: null; number: null };
@@ -72,22 +70,17 @@ export async function upcomingInvoice({
 	// Everything is billed already: the period would close with an empty supplementary invoice.
 	const draft = draftInvoice(state);
 	const amount = draft?.amount ?? Decimal.ZERO;
-	// Terms as issuing would set them now (due date, bill-to, credits), read without settling anything.
-	const [accountRead, grantsRead] = await env.DB.batch([
-		issuedAccountsQuery(env.DB, scope, [subscription.account_id]),
-		spendableGrantsQuery(env.DB, scope.environment, [subscription.account_id], at),
-	]);
-	const account = (accountRead?.results ?? [])[0] as unknown as IssuedAccountRow | undefined;
-	if (!account)
-		throw new Error(`account ${subscription.account_id} of subscription ${subscriptionId} is missing`);
-	const terms = issueTermsOf(
-		account,
-		walletByCurrency(spendableGrants(grantsRead)),
-		{ accountId: subscription.account_id, amount, currency },
+	// Terms as issuing would set them now (due date, bill-to, credits, the payer's under billing "parent": see
+	// docs/account-hierarchies.md), read without settling anything.
+	const [terms] = await prepareIssue(
+		env.DB,
+		scope,
+		[{ accountId: subscription.account_id, amount, currency }],
 		at,
-		[subscription.account_id],
 		window.period,
+		{ settle: false },
 	);
+	if (!terms) throw new Error(`no terms for the upcoming invoice of ${subscriptionId}`);
 	const row = {
 		id: "",
 		environment: scope.environment,
@@ -113,6 +106,7 @@ export async function upcomingInvoice({
 		creditedToInvoice: "0",
 		thresholdSequence: null,
 		discountCredited: "0",
+		payerAccountId: terms.payerAccountId,
 	};
 	const lines = (draft?.lines ?? []).map((line) => ({
 		metric: line.metric,
