@@ -102,7 +102,16 @@ describe("changes", () => {
 		await post(`/v1/subscriptions/${subscription.id}/cancel`);
 		expect((await recordsOf(subscription.id)).map((r) => [r.action, r.changes])).toEqual([
 			["subscription.created", expect.objectContaining({ rate_plan_id: [subscription.rate_plan_id] })],
-			["subscription.updated", { pending_rate_plan_id: [null, other.id] }],
+			[
+				"subscription.updated",
+				{
+					pending_rate_plan_id: [null, other.id],
+					pending_plan_change: [
+						null,
+						{ rate_plan_id: other.id, version: 1, at: expect.stringMatching(/-01T00:00:00\.000Z$/) },
+					],
+				},
+			],
 			[
 				"subscription.cancelled",
 				{
