@@ -8,8 +8,10 @@
  * others (plan.ts). Renewing twice makes nothing: a series has one grant per period (a unique index), and the
  * ledger rows have ids derived from the grants.
  */
+import { and, eq, isNotNull, isNull } from "drizzle-orm";
 import { statement } from "../db/batch";
 import type { Db } from "../db/client";
+import { creditGrants } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { addPeriods, periodBounds, periodOf } from "../lib/time";
@@ -147,4 +149,25 @@ export async function renewRecurringGrants(
 	});
 	await d1.batch(statements);
 	return rows.length;
+}
+
+/**
+ * The accounts, of every environment, with a monthly series that goes on past `period`: the monthly run renews
+ * them whether or not the account has a subscription.
+ */
+export function accountsWithSeries(
+	db: Db,
+	period: string,
+): Promise<{ environment: string; accountId: string }[]> {
+	return db
+		.selectDistinct({ environment: creditGrants.environment, accountId: creditGrants.accountId })
+		.from(creditGrants)
+		.where(
+			and(
+				eq(creditGrants.period, period),
+				isNotNull(creditGrants.seriesId),
+				isNull(creditGrants.recurrenceStoppedAt),
+				isNull(creditGrants.voidedAt),
+			),
+		);
 }

@@ -22,6 +22,7 @@ import { nowIso } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { outboxInsertMany } from "../webhooks/outbox";
 import type { InvoiceDraft } from "./draft";
+import { discountCreditStatements, draftDiscountCredit } from "./finalize-discount";
 import { generateInvoicesForPeriod } from "./generate";
 import {
 	getInvoice,
@@ -60,7 +61,14 @@ export async function finalizeInvoice({
 		const current = await getInvoiceRow({ db, scope, id });
 		if (current.status !== "draft") throw notDraft(current);
 		try {
-			await issueDraft(db.$client, scope, current, now, mark);
+			const discountCredit = discountCreditStatements(
+				db.$client,
+				scope,
+				current,
+				await draftDiscountCredit(db, scope, current),
+				now,
+			);
+			await issueDraft(db.$client, scope, current, now, mark, discountCredit);
 			return getInvoice({ db, scope, id });
 		} catch (error) {
 			if (!(isAbortedByGuard(error) || isCreditOverdrawn(error))) throw error;
@@ -75,6 +83,7 @@ async function issueDraft(
 	draft: InvoiceRow,
 	now: string,
 	mark: WriteMark | undefined,
+	discountCredit: D1PreparedStatement[] = [],
 ): Promise<void> {
 	const amount = Decimal.from(draft.amount);
 	const [terms] = await prepareIssue(
@@ -125,6 +134,7 @@ async function issueDraft(
 			terms.payerAccountId,
 		),
 		abortUnlessChanged(d1),
+		...discountCredit,
 		...ledgerInsert(d1, environment, applicationRows(draft.id, draft.accountId, terms), now),
 		...outboxInsertMany(d1, environment, events, now),
 		auditInsert(d1, scope, {

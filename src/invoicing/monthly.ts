@@ -6,7 +6,7 @@
  */
 import { and, gt, isNull, lt, or } from "drizzle-orm";
 import { periodWindow } from "../billing-period/period";
-import { renewRecurringGrants } from "../credits/recurring";
+import { accountsWithSeries, renewRecurringGrants } from "../credits/recurring";
 import { database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import type { ThresholdRequest } from "../durable-objects/usage-accumulator/types";
@@ -24,7 +24,7 @@ const MESSAGES_PER_SEND = 100;
 
 /**
  * Queues one InvoiceJob per account with a subscription active in the previous month (accounts without one would
- * get no invoice anyway). Does nothing on any day but the 1st (UTC). Returns the jobs queued.
+ * get no invoice anyway), or with a monthly credit series to renew (credits/recurring.ts). Does nothing on any day but the 1st (UTC). Returns the jobs queued.
  */
 export async function runMonthlyInvoicing(env: Env, now: Date): Promise<InvoiceJob[]> {
 	if (now.getUTCDate() !== 1) return [];
@@ -41,6 +41,11 @@ export async function runMonthlyInvoicing(env: Env, now: Date): Promise<InvoiceJ
 			),
 		)
 		.orderBy(subscriptions.environment, subscriptions.accountId);
+	// Accounts with only monthly credits get their next grants too (the job then invoices nothing).
+	const seen = new Set(rows.map((row) => `${row.environment}/${row.accountId}`));
+	for (const row of await accountsWithSeries(db, billingPeriod)) {
+		if (!seen.has(`${row.environment}/${row.accountId}`)) rows.push(row);
+	}
 	const jobs: InvoiceJob[] = rows
 		.filter((row) => ENVIRONMENTS.includes(row.environment as Environment))
 		.map((row) => ({ environment: row.environment as Environment, billingPeriod, accountId: row.accountId }));

@@ -19,6 +19,7 @@ import {
 	ListInvoicesQuery,
 	PayInvoice,
 } from "./schemas";
+import { tellThresholdVoided } from "./threshold-void";
 
 export const invoiceRoutes = apiRouter();
 
@@ -163,6 +164,8 @@ invoiceRoutes.openapi(
 			(mark) => voidInvoice({ ...scopeOf(c), id, mark }),
 			() => getInvoice({ ...scopeOf(c), id }),
 		);
+		const { db, scope } = scopeOf(c);
+		await tellThresholdVoided(c.env, db, scope, invoice);
 		return c.json(invoice, 200);
 	},
 );

@@ -15,7 +15,7 @@
  */
 import { eq } from "drizzle-orm";
 import { periodWindow } from "../billing-period/period";
-import { database } from "../db/client";
+import { type Db, database } from "../db/client";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import {
@@ -60,7 +60,7 @@ export function draftThresholdInvoice(state: SubscriptionPeriodState, sequence: 
 }
 
 /** What the period's non-void invoices billed of usage: the charge lines only. */
-function billedUsage(state: SubscriptionPeriodState, draft: InvoiceDraft | null): Decimal {
+export function billedUsage(state: SubscriptionPeriodState, draft: InvoiceDraft | null): Decimal {
 	const earlier = state.billedLines.filter((line) => !NOT_USAGE.has(line.metric));
 	return Decimal.sum([
 		...earlier.map((line) => Decimal.from(line.amount)),
@@ -68,13 +68,16 @@ function billedUsage(state: SubscriptionPeriodState, draft: InvoiceDraft | null)
 	]);
 }
 
-/** Handles one request of the invoice queue: the invoice (when due), then the answer to the accumulator. */
-export async function issueThresholdInvoice(
-	env: Env,
-	request: ThresholdRequest,
-): Promise<InvoiceView | null> {
-	const scope: Scope = { environment: request.environment };
-	const db = database(env.DB);
+type Subscription = { id: string; accountId: string; shards: number };
+
+/** The subscription and its period as invoicing sees it, or null when either is gone. */
+export async function thresholdPeriodOf(
+	db: Db,
+	scope: Scope,
+	subscriptionId: string,
+	period: string,
+	beforeLoading: (subscription: Subscription) => Promise<void> = async () => {},
+): Promise<{ subscription: Subscription; state: SubscriptionPeriodState } | null> {
 	const [subscription] = await db
 		.select({
 			id: subscriptions.id,
@@ -85,19 +88,30 @@ export async function issueThresholdInvoice(
 			shards: subscriptions.shards,
 		})
 		.from(subscriptions)
-		.where(inScope(scope, subscriptions, eq(subscriptions.id, request.subscriptionId)));
+		.where(inScope(scope, subscriptions, eq(subscriptions.id, subscriptionId)));
 	if (!subscription) return null;
-	const window = periodWindow(request.period);
-	// Usage counted by the other shards since the request reaches D1 too: the invoice bills the period so far.
-	await flushAccumulators(
-		env,
-		subscriptionAccumulators(scope.environment, subscription.id, subscription.shards),
-	);
-	const [state] = await loadPeriodStates(db, scope, window, [
+	await beforeLoading(subscription);
+	const [state] = await loadPeriodStates(db, scope, periodWindow(period), [
 		{ ...subscription, endsAt: subscription.cancelledAt ?? subscription.cancelAt },
 	]);
-	if (!state) return null;
+	return state ? { subscription, state } : null;
+}
+
+/** Handles one request of the invoice queue: the invoice (when due), then the answer to the accumulator. */
+export async function issueThresholdInvoice(
+	env: Env,
+	request: ThresholdRequest,
+): Promise<InvoiceView | null> {
+	const scope: Scope = { environment: request.environment };
+	const db = database(env.DB);
+	// Usage counted by the other shards since the request reaches D1 too: the invoice bills the period so far.
+	const found = await thresholdPeriodOf(db, scope, request.subscriptionId, request.period, (subscription) =>
+		flushAccumulators(env, subscriptionAccumulators(scope.environment, subscription.id, subscription.shards)),
+	);
+	if (!found) return null;
+	const { subscription, state } = found;
 	const draft = draftThresholdInvoice(state, request.sequence);
+	const window = periodWindow(request.period);
 	const stored = draft === null ? null : await storeInvoice(db, scope, window, draft, nowIso());
 	// Another run stored this period's invoice of that sequence first: the queue retries, reading what it left.
 	if (draft !== null && stored === null) throw new Error("a concurrent invoice of the period came first");

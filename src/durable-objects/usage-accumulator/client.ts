@@ -20,6 +20,7 @@ import type {
 	RecordRequest,
 	RecordResponse,
 	ThresholdAnswer,
+	ThresholdRebilled,
 	UsageQuery,
 } from "./types";
 import { encodeEvents } from "./wire";
@@ -96,6 +97,10 @@ class AccumulatorClient implements UsageAccumulatorClient {
 
 	thresholdInvoiced(accountId: string | null, answer: ThresholdAnswer): Promise<void> {
 		return this.stub.thresholdInvoiced(this.name, accountId, answer);
+	}
+
+	thresholdVoided(accountId: string | null, rebilled: ThresholdRebilled): Promise<void> {
+		return this.stub.thresholdVoided(this.name, accountId, rebilled);
 	}
 
 	removeAlert(id: string): Promise<void> {

@@ -24,6 +24,7 @@ import type {
 	RecordRequest,
 	RecordResponse,
 	ThresholdAnswer,
+	ThresholdRebilled,
 	UsageQuery,
 } from "./types";
 
@@ -57,6 +58,8 @@ export interface UsageAccumulatorClient {
 	setInvoicingThreshold(accountId: string | null, threshold: string | null): Promise<void>;
 	/** In a subscription's head: invoicing's answer to a threshold invoice's request. */
 	thresholdInvoiced(accountId: string | null, answer: ThresholdAnswer): Promise<void>;
+	/** In a subscription's head: a threshold invoice was voided; what the period's others still bill. */
+	thresholdVoided(accountId: string | null, rebilled: ThresholdRebilled): Promise<void>;
 	/** The block alerts triggered this period; none means the agent may go on. */
 	blockedBy(): Promise<string[]>;
 	/** In a subscription's head: blockedBy and the tightest budget with what is spent and held. */

@@ -33,7 +33,13 @@ import {
 } from "./parts/context";
 import { recordCall } from "./parts/counting";
 import { HANDOVER_PAGE_SIZE, HandoverRuns } from "./parts/handover";
-import { receiveShardReport, setAlert, setInvoicingThreshold, thresholdInvoiced } from "./parts/head";
+import {
+	receiveShardReport,
+	setAlert,
+	setInvoicingThreshold,
+	thresholdInvoiced,
+	thresholdVoided,
+} from "./parts/head";
 import { PlanBook } from "./parts/plans";
 import {
 	type BudgetView,
@@ -60,6 +66,7 @@ import type {
 	RecordCall,
 	RecordResponse,
 	ThresholdAnswer,
+	ThresholdRebilled,
 	UsageQuery,
 } from "./types";
 
@@ -229,6 +236,10 @@ export class UsageAccumulator extends DurableObject<Env> {
 
 	thresholdInvoiced(name: string, accountId: string | null, answer: ThresholdAnswer): Promise<void> {
 		return thresholdInvoiced(this.parts, name, accountId, answer);
+	}
+
+	thresholdVoided(name: string, accountId: string | null, rebilled: ThresholdRebilled): Promise<void> {
+		return thresholdVoided(this.parts, name, accountId, rebilled);
 	}
 
 	/** From another shard of the subscription, after its flush: its period so far. */

@@ -126,3 +126,9 @@ export interface ThresholdAnswer {
 	billed: string;
 	closed: boolean;
 }
+
+/** After a threshold invoice's void: what the period's non-void threshold invoices bill now (exact decimal). */
+export interface ThresholdRebilled {
+	period: string;
+	billed: string;
+}

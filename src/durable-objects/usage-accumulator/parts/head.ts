@@ -11,7 +11,7 @@ import {
 	isHead,
 	parseAccumulatorName,
 } from "../identity";
-import type { ThresholdAnswer, ThresholdRequest } from "../types";
+import type { ThresholdAnswer, ThresholdRebilled, ThresholdRequest } from "../types";
 import type { AlertContext, AlertRule } from "./alerts";
 import type { AccumulatorParts } from "./context";
 import { hasUnflushed } from "./flush";
@@ -165,6 +165,30 @@ export async function thresholdInvoiced(
 			parts.store.sql,
 			alertContext(parts, identity, accountId),
 			answer.period,
+		);
+	});
+	if (requested) await parts.flushSoon();
+}
+
+/** A threshold invoice of the period was voided: the period is judged again from what is still billed. */
+export async function thresholdVoided(
+	parts: AccumulatorParts,
+	name: string,
+	accountId: string | null,
+	rebilled: ThresholdRebilled,
+): Promise<void> {
+	const identity = parseAccumulatorName(name);
+	if (!isHead(identity))
+		throw new Error(`Thresholds belong to a subscription's head accumulator, not ${name}`);
+	await parts.plans.learn(identity, [`${rebilled.period}-01T00:00:00.000Z`]);
+	parts.store.remember(name, accountId);
+	const requested = parts.store.transaction(() => {
+		parts.alerts.thresholds.rebilled(rebilled.period, rebilled.billed);
+		if (rebilled.period !== periodOf(new Date().toISOString())) return false;
+		return parts.alerts.judgeThreshold(
+			parts.store.sql,
+			alertContext(parts, identity, accountId),
+			rebilled.period,
 		);
 	});
 	if (requested) await parts.flushSoon();

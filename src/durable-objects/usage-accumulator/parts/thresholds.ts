@@ -122,6 +122,20 @@ export class ThresholdBook {
 		this.sentAt.delete(`${answer.period}#${answer.sequence}`);
 	}
 
+	/**
+	 * A threshold invoice of the period was voided: billed is what its non-void threshold invoices bill now. A
+	 * waiting request keeps waiting; its answer says billed again.
+	 */
+	rebilled(period: string, billed: string): void {
+		this.ensureTables();
+		this.sql.exec(
+			`INSERT INTO threshold_periods (period, billed) VALUES (?1, ?2)
+			ON CONFLICT (period) DO UPDATE SET billed = ?2`,
+			period,
+			billed,
+		);
+	}
+
 	/** The requests waiting for their invoice. */
 	pending(): PendingRequest[] {
 		this.ensureTables();
