@@ -121,6 +121,8 @@ describe("draft invoices", () => {
 			description: "Onboarding workshop",
 			quantity: 1,
 			amount: 450,
+			original_amount: 450,
+			original_currency: "USD",
 		});
 
 		await sendActions(actions(instance, "call", 6));
