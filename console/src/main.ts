@@ -12,6 +12,7 @@ import { auditLogPage } from "./pages/audit-log";
 import { couponsPage } from "./pages/coupons";
 import { customerPage, customersPage } from "./pages/customers";
 import { eventsPage } from "./pages/events";
+import { exchangeRatesPage } from "./pages/exchange-rates";
 import { invoicePage } from "./pages/invoice";
 import { invoicesPage } from "./pages/invoices";
 import { liveMarginsPage } from "./pages/live-margins";
@@ -49,6 +50,7 @@ const routes: Route[] = [
 	{ pattern: /^\/usage\/unbilled$/, title: "Unbilled usage", nav: "unbilled", page: unbilledPage },
 	{ pattern: /^\/payments$/, title: "Payments", nav: "payments", page: paymentsPage },
 	{ pattern: /^\/coupons$/, title: "Coupons", nav: "coupons", page: couponsPage },
+	{ pattern: /^\/exchange-rates$/, title: "Exchange rates", nav: "exchange-rates", page: exchangeRatesPage },
 	{
 		pattern: new RegExp(`^/subscriptions/${ID}$`),
 		title: "Subscription",
@@ -69,6 +71,7 @@ const NAV: [string, string, string][] = [
 	["invoices", "#/invoices", "Invoices"],
 	["payments", "#/payments", "Payments"],
 	["coupons", "#/coupons", "Coupons"],
+	["exchange-rates", "#/exchange-rates", "Exchange rates"],
 	["agents", "#/agents", "Agents"],
 	["events", "#/events", "Events"],
 	["unbilled", "#/usage/unbilled", "Unbilled usage"],

@@ -49,6 +49,7 @@ export type Balance = Schemas["CreditBalance"];
 export type Alert = Schemas["Alert"];
 export type UnbilledUsage = Schemas["UnbilledUsage"];
 export type CreditNote = Schemas["CreditNote"];
+export type ExchangeRate = Schemas["ExchangeRate"];
 
 /** What an invoice of the second wave gains over the first: optional, so that an older invoice still reads. */
 export type InvoiceDocumentFields = Partial<
