@@ -19,6 +19,7 @@ import { liveMarginsPage } from "./pages/live-margins";
 import { marginsPage } from "./pages/margins";
 import { overviewPage } from "./pages/overview";
 import { paymentsPage } from "./pages/payments";
+import { ratePlanPage } from "./pages/rate-plan";
 import { signInPage } from "./pages/sign-in";
 import { subscriptionPage } from "./pages/subscription";
 import { unbilledPage } from "./pages/unbilled";
@@ -51,6 +52,7 @@ const routes: Route[] = [
 	{ pattern: /^\/payments$/, title: "Payments", nav: "payments", page: paymentsPage },
 	{ pattern: /^\/coupons$/, title: "Coupons", nav: "coupons", page: couponsPage },
 	{ pattern: /^\/exchange-rates$/, title: "Exchange rates", nav: "exchange-rates", page: exchangeRatesPage },
+	{ pattern: new RegExp(`^/rate-plans/${ID}$`), title: "Rate plan", nav: "customers", page: ratePlanPage },
 	{
 		pattern: new RegExp(`^/subscriptions/${ID}$`),
 		title: "Subscription",

@@ -16,6 +16,22 @@ let worker;
 let browser;
 let page;
 let api;
+let plan;
+let other;
+let subscription;
+
+const planBody = (name, base_fee) => ({
+	name,
+	base_fee,
+	charges: [
+		{
+			metric: "llm_calls",
+			source: { kind: "action", type: "llm_call", aggregate: "count" },
+			model: "per_unit",
+			unit_price: 0.25,
+		},
+	],
+});
 
 before(async () => {
 	worker = await startWorker({ port: PORT });
@@ -32,6 +48,15 @@ before(async () => {
 		rate: 0.92,
 		effective_at: "2026-06-01T00:00:00Z",
 	});
+	plan = await api("POST", "/pricing/rate-plans", planBody("Scale", 20));
+	other = await api("POST", "/pricing/rate-plans", planBody("Growth", 90));
+	const account = await api("POST", "/accounts", { name: "Initech", email: "ap@initech.example" });
+	subscription = await api("POST", "/subscriptions", {
+		account_id: account.id,
+		rate_plan_id: plan.id,
+		agent_instance_ids: ["initech-bot-1"],
+	});
+	await api("POST", `/pricing/rate-plans/${plan.id}/versions`, planBody("Scale", 50));
 	browser = await startBrowser();
 	page = browser.page;
 	await signInToConsole(page, worker.base, worker.adminKey);
@@ -81,6 +106,63 @@ describe("exchange rates", { timeout: 200_000 }, () => {
 		const stored = await api("GET", "/exchange-rates?base=USD&quote=GBP&at=2026-11-02T00:00:00Z");
 		assert.equal(stored.rate, 0.79);
 		assert.equal(stored.effective_at, "2026-11-01T00:00:00.000Z");
+		assert.deepEqual(browser.problems, []);
+	});
+});
+
+describe("a rate plan's versions", { timeout: 200_000 }, () => {
+	it("lists each version with its active subscriptions, and migrates them", async () => {
+		await open(`#/subscriptions/${subscription.id}`);
+		await page.click(`dd a[href='#/rate-plans/${plan.id}']`);
+		await page.waitForSelector("[data-plan-versions] table");
+		const versions = page.locator("[data-plan-versions] tbody tr");
+		assert.equal(await versions.count(), 2);
+		assert.match(await versions.first().textContent(), /v2 \(latest\)/);
+		assert.equal(await page.locator("[data-version-subscriptions='1']").textContent(), "1");
+		assert.equal(await page.locator("[data-version-subscriptions='2']").textContent(), "0");
+
+		const form = page.locator("form[aria-label='Migrate subscriptions']");
+		await form.locator("button[type=submit]").click();
+		await page.waitForSelector("[data-migrated]");
+		assert.equal(await page.locator("[data-migrated]").getAttribute("data-migrated"), "1");
+		assert.match(await page.locator("[data-migrated]").textContent(), /1 subscription moved/);
+		const stored = await api("GET", `/subscriptions/${subscription.id}`);
+		assert.equal(stored.pending_plan_change.version, 2);
+
+		await form.locator("button[type=submit]").click();
+		await page.waitForSelector("[data-migrated='0']");
+		assert.deepEqual(browser.problems, []);
+	});
+});
+
+describe("a subscription's plan and billing terms", { timeout: 200_000 }, () => {
+	it("shows its version, pending change, currency and threshold, and edits them", async () => {
+		await open(`#/subscriptions/${subscription.id}`);
+		assert.match(await page.locator("[data-plan-version]").textContent(), /Scale v1/);
+		assert.match(await page.locator("[data-pending-plan-change]").textContent(), /Scale v2 from/);
+		assert.equal(await page.locator("[data-billing-currency]").textContent(), "USD");
+		assert.equal(await page.locator("[data-invoicing-threshold]").textContent(), "none");
+		await page.waitForSelector("[data-upcoming-amount]");
+		assert.match(await page.locator("[data-upcoming-amount]").textContent(), /so far/);
+
+		const threshold = page.locator("form[aria-label='Invoicing threshold']");
+		await threshold.locator("input[name=threshold]").fill("0");
+		await threshold.locator("button[type=submit]").click();
+		await page.waitForSelector("form[aria-label='Invoicing threshold'] [role=alert]");
+		assert.equal((await api("GET", `/subscriptions/${subscription.id}`)).invoicing_threshold, null);
+		await threshold.locator("input[name=threshold]").fill("250");
+		await threshold.locator("button[type=submit]").click();
+		await page.waitForSelector("form[aria-label='Invoicing threshold'] .ok");
+		assert.match(await page.locator("[data-invoicing-threshold]").textContent(), /250\.00/);
+		assert.equal((await api("GET", `/subscriptions/${subscription.id}`)).invoicing_threshold, 250);
+
+		const change = page.locator("form[aria-label='Change plan']");
+		await change.locator("select[name=rate_plan_id]").selectOption(other.id);
+		await change.locator("button[type=submit]").click();
+		await page.waitForSelector("form[aria-label='Change plan'] .ok");
+		assert.match(await page.locator("[data-pending-plan-change]").textContent(), /Growth v1 from/);
+		const stored = await api("GET", `/subscriptions/${subscription.id}`);
+		assert.deepEqual([stored.pending_plan_change.rate_plan_id, stored.rate_plan_id], [other.id, plan.id]);
 		assert.deepEqual(browser.problems, []);
 	});
 });
