@@ -19,6 +19,7 @@ let api;
 let plan;
 let other;
 let subscription;
+let account;
 
 const planBody = (name, base_fee) => ({
 	name,
@@ -50,7 +51,7 @@ before(async () => {
 	});
 	plan = await api("POST", "/pricing/rate-plans", planBody("Scale", 20));
 	other = await api("POST", "/pricing/rate-plans", planBody("Growth", 90));
-	const account = await api("POST", "/accounts", { name: "Initech", email: "ap@initech.example" });
+	account = await api("POST", "/accounts", { name: "Initech", email: "ap@initech.example" });
 	subscription = await api("POST", "/subscriptions", {
 		account_id: account.id,
 		rate_plan_id: plan.id,
@@ -163,6 +164,25 @@ describe("a subscription's plan and billing terms", { timeout: 200_000 }, () => 
 		assert.match(await page.locator("[data-pending-plan-change]").textContent(), /Growth v1 from/);
 		const stored = await api("GET", `/subscriptions/${subscription.id}`);
 		assert.deepEqual([stored.pending_plan_change.rate_plan_id, stored.rate_plan_id], [other.id, plan.id]);
+		assert.deepEqual(browser.problems, []);
+	});
+});
+
+describe("credit grants", { timeout: 200_000 }, () => {
+	it("grants a monthly credit with a rollover cap, and shows both", async () => {
+		await open(`#/customers/${account.id}`);
+		const form = page.locator("form[aria-label='Grant credit']");
+		await form.locator("input[name=amount]").fill("40");
+		await form.locator("select[name=recurrence]").selectOption("monthly");
+		await form.locator("input[name=rollover_max]").fill("10");
+		await form.locator("input[name=description]").fill("Monthly allowance");
+		await page.click("button:has-text('Grant credit')");
+		await page.waitForSelector("tr:has-text('Monthly allowance')");
+		const row = page.locator("tr", { hasText: "Monthly allowance" });
+		assert.match(await row.textContent(), /monthly, rolls over up to \$10\.00/);
+		const grants = await api("GET", `/accounts/${account.id}/credit-grants`);
+		const grant = grants.credit_grants.find((g) => g.description === "Monthly allowance");
+		assert.deepEqual([grant.recurrence, grant.rollover_max, grant.amount], ["monthly", 10, 40]);
 		assert.deepEqual(browser.problems, []);
 	});
 });
