@@ -186,3 +186,31 @@ describe("credit grants", { timeout: 200_000 }, () => {
 		assert.deepEqual(browser.problems, []);
 	});
 });
+
+describe("an account billed in two currencies", { timeout: 200_000 }, () => {
+	it("totals its invoices per currency, never across them", async () => {
+		const globex = await api("POST", "/accounts", { name: "Globex", email: "ap@globex.example" });
+		for (const billing_currency of ["USD", "EUR"]) {
+			await api("POST", "/subscriptions", {
+				account_id: globex.id,
+				rate_plan_id: other.id,
+				agent_instance_ids: [`globex-${billing_currency}`],
+				billing_currency,
+			});
+		}
+		const period = new Date().toISOString().slice(0, 7);
+		await api("POST", "/invoices/generate", { billing_period: period, account_id: globex.id });
+		const { invoices } = await api("GET", `/invoices?account_id=${globex.id}`);
+		assert.deepEqual(invoices.map((i) => i.currency).sort(), ["EUR", "USD"]);
+
+		await open(`#/customers/${globex.id}`);
+		const totals = page.locator("[data-currency-totals] tbody tr");
+		assert.equal(await totals.count(), 2);
+		for (const invoice of invoices) {
+			const shown = await page.locator("tr", { hasText: invoice.number }).locator("td").last().textContent();
+			assert.equal(await page.locator(`[data-total-billed='${invoice.currency}']`).textContent(), shown);
+		}
+		assert.match(await page.locator("[data-total-billed='EUR']").textContent(), /€/);
+		assert.deepEqual(browser.problems, []);
+	});
+});
