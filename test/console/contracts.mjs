@@ -214,3 +214,22 @@ describe("an account billed in two currencies", { timeout: 200_000 }, () => {
 		assert.deepEqual(browser.problems, []);
 	});
 });
+
+describe("exchange rates, paged", { timeout: 200_000 }, () => {
+	it("shows 20 rates a page, the older ones on the next", async () => {
+		for (let day = 1; day <= 20; day++) {
+			const effective_at = `2025-01-${String(day).padStart(2, "0")}T00:00:00Z`;
+			await api("POST", "/exchange-rates", { base: "USD", quote: "JPY", rate: 150 + day, effective_at });
+		}
+		const { total } = await api("GET", "/exchange-rates?limit=1");
+		assert.equal(total, 23);
+		await open("#/exchange-rates");
+		assert.equal(await rateRows().count(), 20);
+		assert.match(await page.locator("[data-exchange-rates] nav.pager").textContent(), /1–20 of 23/);
+		await page.click("[data-exchange-rates] button:has-text('Older →')");
+		await page.waitForSelector("[data-exchange-rates] nav.pager:has-text('21–23 of 23')");
+		assert.equal(await rateRows().count(), 3);
+		assert.match(await rateRows().last().textContent(), /1 USD = 151 JPY/);
+		assert.deepEqual(browser.problems, []);
+	});
+});
