@@ -10,9 +10,12 @@ import { field, fillWhenReady, link, runInto, section, table, when } from "../ui
 
 export async function ratePlanPage(ctx: PageContext): Promise<void> {
 	const id = ctx.params[0] as string;
+	const read = () => ctx.api.get<RatePlan>(`/pricing/rate-plans/${id}`, undefined, ctx.signal);
+	const plan = await read();
 	const slot = h("div", { "data-plan-versions": id });
-	const show = () => fillWhenReady(slot, ctx.signal, () => versionTable(ctx, id));
-	const plan = await ctx.api.get<RatePlan>(`/pricing/rate-plans/${id}`, undefined, ctx.signal);
+	// Drawn from the plan already read; after a migrate, read again for the new counts.
+	const show = (fresh = true) =>
+		fillWhenReady(slot, ctx.signal, async () => versionTable(fresh ? await read() : plan));
 	fill(
 		ctx.view,
 		h("h1", null, `Rate plan ${plan.name} `, h("small", { class: "muted" }, `v${plan.version}`)),
@@ -31,11 +34,10 @@ export async function ratePlanPage(ctx: PageContext): Promise<void> {
 			? null
 			: section("Migrate subscriptions", migrateForm(ctx, plan, show)),
 	);
-	await show();
+	await show(false);
 }
 
-async function versionTable(ctx: PageContext, id: string): Promise<Node> {
-	const plan = await ctx.api.get<RatePlan>(`/pricing/rate-plans/${id}`, undefined, ctx.signal);
+function versionTable(plan: RatePlan): Node {
 	const rows = [...plan.versions]
 		.sort((a, b) => b.version - a.version)
 		.map((v) => [
