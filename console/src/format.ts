@@ -16,7 +16,7 @@ function moneyFormat(currency: string): Intl.NumberFormat {
 }
 
 /** How many decimals the currency shows (2 for USD, 0 for JPY; 2 without a currency). */
-function shownDigits(currency?: string): number {
+export function shownDigits(currency?: string): number {
 	return currency === undefined ? 2 : (moneyFormat(currency).resolvedOptions().maximumFractionDigits ?? 2);
 }
 

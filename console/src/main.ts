@@ -12,12 +12,14 @@ import { auditLogPage } from "./pages/audit-log";
 import { couponsPage } from "./pages/coupons";
 import { customerPage, customersPage } from "./pages/customers";
 import { eventsPage } from "./pages/events";
+import { exchangeRatesPage } from "./pages/exchange-rates";
 import { invoicePage } from "./pages/invoice";
 import { invoicesPage } from "./pages/invoices";
 import { liveMarginsPage } from "./pages/live-margins";
 import { marginsPage } from "./pages/margins";
 import { overviewPage } from "./pages/overview";
 import { paymentsPage } from "./pages/payments";
+import { ratePlanPage } from "./pages/rate-plan";
 import { signInPage } from "./pages/sign-in";
 import { subscriptionPage } from "./pages/subscription";
 import { unbilledPage } from "./pages/unbilled";
@@ -49,6 +51,8 @@ const routes: Route[] = [
 	{ pattern: /^\/usage\/unbilled$/, title: "Unbilled usage", nav: "unbilled", page: unbilledPage },
 	{ pattern: /^\/payments$/, title: "Payments", nav: "payments", page: paymentsPage },
 	{ pattern: /^\/coupons$/, title: "Coupons", nav: "coupons", page: couponsPage },
+	{ pattern: /^\/exchange-rates$/, title: "Exchange rates", nav: "exchange-rates", page: exchangeRatesPage },
+	{ pattern: new RegExp(`^/rate-plans/${ID}$`), title: "Rate plan", nav: "customers", page: ratePlanPage },
 	{
 		pattern: new RegExp(`^/subscriptions/${ID}$`),
 		title: "Subscription",
@@ -69,6 +73,7 @@ const NAV: [string, string, string][] = [
 	["invoices", "#/invoices", "Invoices"],
 	["payments", "#/payments", "Payments"],
 	["coupons", "#/coupons", "Coupons"],
+	["exchange-rates", "#/exchange-rates", "Exchange rates"],
 	["agents", "#/agents", "Agents"],
 	["events", "#/events", "Events"],
 	["unbilled", "#/usage/unbilled", "Unbilled usage"],

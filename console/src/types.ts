@@ -49,6 +49,9 @@ export type Balance = Schemas["CreditBalance"];
 export type Alert = Schemas["Alert"];
 export type UnbilledUsage = Schemas["UnbilledUsage"];
 export type CreditNote = Schemas["CreditNote"];
+export type ExchangeRate = Schemas["ExchangeRate"];
+export type PlanMigration = Schemas["PlanMigration"];
+export type UpcomingInvoice = Schemas["UpcomingInvoice"];
 
 /** What an invoice of the second wave gains over the first: optional, so that an older invoice still reads. */
 export type InvoiceDocumentFields = Partial<

@@ -86,6 +86,7 @@ async function grantTable(ctx: PageContext, account: Account, refresh: () => Pro
 				{ class: "num", "data-grant-remaining": grant.id, "data-value": grant.remaining },
 				money(grant.remaining, grant.currency),
 			),
+			h("span", { "data-grant-recurrence": grant.id }, recurrenceOf(grant)),
 			when(grant.expires_at),
 			when(grant.created_at),
 			voidButton ?? "—",
@@ -96,11 +97,19 @@ async function grantTable(ctx: PageContext, account: Account, refresh: () => Pro
 		null,
 		problem,
 		table(
-			["grant", "status", "granted", "remaining", "expires", "created", "actions"],
+			["grant", "status", "granted", "remaining", "recurs", "expires", "created", "actions"],
 			rows,
 			"No credit granted yet. Credit pays new invoices first, the grant that expires earliest first.",
 		),
 	);
+}
+
+/** "monthly, rolls over up to USD 10.00", or "once". */
+function recurrenceOf(grant: CreditGrant): string {
+	if (grant.recurrence === null) return "once";
+	return grant.rollover_max === null || grant.rollover_max === 0
+		? grant.recurrence
+		: `${grant.recurrence}, rolls over up to ${money(grant.rollover_max, grant.currency)}`;
 }
 
 function grantForm(ctx: PageContext, account: Account, refresh: () => Promise<void>): HTMLElement {
@@ -115,6 +124,19 @@ function grantForm(ctx: PageContext, account: Account, refresh: () => Promise<vo
 		),
 		field("Expires (optional)", h("input", { name: "expires_at", type: "date" })),
 		field(
+			"Recurs",
+			h(
+				"select",
+				{ name: "recurrence" },
+				h("option", { value: "" }, "once"),
+				h("option", { value: "monthly" }, "monthly"),
+			),
+		),
+		field(
+			`Rollover max (${account.currency}, monthly only)`,
+			h("input", { name: "rollover_max", type: "number", min: "0", step: "0.01", size: 8 }),
+		),
+		field(
 			"Description (optional)",
 			h("input", { name: "description", maxlength: 200, placeholder: "e.g. prepaid Q1" }),
 		),
@@ -127,6 +149,8 @@ function grantForm(ctx: PageContext, account: Account, refresh: () => Promise<vo
 			const body: Record<string, unknown> = { amount: Number(values.amount) };
 			if (values.expires_at) body.expires_at = `${values.expires_at}T23:59:59Z`;
 			if (values.description) body.description = values.description;
+			if (values.recurrence) body.recurrence = values.recurrence;
+			if (values.rollover_max) body.rollover_max = Number(values.rollover_max);
 			const grant = await ctx.api.post<CreditGrant>(`/accounts/${account.id}/credit-grants`, body);
 			form.reset();
 			await refresh();

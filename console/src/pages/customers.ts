@@ -7,6 +7,7 @@ import { nameOr, namesOf } from "../lookups";
 import type { Account, Invoice, List, Subscription } from "../types";
 import { badge, ident, link, pager, section, table, when } from "../ui";
 import { creditSection } from "./credits";
+import { totalsByCurrency } from "./currency-totals";
 import { childrenSection, hierarchyFacts, hierarchyOf } from "./hierarchy";
 import { paymentSettingsSection } from "./payment-settings";
 import { portalLinkSection } from "./portal-link";
@@ -131,6 +132,7 @@ export async function customerPage(ctx: PageContext): Promise<void> {
 				]),
 				"No invoices.",
 			),
+			totalsByCurrency(invoices.invoices),
 			invoices.total > invoices.invoices.length &&
 				link(hashOf("/invoices", { account_id: id }), `All ${invoices.total} invoices →`),
 		),

@@ -19,6 +19,7 @@ import {
 	table,
 	when,
 } from "../ui";
+import { planChangeSections } from "./subscription-plan";
 import { pricingSections } from "./subscription-pricing";
 
 export async function subscriptionPage(ctx: PageContext): Promise<void> {
@@ -54,7 +55,11 @@ export async function subscriptionPage(ctx: PageContext): Promise<void> {
 			h("dt", null, "Customer"),
 			h("dd", null, link(`#/customers/${subscription.account_id}`, account?.name ?? subscription.account_id)),
 			h("dt", null, "Rate plan"),
-			h("dd", null, nameOr(plans, subscription.rate_plan_id)),
+			h(
+				"dd",
+				null,
+				link(`#/rate-plans/${subscription.rate_plan_id}`, nameOr(plans, subscription.rate_plan_id)),
+			),
 			h("dt", null, "Instances"),
 			h(
 				"dd",
@@ -72,6 +77,7 @@ export async function subscriptionPage(ctx: PageContext): Promise<void> {
 			link(hashOf("/events", { subscription_id: id }), "Events (live tail) →"),
 			link(hashOf("/invoices", { subscription_id: id }), "Invoices →"),
 		),
+		...planChangeSections(ctx, subscription, plans),
 		...pricingSections(ctx, subscription, plan),
 		section(
 			"Alerts and budgets",
