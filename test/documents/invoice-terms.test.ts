@@ -176,6 +176,16 @@ describe("invoice.voided (§13)", () => {
 				currency: "USD",
 				status: "void",
 				voided_at: voided.body.voided_at,
+				collection: {
+					provider: "manual",
+					status: "none",
+					attempts: 0,
+					next_attempt_at: null,
+					payment_intent_id: null,
+					checkout_session_id: null,
+					payment_url: null,
+					last_error: null,
+				},
 			},
 		]);
 	});

@@ -56,7 +56,14 @@ describe("invoice writes whose Worker died before their answer was stored", () =
 		expect(repeat.headers.get("Idempotent-Replayed")).toBe("true");
 		const oneOff = repeat.body.line_items.filter((l: { metric: string }) => l.metric === "one-off");
 		expect(oneOff).toEqual([
-			{ metric: "one-off", description: "Onboarding workshop", quantity: 1, amount: 450 },
+			{
+				metric: "one-off",
+				description: "Onboarding workshop",
+				quantity: 1,
+				amount: 450,
+				original_amount: 450,
+				original_currency: "USD",
+			},
 		]);
 		expect(repeat.body).toMatchObject({ status: "open", amount: 460 });
 		expect(
