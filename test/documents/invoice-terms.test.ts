@@ -6,6 +6,7 @@ import {
 	currentPeriod,
 	generateOne,
 	instanceKey,
+	MANUAL_COLLECTION,
 	outboxEvents,
 	subscribe,
 } from "../invoicing/fixtures";
@@ -176,16 +177,7 @@ describe("invoice.voided (§13)", () => {
 				currency: "USD",
 				status: "void",
 				voided_at: voided.body.voided_at,
-				collection: {
-					provider: "manual",
-					status: "none",
-					attempts: 0,
-					next_attempt_at: null,
-					payment_intent_id: null,
-					checkout_session_id: null,
-					payment_url: null,
-					last_error: null,
-				},
+				collection: MANUAL_COLLECTION,
 			},
 		]);
 	});

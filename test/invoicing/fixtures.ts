@@ -177,3 +177,15 @@ export async function outboxEvents(event: string, invoiceId: string) {
 		.all<{ event: string; environment: string; data: string }>();
 	return results.map((row) => ({ ...row, data: JSON.parse(row.data) as Record<string, unknown> }));
 }
+
+/** The collection of an invoice of a manual account (docs/payments.md#collection), spelled out as a client sees it. */
+export const MANUAL_COLLECTION = {
+	provider: "manual",
+	status: "none",
+	attempts: 0,
+	next_attempt_at: null,
+	payment_intent_id: null,
+	checkout_session_id: null,
+	payment_url: null,
+	last_error: null,
+} as const;

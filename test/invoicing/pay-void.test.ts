@@ -1,7 +1,15 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createKey, expectError, get, post } from "../helpers";
-import { actions, currentPeriod, customer, generateOne, outboxEvents, sendActions } from "./fixtures";
+import {
+	actions,
+	currentPeriod,
+	customer,
+	generateOne,
+	MANUAL_COLLECTION,
+	outboxEvents,
+	sendActions,
+} from "./fixtures";
 
 // Paying and voiding (§10): only an open invoice changes state; paying records a payment and emits
 // invoice.paid then payment.successful in the same batch.
@@ -93,16 +101,7 @@ describe("POST /v1/invoices/{invoice_id}/pay", () => {
 					currency: "USD",
 					status: "paid",
 					paid_at: paidAt,
-					collection: {
-						provider: "manual",
-						status: "none",
-						attempts: 0,
-						next_attempt_at: null,
-						payment_intent_id: null,
-						checkout_session_id: null,
-						payment_url: null,
-						last_error: null,
-					},
+					collection: MANUAL_COLLECTION,
 				},
 			],
 			[

@@ -13,6 +13,7 @@ import { dispatchOutbox } from "../../src/webhooks/dispatch";
 import type { WebhookMessage } from "../../src/webhooks/messages";
 import type { WebhookEventKind } from "../../src/webhooks/outbox";
 import { createAccount, createKey, post } from "../helpers";
+import { MANUAL_COLLECTION } from "../invoicing/fixtures";
 import { captureQueue, createEndpoint, deliveriesOf, stubReceiver } from "./fixtures";
 
 // End to end through the operations that emit events (subscriptions, outcomes, invoices): the change writes its
@@ -154,16 +155,7 @@ describe("events from the API's operations", () => {
 			amount: 25,
 			currency: "USD",
 			status: "open",
-			collection: {
-				provider: "manual",
-				status: "none",
-				attempts: 0,
-				next_attempt_at: null,
-				payment_intent_id: null,
-				checkout_session_id: null,
-				payment_url: null,
-				last_error: null,
-			},
+			collection: MANUAL_COLLECTION,
 		});
 
 		const paid = await post(`/v1/invoices/${invoice.id}/pay`, { reference: "wire-1" });

@@ -7,6 +7,7 @@ import {
 	customer,
 	generateOne,
 	linesOf,
+	MANUAL_COLLECTION,
 	outboxEvents,
 	sendActions,
 	sendOutcome,
@@ -110,16 +111,7 @@ describe("scenario: a simple month", () => {
 			amount_credited: 0,
 			credit_notes: [],
 			// A manual account's invoice: nobody asks Stripe for it (docs/payments.md).
-			collection: {
-				provider: "manual",
-				status: "none",
-				attempts: 0,
-				next_attempt_at: null,
-				payment_intent_id: null,
-				checkout_session_id: null,
-				payment_url: null,
-				last_error: null,
-			},
+			collection: MANUAL_COLLECTION,
 		});
 		expect((await get(`/v1/invoices/${invoice.id}`)).body).toEqual(invoice);
 
@@ -156,16 +148,7 @@ describe("scenario: a simple month", () => {
 			amount: 201.55,
 			currency: "USD",
 			status: "open",
-			collection: {
-				provider: "manual",
-				status: "none",
-				attempts: 0,
-				next_attempt_at: null,
-				payment_intent_id: null,
-				checkout_session_id: null,
-				payment_url: null,
-				last_error: null,
-			},
+			collection: MANUAL_COLLECTION,
 		});
 	});
 });
