@@ -20,7 +20,7 @@ import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from ".
 import { type InvoiceView, invoiceView } from "./invoices";
 import { dueDate } from "./issue";
 import { ONE_OFF_METRIC } from "./one-off-lines";
-import { type PeriodDrafts, rowOfDraft } from "./write";
+import { lineRow, type PeriodDrafts, rowOfDraft } from "./write";
 
 interface StoredDraftLine {
 	invoiceId: string;
@@ -139,15 +139,7 @@ function placeholderNumber(): number {
 
 function lineRows(invoiceId: string, lines: InvoiceDraft["lines"], oneOffs: readonly StoredDraftLine[]) {
 	return [
-		...lines.map((line) => ({
-			metric: line.metric,
-			description: line.description,
-			quantity: line.quantity.toString(),
-			amount: line.amount.toString(),
-			agent_shares: line.agentShares === null ? null : JSON.stringify(line.agentShares),
-			original_amount: line.original ? line.original.amount.toString() : null,
-			original_currency: line.original ? line.original.currency : null,
-		})),
+		...lines.map(lineRow),
 		...oneOffs.map((line) => ({
 			metric: line.metric,
 			description: line.description,

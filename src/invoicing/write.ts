@@ -30,9 +30,9 @@ import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
 import { discountCreditInsert } from "./threshold-rest";
 
-function storedLines(draft: InvoiceDraft) {
-	return draft.lines.map((line, position) => ({
-		position,
+/** A computed line as invoice_lines stores it (the issued invoice's and the draft's alike). */
+export function lineRow(line: InvoiceDraft["lines"][number]) {
+	return {
 		metric: line.metric,
 		description: line.description,
 		quantity: line.quantity.toString(),
@@ -40,7 +40,11 @@ function storedLines(draft: InvoiceDraft) {
 		agent_shares: line.agentShares === null ? null : JSON.stringify(line.agentShares),
 		original_amount: line.original ? line.original.amount.toString() : null,
 		original_currency: line.original ? line.original.currency : null,
-	}));
+	};
+}
+
+function storedLines(draft: InvoiceDraft) {
+	return draft.lines.map((line, position) => ({ position, ...lineRow(line) }));
 }
 
 const lineOfStored = (line: ReturnType<typeof storedLines>[number]) => ({
