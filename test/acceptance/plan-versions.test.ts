@@ -195,9 +195,26 @@ describe("POST /v1/subscriptions/{id}/change-plan at period_end", () => {
 			pending_plan_change: { rate_plan_id: plan.id, version: 2, at: nextPeriodStart() },
 		});
 		expect(await subscription(sub.id)).toEqual(changed.body);
+		// A replayed Idempotency-Key answers the same and changes nothing more.
+		const headers = { "Idempotency-Key": `chg-${crypto.randomUUID()}` };
+		const other = await createPlan({ base_fee: 1, charges: [] });
+		const first = await post(
+			`/v1/subscriptions/${sub.id}/change-plan`,
+			{ rate_plan_id: other.id },
+			{ headers },
+		);
+		const again = await post(
+			`/v1/subscriptions/${sub.id}/change-plan`,
+			{ rate_plan_id: other.id },
+			{ headers },
+		);
+		expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+		expect(again.body).toEqual(first.body);
+		expect((await post(`/v1/subscriptions/${sub.id}/change-plan`, {})).status).toBe(200);
 		const events = await outbox("subscription.updated", (d) => d.subscription_id === sub.id);
-		expect(events).toHaveLength(1);
+		expect(events).toHaveLength(3);
 		expect(events[0]?.data).toMatchObject({ rate_plan_id: plan.id, pending_rate_plan_id: plan.id });
+		expect(events[1]?.data).toMatchObject({ rate_plan_id: plan.id, pending_rate_plan_id: other.id });
 
 		await sendActions(actions(keys[0] as string, "call", 2));
 		expect((await generateOne(currentPeriod(), account.id)).amount).toBe(22);
@@ -269,6 +286,7 @@ describe("POST /v1/subscriptions/{id}/change-plan at period_end", () => {
 		expectError(await post(url, { rate_plan_id: "plan_unknown" }), 404, "not_found");
 		expectError(await post(url, { version: 2 }), 404, "not_found");
 		expectError(await post(url, { rate_plan_id: euro.id }), 409, "conflict");
+		expectError(await patch(`/v1/subscriptions/${sub.id}`, { rate_plan_id: euro.id }), 409, "conflict");
 		expectError(await post(url, {}), 409, "conflict");
 		expectError(await post(url, { rate_plan_id: plan.id, version: 1 }), 409, "conflict");
 		for (const body of [
@@ -367,7 +385,8 @@ describe("POST /v1/pricing/rate-plans/{id}/migrate", () => {
 		expectError(await post("/v1/pricing/rate-plans/plan_unknown/migrate", {}), 404, "not_found");
 		expectError(await post(url, { from_version: 9 }), 404, "not_found");
 		expectError(await post(url, { to_version: 9 }), 404, "not_found");
-		for (const body of [{ from_version: "1" }, { to_version: 0 }, { at: "tomorrow" }, { dry_run: true }]) {
+		// The only instant a migration takes is the period's end.
+		for (const body of [{ from_version: "1" }, { to_version: 0 }, { at: "now" }, { dry_run: true }]) {
 			expectError(await post(url, body), 400, "validation_error");
 		}
 		const readOnly = await createKey("read-only");

@@ -17,62 +17,20 @@ import {
 	outboxEvents,
 	sendActions,
 } from "../invoicing/fixtures";
-import { clockAt, monthlyRun, nextMonthStart, perCall, tieredCalls, within } from "./plan-billing-fixtures";
+import { clockAt, monthlyRun, nextMonthStart, perCall, tieredCalls } from "./plan-billing-fixtures";
+import {
+	awaitThresholdInvoices,
+	CROSSING_MS,
+	invoicesOfSubscription,
+	lineAmount,
+	pause,
+	thresholdInvoices,
+	thresholdSubscription,
+} from "./threshold-fixtures";
 
 afterEach(() => {
 	vi.useRealTimers();
 });
-
-/** The contract's bound, plus room for a loaded machine to answer the reads that look. */
-const CROSSING_MS = 12_000;
-
-async function thresholdSubscription(
-	plan: Record<string, unknown>,
-	threshold: number | null,
-	accountFields = {},
-) {
-	const ratePlan = await createPlan(plan);
-	const account = await createAccount(undefined, accountFields);
-	const key = instanceKey();
-	const response = await post("/v1/subscriptions", {
-		account_id: account.id,
-		rate_plan_id: ratePlan.id,
-		agent_instance_ids: [key],
-		...(threshold === null ? {} : { invoicing_threshold: threshold }),
-	});
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-	return {
-		account,
-		key,
-		plan: ratePlan,
-		sub: response.body as { id: string; invoicing_threshold: number | null },
-	};
-}
-
-async function invoicesOfSubscription(subscriptionId: string): Promise<Invoice[]> {
-	const response = await get(`/v1/invoices?subscription_id=${subscriptionId}&limit=100`);
-	expect(response.status).toBe(200);
-	return [...response.body.invoices].reverse();
-}
-
-const thresholdInvoices = async (subscriptionId: string) =>
-	(await invoicesOfSubscription(subscriptionId)).filter(
-		(invoice) => (invoice.kind as string) === "threshold",
-	);
-
-/** Waits until the subscription has `count` threshold invoices (at most the contract's 10 seconds). */
-async function awaitThresholdInvoices(subscriptionId: string, count: number): Promise<Invoice[]> {
-	const found = await within(CROSSING_MS, async () => {
-		const invoices = await thresholdInvoices(subscriptionId);
-		return invoices.length >= count ? invoices : undefined;
-	});
-	expect(found?.length ?? 0, `threshold invoices of ${subscriptionId} within ${CROSSING_MS} ms`).toBe(count);
-	return found as Invoice[];
-}
-
-const lineAmount = (invoice: Invoice, metric: string) =>
-	invoice.line_items.filter((line) => line.metric === metric).reduce((sum, line) => sum + line.amount, 0);
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("invoicing_threshold on subscriptions", () => {
 	it("is null by default, set on create and PATCH at once, and turned off with null", async () => {
@@ -237,48 +195,6 @@ describe("threshold invoices", () => {
 		// Whatever was issued after the void, the period's invoices that are not void bill it exactly once.
 		expect(live.reduce((sum, i) => sum + lineAmount(i, "calls"), 0)).toBe(10);
 		expect(live.reduce((sum, i) => sum + i.amount, 0)).toBe(15);
-	});
-
-	it("leave the minimum to the regular invoice, computed on the whole period", async () => {
-		const { account, key, sub } = await thresholdSubscription(
-			{ base_fee: 5, minimum_amount: 30, charges: [perCall(1)] },
-			10,
-		);
-		await sendActions(actions(key, "call", 12));
-		const [invoice] = await awaitThresholdInvoices(sub.id, 1);
-		expect(invoice?.line_items.map((line) => line.metric)).toEqual(["calls"]);
-		const regular = await generateOne(currentPeriod(), account.id);
-		// The whole period: 5 + 12 = 17, under 30: a top-up of 13 on top of the base fee.
-		expect(lineAmount(regular, "minimum_commitment")).toBe(13);
-		expect(regular.amount).toBe(18);
-	});
-
-	it("leave the discount to the regular invoice, on the whole period; what it cannot take becomes credit", async () => {
-		const code = () => `T${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
-		for (const [coupon, discountLine, amount, credit] of [
-			[{ percent_off: 10, duration: "forever" }, -3.5, 11.5, null],
-			[{ amount_off: 50, currency: "USD", duration: "once" }, -15, 0, 20],
-		] as const) {
-			const { account, key, sub } = await thresholdSubscription({ base_fee: 10, charges: [perCall(1)] }, 20);
-			const made = await post("/v1/coupons", { code: code(), ...coupon });
-			expect(made.status, JSON.stringify(made.body)).toBe(201);
-			const discount = await post(`/v1/subscriptions/${sub.id}/discounts`, { coupon_id: made.body.id });
-			expect(discount.status, JSON.stringify(discount.body)).toBe(201);
-			await sendActions(actions(key, "call", 20));
-			const [invoice] = await awaitThresholdInvoices(sub.id, 1);
-			expect(invoice?.line_items.map((line) => line.metric)).toEqual(["calls"]);
-			expect(invoice?.amount).toBe(20);
-			await sendActions(actions(key, "call", 5));
-			const regular = await generateOne(currentPeriod(), account.id);
-			// The whole period is 10 + 25 = 35; the regular invoice's other lines are 10 + 5 = 15.
-			expect(lineAmount(regular, "discount")).toBe(discountLine);
-			expect(regular.amount).toBe(amount);
-			const grants = (await get(`/v1/accounts/${account.id}/credit-grants`)).body.credit_grants as any[];
-			const granted = grants.filter(
-				(g) => g.description === `${made.body.code} discount, ${currentPeriod()}`,
-			);
-			expect(granted.map((g) => g.amount)).toEqual(credit === null ? [] : [credit]);
-		}
 	});
 });
 
