@@ -5,7 +5,7 @@
  * The clock is set so that the parts are known: September 2026 has 30 days, and its half is the 16th at 00:00.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createAccount, createKey, expectError, get, post } from "../helpers";
+import { createAccount, createKey, expectError, get, patch, post } from "../helpers";
 import {
 	actions,
 	generate,
@@ -25,6 +25,7 @@ import {
 	subscription,
 	tieredCalls,
 } from "./plan-billing-fixtures";
+import { awaitThresholdInvoices } from "./threshold-fixtures";
 
 afterEach(() => {
 	vi.useRealTimers();
@@ -194,6 +195,30 @@ describe.skip("change-plan at: now", () => {
 			[1, 1],
 			[1, 2],
 		]);
+	});
+
+	it("bills threshold invoices per part, each part rated by its own prices", async () => {
+		const starter = await namedPlan("Starter", { base_fee: 20, charges: [perCall(1)] });
+		const growth = await namedPlan("Growth", { base_fee: 50, charges: [perCall(2)] });
+		const { account, key, sub } = await septemberCustomer(starter.id);
+		expect((await patch(`/v1/subscriptions/${sub.id}`, { invoicing_threshold: 10 })).status).toBe(200);
+		clockAt("2026-09-05T00:00:00.000Z");
+		await sendActions(actions(key, "call", 6));
+		clockAt(HALF);
+		await changeNow(sub.id, { rate_plan_id: growth.id });
+		clockAt("2026-09-20T00:00:00.000Z");
+		// 6 × 1 in the first part and 2 × 2 in the second: 10 not yet invoiced reaches the threshold.
+		await sendActions(actions(key, "call", 2));
+		const [threshold] = await awaitThresholdInvoices(sub.id, 1);
+		expect(metricLines(threshold as Invoice, "calls")).toEqual([
+			[6, 6],
+			[2, 4],
+		]);
+		expect(threshold?.amount).toBe(10);
+		clockAt(AFTER);
+		const regular = await generateOne("2026-09", account.id);
+		expect(metricLines(regular, "calls").map(([, amount]) => amount)).toEqual([0, 0]);
+		expect(regular.amount).toBe(35);
 	});
 
 	it("shows the split in the upcoming invoice and real-time usage of the open period", async () => {
