@@ -51,6 +51,26 @@ async function changeNow(subscriptionId: string, body: Record<string, unknown>) 
 	return response.body;
 }
 
+/** Starter ($20 unless told) moved at `at` to Growth ($50 unless told), from the first instant of September. */
+async function splitAt(
+	at: string,
+	starterFields: Record<string, unknown>,
+	growthFields: Record<string, unknown>,
+) {
+	const starter = await namedPlan("Starter", { base_fee: 20, charges: [], ...starterFields });
+	const growth = await namedPlan("Growth", { base_fee: 50, charges: [], ...growthFields });
+	const customer = await septemberCustomer(starter.id);
+	clockAt(at);
+	await changeNow(customer.sub.id, { rate_plan_id: growth.id });
+	return { starter, growth, ...customer };
+}
+
+/** September's regular invoice, made by generation after the month ended. */
+async function septemberInvoice(accountId: string) {
+	clockAt(AFTER);
+	return generateOne("2026-09", accountId);
+}
+
 const baseLines = (invoice: Pick<Invoice, "line_items">) =>
 	invoice.line_items.filter((line) => line.metric === "base_fee");
 const metricLines = (invoice: Pick<Invoice, "line_items">, metric: string) =>
@@ -108,27 +128,17 @@ describe.skip("change-plan at: now", () => {
 
 	it("prorates each part's base fee by its seconds, whatever prorate says, to the cent", async () => {
 		for (const prorate of [true, false]) {
-			const starter = await namedPlan("Starter", { base_fee: 20, prorate, charges: [] });
-			const growth = await namedPlan("Growth", { base_fee: 50, prorate, charges: [] });
-			const { account, sub } = await septemberCustomer(starter.id);
 			// 9.25 of 30 days, then 20.75: 20 × 9.25 / 30 = 6.1666… → 6.17; 50 × 20.75 / 30 = 34.5833… → 34.58.
-			clockAt("2026-09-10T06:00:00.000Z");
-			await changeNow(sub.id, { rate_plan_id: growth.id });
-			clockAt(AFTER);
-			const invoice = await generateOne("2026-09", account.id);
+			const { account } = await splitAt("2026-09-10T06:00:00.000Z", { prorate }, { prorate });
+			const invoice = await septemberInvoice(account.id);
 			expect(baseLines(invoice).map((line) => line.amount)).toEqual([6.17, 34.58]);
 			expect(invoice.amount).toBe(40.75);
 		}
 	});
 
 	it("keeps a part's base-fee line when its prorated amount rounds to 0", async () => {
-		const starter = await namedPlan("Starter", { base_fee: 20, charges: [] });
-		const growth = await namedPlan("Growth", { base_fee: 50, charges: [] });
-		const { account, sub } = await septemberCustomer(starter.id);
-		clockAt("2026-09-01T00:00:01.000Z");
-		await changeNow(sub.id, { rate_plan_id: growth.id });
-		clockAt(AFTER);
-		const invoice = await generateOne("2026-09", account.id);
+		const { account } = await splitAt("2026-09-01T00:00:01.000Z", {}, {});
+		const invoice = await septemberInvoice(account.id);
 		// 20 × 1 s / 2,592,000 s → 0.00; 50 × 2,591,999 / 2,592,000 = 49.99998… → 50.00.
 		expect(baseLines(invoice).map((line) => line.amount)).toEqual([0, 50]);
 		expect(invoice.amount).toBe(50);
@@ -165,26 +175,20 @@ describe.skip("change-plan at: now", () => {
 	});
 
 	it("takes the later version's minimum", async () => {
-		const starter = await namedPlan("Starter", { base_fee: 20, minimum_amount: 100, charges: [] });
-		const growth = await namedPlan("Growth", { base_fee: 50, minimum_amount: 40, charges: [] });
-		const { account, sub } = await septemberCustomer(starter.id);
-		clockAt(HALF);
-		await changeNow(sub.id, { rate_plan_id: growth.id });
-		clockAt(AFTER);
-		const invoice = await generateOne("2026-09", account.id);
+		const { account } = await splitAt(HALF, { minimum_amount: 100 }, { minimum_amount: 40 });
+		const invoice = await septemberInvoice(account.id);
 		// 10 + 25 = 35, below Growth's minimum of 40 (not Starter's 100): a top-up of 5.
 		expect(invoice.line_items.find((line) => line.metric === "minimum_commitment")?.amount).toBe(5);
 		expect(invoice.amount).toBe(40);
 	});
 
 	it("bills late usage of each part by that part's prices on a supplementary invoice", async () => {
-		const starter = await namedPlan("Starter", { base_fee: 0, charges: [perCall(1)] });
-		const growth = await namedPlan("Growth", { base_fee: 0, charges: [perCall(2)] });
-		const { account, key, sub } = await septemberCustomer(starter.id);
-		clockAt(HALF);
-		await changeNow(sub.id, { rate_plan_id: growth.id });
-		clockAt(AFTER);
-		expect((await generateOne("2026-09", account.id)).amount).toBe(0);
+		const { account, key, growth } = await splitAt(
+			HALF,
+			{ base_fee: 0, charges: [perCall(1)] },
+			{ base_fee: 0, charges: [perCall(2)] },
+		);
+		expect((await septemberInvoice(account.id)).amount).toBe(0);
 		await sendActions([
 			{ agent_key: key, action_type: "call", timestamp: "2026-09-05T00:00:00.000Z" },
 			{ agent_key: key, action_type: "call", timestamp: "2026-09-20T00:00:00.000Z" },
