@@ -36,6 +36,10 @@ describe("threshold invoices and the period's regular invoice", () => {
 		await sendActions(actions(key, "call", 12));
 		const [invoice] = await awaitThresholdInvoices(sub.id, 1);
 		expect(invoice?.line_items.map((line) => line.metric)).toEqual(["calls"]);
+		// The upcoming invoice is the regular one the period would make now; real-time usage rates the whole period.
+		const upcoming = await get(`/v1/invoices/upcoming?subscription_id=${sub.id}`);
+		expect(upcoming.body).toMatchObject({ kind: "regular", amount: 18 });
+		expect((await get(`/v1/usage?subscription_id=${sub.id}`)).body.total).toBe(30);
 		const regular = await generateOne(currentPeriod(), account.id);
 		// The whole period: 5 + 12 = 17, under 30: a top-up of 13 on top of the base fee.
 		expect(lineAmount(regular, "minimum_commitment")).toBe(13);
