@@ -240,6 +240,10 @@ describe("POST /v1/subscriptions/{id}/change-plan at period_end", () => {
 			pending_plan_change: null,
 			pending_rate_plan_id: null,
 		});
+		const listed = await get(`/v1/subscriptions?account_id=${account.id}`);
+		expect(listed.body.subscriptions).toEqual([await subscription(sub.id)]);
+		expect(versionRow(await planView(other.id), 1)?.subscriptions).toBe(1);
+		expect(versionRow(await planView(plan.id), 1)?.subscriptions).toBe(0);
 		await sendActions(actions(keys[0] as string, "call", 2));
 		expect((await generateOne("2026-04", account.id)).amount).toBe(21);
 		const may = await generateOne("2026-05", account.id);
