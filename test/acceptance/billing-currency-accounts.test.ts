@@ -9,14 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Env } from "../../src/env";
 import entry from "../../src/index";
 import { createAccount, expectError, get, post } from "../helpers";
-import {
-	createPlan,
-	generate,
-	instanceKey,
-	invoicesOf,
-	sendActions,
-	shiftPeriod,
-} from "../invoicing/fixtures";
+import { createPlan, generate, invoicesOf, sendActions, shiftPeriod } from "../invoicing/fixtures";
 import { calls, exchangeRate, grant, PERIOD, perCall, RANGE, subscription } from "./billing-fixtures";
 
 interface Sub {
