@@ -3,6 +3,7 @@
  * in the plan's currency and rounded, then converted at the rate in effect at issue and rounded again per line.
  * Every figure below is computed by hand in the comments. Each test uses its own currency pair.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createAccount, expectError, get, patch, post } from "../helpers";
 import { createPlan, generate, generateOne, outboxEvents } from "../invoicing/fixtures";
@@ -37,6 +38,20 @@ describe("a subscription's billing_currency", () => {
 			"validation_error",
 		);
 		expect((await get(`/v1/subscriptions/${given.id}`)).body.billing_currency).toBe("JPY");
+	});
+
+	// Skipped until subscription webhooks carry billing_currency (the fxgaps branch): new fields appear in every view
+	// of their resource, webhooks included (§32's preamble); today subscription.created's data lacks it.
+	it.skip("announces billing_currency in subscription.created", async () => {
+		const plan = await createPlan({ currency: "USD", base_fee: 1, charges: [] });
+		const account = await createAccount();
+		const sub = await subscription(account.id, plan.id, { billing_currency: "JPY" });
+		const { results } = await env.DB.prepare(
+			"SELECT data FROM webhook_events WHERE event = 'subscription.created' AND json_extract(data, '$.subscription_id') = ?1",
+		)
+			.bind(sub.id)
+			.all<{ data: string }>();
+		expect(results.map((row) => JSON.parse(row.data).billing_currency)).toEqual(["JPY"]);
 	});
 
 	it.each([["eur"], ["ABC"], ["EURO"], [978]])(
