@@ -226,3 +226,60 @@ describe("coupons and the billing currency", () => {
 		expect(inv).toMatchObject({ currency: "ILS", amount: 32 });
 	});
 });
+
+describe("corrections and balances in the billing currency", () => {
+	it("a credit note is in the invoice's currency and credits a grant in that currency", async () => {
+		await exchangeRate("USD", "KRW", 1385.5);
+		const { account: acct, subs } = await account({ currency: "USD", charges: [perCall(1.23)] }, "KRW");
+		await calls((subs[0] as Sub).instance, 1);
+		const [inv] = (await generate(PERIOD, acct.id)).invoices as any[];
+		// 1.23 USD × 1385.5 = 1704.165 → 1704 KRW
+		expect(inv).toMatchObject({ currency: "KRW", amount: 1704 });
+		expect((await post(`/v1/invoices/${inv.id}/pay`, {})).status).toBe(200);
+		const note = await post(`/v1/invoices/${inv.id}/credit-notes`, { amount: 500, reason: "billing_error" });
+		expect(note.status, JSON.stringify(note.body)).toBe(201);
+		expect(note.body).toMatchObject({ currency: "KRW", amount: 500, applied: { credited: 500 } });
+		const grants = (await get(`/v1/accounts/${acct.id}/credit-grants`)).body.credit_grants;
+		expect(grants.map((g: { amount: number; currency: string }) => [g.amount, g.currency])).toEqual([
+			[500, "KRW"],
+		]);
+		expect((await get(`/v1/accounts/${acct.id}/balance?currency=KRW`)).body).toMatchObject({
+			available: 500,
+		});
+		expect((await get(`/v1/accounts/${acct.id}/balance`)).body).toMatchObject({
+			currency: "USD",
+			available: 0,
+		});
+	});
+
+	it("a percent_off discount is taken from the converted lines, rounded once", async () => {
+		await exchangeRate("USD", "THB", 35.55);
+		const { account: acct, subs } = await account({ currency: "USD", charges: [perCall(0.33)] }, "THB");
+		const code = `FX${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
+		const coupon = await post("/v1/coupons", { code, percent_off: 15, duration: "once" });
+		const sub = subs[0] as Sub;
+		expect((await post(`/v1/subscriptions/${sub.id}/discounts`, { coupon_id: coupon.body.id })).status).toBe(
+			201,
+		);
+		await calls(sub.instance, 3);
+		const [inv] = (await generate(PERIOD, acct.id)).invoices as any[];
+		// 3 × 0.33 = 0.99 USD × 35.55 = 35.1945 → 35.19 THB; 15% of 35.19 = 5.2785 → −5.28; amount 29.91
+		expect(inv.line_items.find((l: { metric: string }) => l.metric === "discount")).toMatchObject({
+			amount: -5.28,
+			original_amount: -5.28,
+			original_currency: "THB",
+		});
+		expect(inv.amount).toBe(29.91);
+	});
+
+	it("a balance or grant in a code that is not ISO 4217 is refused with 400", async () => {
+		const acct = await createAccount();
+		expectError(await get(`/v1/accounts/${acct.id}/balance?currency=ABC`), 400, "validation_error");
+		expectError(
+			await post(`/v1/accounts/${acct.id}/credit-grants`, { amount: 5, currency: "ABC" }),
+			400,
+			"validation_error",
+		);
+		expect((await get(`/v1/accounts/${acct.id}/credit-grants`)).body.total).toBe(0);
+	});
+});
