@@ -21,13 +21,8 @@ export const perCall = (unitPrice: number, metric = "calls", type = "call") => (
 	unit_price: unitPrice,
 });
 
-export async function exchangeRate(base: string, quote: string, rate: number, effectiveAt?: string) {
-	const body =
-		effectiveAt === undefined ? { base, quote, rate } : { base, quote, rate, effective_at: effectiveAt };
-	const response = await post("/v1/exchange-rates", body);
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-	return response.body as { id: string; base: string; quote: string; rate: number; effective_at: string };
-}
+/** A rate through POST /v1/exchange-rates (effective now when no instant is given). */
+export { addRate as exchangeRate } from "../exchange-rates/fixtures";
 
 export async function subscription(
 	accountId: string,

@@ -6,9 +6,9 @@
 import { describe, expect, it } from "vitest";
 import { createKey, expectError, get, post } from "../helpers";
 import { dbFingerprint } from "../support/db-state";
+import { hoursFromNow } from "./billing-fixtures";
 
 const ISO_MS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const hoursFromNow = (hours: number) => new Date(Date.now() + hours * 3_600_000).toISOString();
 
 async function rate(fields: Record<string, unknown>, key?: string) {
 	const response = await post("/v1/exchange-rates", fields, key === undefined ? {} : { key });
