@@ -2,10 +2,12 @@
  * Black-box checks of what counts in the billing currency (CONTRACT §35 with §18, §25, §33, §34): alert thresholds
  * on the total, reservations, invoicing thresholds, and plan changes that keep billing_currency.
  */
+import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { createAccount, expectError, get, patch, post } from "../helpers";
-import { createPlan, invoicesOf, sdkKey } from "../invoicing/fixtures";
-import { calls, exchangeRate, perCall, subscription } from "./billing-fixtures";
+import { ADMIN_KEY, createAccount, expectError, get, patch, post } from "../helpers";
+import { createPlan, generate, invoicesOf, sdkKey } from "../invoicing/fixtures";
+import { calls, exchangeRate, PERIOD, perCall, subscription } from "./billing-fixtures";
+import { pdfLines } from "./pdf-text";
 
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
 	const deadline = Date.now() + ms;
@@ -113,5 +115,26 @@ describe("plan changes and the billing currency", () => {
 		expect(changed.status, JSON.stringify(changed.body)).toBe(200);
 		expect(changed.body.billing_currency).toBe("SGD");
 		expect(changed.body.pending_plan_change).toMatchObject({ rate_plan_id: dollars.id });
+	});
+});
+
+describe("the documents of a converted invoice", () => {
+	it("show the rate used and the original amounts in the PDF", async () => {
+		await exchangeRate("USD", "INR", 83.25);
+		const plan = await createPlan({ currency: "USD", base_fee: 12, charges: [] });
+		const acct = await createAccount();
+		await subscription(acct.id, plan.id, { billing_currency: "INR" });
+		const [inv] = (await generate(PERIOD, acct.id)).invoices as any[];
+		expect(inv).toMatchObject({ currency: "INR", amount: 999 });
+		const response = await exports.default.fetch(
+			new Request(`https://billing.test/v1/invoices/${inv.id}/pdf`, {
+				headers: { Authorization: `Bearer ${ADMIN_KEY}` },
+			}),
+		);
+		expect(response.status).toBe(200);
+		const text = (await pdfLines(new Uint8Array(await response.arrayBuffer()))).join("\n");
+		expect(text).toContain("83.25");
+		expect(text).toMatch(/USD\s*12\.00/);
+		expect(text).toMatch(/INR\s*999\.00/);
 	});
 });
