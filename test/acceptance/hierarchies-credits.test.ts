@@ -101,3 +101,18 @@ describe("the OpenAPI document", () => {
 		expect(revenue).toContain("parent_account");
 	});
 });
+
+describe("drafts and the payer", () => {
+	it("a child's draft billed to its parent takes the parent's credits when finalized", async () => {
+		const parent = await createAccount();
+		const parentGrant = await grant(parent.id, 50);
+		const payedFor = await child(parent.id, { billing: "parent", invoice_grace_days: 2 }, 80);
+		const draft = await generateOne(PERIOD, payedFor.id);
+		expect(draft).toMatchObject({ status: "draft", credits_applied: 0, payer_account_id: parent.id });
+		expect(await remaining(parent.id, parentGrant.id)).toBe(50);
+		const finalized = await post(`/v1/invoices/${draft.id}/finalize`, {});
+		expect(finalized.status, JSON.stringify(finalized.body)).toBe(200);
+		expect(finalized.body).toMatchObject({ status: "open", credits_applied: 50, amount_due: 30 });
+		expect(await remaining(parent.id, parentGrant.id)).toBe(0);
+	});
+});
