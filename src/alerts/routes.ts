@@ -40,7 +40,7 @@ const CreateAlert = z
 			.refine((n) => decimalPlaces(n) <= 12, "must have at most 12 decimal places")
 			.openapi({
 				description:
-					"Usage alerts: the metric's quantity, or the amount in the plan's currency (> 0). Margin alerts: a " +
+					"Usage alerts: the metric's quantity, or the amount in the billing currency (> 0). Margin alerts: a " +
 					"margin percent from -10000 to 100.",
 				example: 800,
 			}),

@@ -7,7 +7,7 @@ import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Decimal } from "../lib/decimal";
 import { DomainError } from "../lib/errors";
-import { minorUnits, roundMoney } from "../lib/money";
+import { convertMoney } from "../lib/money";
 import { type ExchangeRate, rateInEffect } from "./rates";
 
 /** The stored rate that converts `from` → `to`, and whether it is the reverse pair (to → from). */
@@ -34,8 +34,7 @@ export async function conversionAt(
 
 /** An amount of `conversion.from` in `conversion.to`, rounded half-up once to the target's minor unit. */
 export function convertAmount(amount: Decimal, conversion: Conversion): Decimal {
-	if (conversion.reverse) return amount.divRoundHalfUp(conversion.rate.rate, minorUnits(conversion.to));
-	return roundMoney(amount.mul(conversion.rate.rate), conversion.to);
+	return convertMoney(amount, conversion.rate.rate, conversion.to, conversion.reverse);
 }
 
 /** "no USD→GBP exchange rate in effect" */

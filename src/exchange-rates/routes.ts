@@ -9,6 +9,7 @@ import { DomainError } from "../lib/errors";
 import { currencyCode } from "../schemas/currency";
 import { decimalInput } from "../schemas/numbers";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
+import { tellAccumulatorsOfRate } from "./notify";
 import { createExchangeRate, exchangeRateJson, listExchangeRates, rateInEffect } from "./rates";
 
 const Currency = (example: string) => currencyCode().openapi({ example });
@@ -85,6 +86,10 @@ exchangeRateRoutes.openapi(
 	async (c) => {
 		const { db, scope } = scopeOf(c);
 		const rate = await createExchangeRate(db, scope, c.req.valid("json"));
+		// In effect already: the accumulators comparing amounts by this pair use it now (notify.ts).
+		if (rate.effective_at <= rate.created_at) {
+			c.executionCtx.waitUntil(tellAccumulatorsOfRate(c.env, scope.environment, rate));
+		}
 		return c.json(exchangeRateJson(rate), 201);
 	},
 );

@@ -84,7 +84,7 @@ export async function planDrafts(
 			.from(accounts)
 			.where(inScope(scope, accounts, inArray(accounts.id, accountIds))),
 		db
-			.select({ id: invoices.id, subscriptionId: invoices.subscriptionId })
+			.select({ id: invoices.id, subscriptionId: invoices.subscriptionId, rate: invoices.exchangeRate })
 			.from(invoices)
 			.where(isDraftOfPeriod),
 		db
@@ -102,6 +102,7 @@ export async function planDrafts(
 	]);
 	const graceOf = new Map(graceRows.map((row) => [row.id, row.graceDays]));
 	const draftOf = new Map(draftRows.map((row) => [row.subscriptionId, row.id]));
+	const rateOf = new Map(draftRows.map((row) => [row.id, row.rate?.id ?? null]));
 	const linesOf = new Map<string, StoredDraftLine[]>();
 	for (const line of lineRows) linesOf.set(line.invoiceId, [...(linesOf.get(line.invoiceId) ?? []), line]);
 
@@ -118,7 +119,9 @@ export async function planDrafts(
 			const lines = linesOf.get(draftId) ?? [];
 			const oneOffs = lines.filter((line) => line.metric === ONE_OFF_METRIC);
 			const current = lines.filter((line) => line.metric !== ONE_OFF_METRIC);
-			if (metered !== null && !sameLines(current, metered.lines)) {
+			// A rate newer than the draft's converts it again, even to the same amounts (docs/currencies.md).
+			const rateChanged = (metered?.exchangeRate?.id ?? null) !== (rateOf.get(draftId) ?? null);
+			if (metered !== null && (rateChanged || !sameLines(current, metered.lines))) {
 				plan.refreshes.push({ invoiceId: draftId, metered, oneOffs, linesRead: lines.length });
 			}
 		} else if (!state.invoiced && (graceOf.get(state.accountId) ?? 0) > 0) {

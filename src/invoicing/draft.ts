@@ -341,7 +341,8 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 	let discountCredited: Decimal | undefined;
 	if (!state.invoiced) {
 		// After threshold invoices, the rest of the period (threshold-rest.ts).
-		const rest = state.billedLines.length > 0 ? restOfPeriod(metered, addUpBilled(state.billedLines)) : null;
+		const rest =
+			state.billedLines.length > 0 ? restOfPeriod(metered, addUpBilled(state.billedLines), conversion) : null;
 		lines = rest?.lines ?? metered.map((line) => regularLine(line, conversion));
 		discountCredited = rest?.discountCredited;
 	} else {

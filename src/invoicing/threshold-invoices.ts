@@ -30,6 +30,7 @@ import { Decimal } from "../lib/decimal";
 import { nowIso } from "../lib/time";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import { BASE_FEE_METRIC, MINIMUM_METRIC } from "../pricing/rate";
+import { withConversions } from "./conversions";
 import { type InvoiceDraft, rateThePeriod, type SubscriptionPeriodState } from "./draft";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates } from "./load";
@@ -42,7 +43,8 @@ const NOT_USAGE = new Set([BASE_FEE_METRIC, MINIMUM_METRIC, DISCOUNT_METRIC, ONE
 /** The threshold invoice a request asks for, or null when it already exists or there is nothing to bill. */
 export function draftThresholdInvoice(state: SubscriptionPeriodState, sequence: number): InvoiceDraft | null {
 	if (state.invoiced || (state.thresholdSequences ?? []).includes(sequence)) return null;
-	const lines = thresholdLines(rateThePeriod(state), state.billedLines);
+	const conversion = state.conversion ?? null;
+	const lines = thresholdLines(rateThePeriod(state), state.billedLines, conversion);
 	if (lines.length === 0) return null;
 	const amount = Decimal.sum(lines.map((line) => line.amount));
 	if (amount.isNegative() || amount.isZero()) return null;
@@ -53,18 +55,22 @@ export function draftThresholdInvoice(state: SubscriptionPeriodState, sequence: 
 		kind: "threshold",
 		sequence: Math.max(0, ...state.sequences) + 1,
 		thresholdSequence: sequence,
-		currency: state.plan.currency,
+		currency: conversion?.to ?? state.plan.currency,
 		amount,
 		lines,
+		exchangeRate: conversion?.rate ?? null,
 	};
 }
 
-/** What the period's non-void invoices billed of usage: the charge lines only. */
+/**
+ * What the period's non-void invoices billed of usage: the charge lines only, in the plan's currency (the amounts
+ * before conversion), as the head accumulator measures the usage not invoiced yet (docs/currencies.md).
+ */
 export function billedUsage(state: SubscriptionPeriodState, draft: InvoiceDraft | null): Decimal {
 	const earlier = state.billedLines.filter((line) => !NOT_USAGE.has(line.metric));
 	return Decimal.sum([
-		...earlier.map((line) => Decimal.from(line.amount)),
-		...(draft?.lines ?? []).map((line) => line.amount),
+		...earlier.map((line) => Decimal.from(line.originalAmount ?? line.amount)),
+		...(draft?.lines ?? []).map((line) => line.original?.amount ?? line.amount),
 	]);
 }
 
@@ -86,6 +92,7 @@ export async function thresholdPeriodOf(
 			cancelledAt: subscriptions.cancelledAt,
 			cancelAt: subscriptions.cancelAt,
 			shards: subscriptions.shards,
+			billingCurrency: subscriptions.billingCurrency,
 		})
 		.from(subscriptions)
 		.where(inScope(scope, subscriptions, eq(subscriptions.id, subscriptionId)));
@@ -109,7 +116,14 @@ export async function issueThresholdInvoice(
 		flushAccumulators(env, subscriptionAccumulators(scope.environment, subscription.id, subscription.shards)),
 	);
 	if (!found) return null;
-	const { subscription, state } = found;
+	const { subscription } = found;
+	// In the billing currency at the rate in effect now; without one the request waits (the head asks again).
+	const { ready, refused } = await withConversions(db, scope, [found.state], nowIso());
+	const state = ready[0];
+	if (state === undefined) {
+		console.error(JSON.stringify({ at: "threshold-invoice", request, waiting: refused.map((r) => r.to) }));
+		return null;
+	}
 	const draft = draftThresholdInvoice(state, request.sequence);
 	const window = periodWindow(request.period);
 	const stored = draft === null ? null : await storeInvoice(db, scope, window, draft, nowIso());

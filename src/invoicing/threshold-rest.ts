@@ -7,6 +7,7 @@
 import type { PeriodWindow } from "../billing-period/period";
 import { grantInsert } from "../credits/grants";
 import { toMinor } from "../credits/plan";
+import { type Conversion, convertAmount } from "../exchange-rates/convert";
 import { Decimal } from "../lib/decimal";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import { lateUsageLineDescription } from "./descriptions";
@@ -15,11 +16,20 @@ import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJso
 
 /**
  * A usage line less what earlier invoices of the period billed of its metric: all of it on the first, the rest
- * after. Priced on the period so far, so tiers and included quantities never restart.
+ * after. Priced on the period so far, so tiers and included quantities never restart. A converted line bills the
+ * difference of the plan-currency amounts, converted at the rate in effect now (docs/currencies.md).
  */
-export function usageAfter(line: MeteredLine, before: Billed | undefined): DraftLine {
-	if (line.charge === null || before === undefined) return regularLine(line);
+export function usageAfter(
+	line: MeteredLine,
+	before: Billed | undefined,
+	conversion: Conversion | null = null,
+): DraftLine {
+	if (line.charge === null || before === undefined) return regularLine(line, conversion);
 	const quantity = line.quantity.sub(before.quantity);
+	const original =
+		conversion === null || line.originalAmount === undefined
+			? null
+			: { amount: line.originalAmount.sub(before.originalAmount), currency: conversion.from };
 	return {
 		metric: line.metric,
 		description: lateUsageLineDescription(
@@ -30,18 +40,23 @@ export function usageAfter(line: MeteredLine, before: Billed | undefined): Draft
 			"previous_invoice",
 		),
 		quantity,
-		amount: line.amount.sub(before.amount),
+		amount:
+			original === null
+				? line.amount.sub(before.amount)
+				: convertAmount(original.amount, conversion as Conversion),
 		agentShares: sharesToJson(extraShares(line.shares, before)),
+		original,
 	};
 }
 
 export function restOfPeriod(
 	metered: readonly MeteredLine[],
 	billed: Map<string, Billed>,
+	conversion: Conversion | null = null,
 ): { lines: DraftLine[]; discountCredited: Decimal } {
 	const lines = metered
 		.filter((line) => line.metric !== DISCOUNT_METRIC)
-		.map((line) => usageAfter(line, billed.get(line.metric)));
+		.map((line) => usageAfter(line, billed.get(line.metric), conversion));
 	const discount = metered.find((line) => line.metric === DISCOUNT_METRIC);
 	if (discount === undefined) return { lines, discountCredited: Decimal.ZERO };
 	// A discount is ≤ 0; it takes at most what the other lines come to, never below zero.
@@ -53,11 +68,15 @@ export function restOfPeriod(
 }
 
 /** The usage lines of a threshold invoice: each charge so far, less what earlier threshold invoices billed. */
-export function thresholdLines(metered: readonly MeteredLine[], billedLines: BilledLine[]): DraftLine[] {
+export function thresholdLines(
+	metered: readonly MeteredLine[],
+	billedLines: BilledLine[],
+	conversion: Conversion | null = null,
+): DraftLine[] {
 	const billed = addUpBilled(billedLines);
 	return metered
 		.filter((line) => line.charge !== null)
-		.map((line) => usageAfter(line, billed.get(line.metric)))
+		.map((line) => usageAfter(line, billed.get(line.metric), conversion))
 		.filter((line) => !line.amount.isZero());
 }
 

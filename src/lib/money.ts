@@ -43,6 +43,14 @@ export function roundMoney(amount: Decimal, currency: string): Decimal {
 	return amount.roundHalfUp(minorUnits(currency));
 }
 
+/**
+ * An amount already rounded in its own currency, in `to`: multiplied by the rate, or — for a rate of the reverse
+ * pair (to → from) — divided by it exactly; rounded once, half-up, to `to`'s minor unit (docs/currencies.md).
+ */
+export function convertMoney(amount: Decimal, rate: Decimal, to: string, reverse: boolean): Decimal {
+	return reverse ? amount.divRoundHalfUp(rate, minorUnits(to)) : roundMoney(amount.mul(rate), to);
+}
+
 /** How many decimal places a number has, written exactly (0.1 → 1, 1e-12 → 12, 1200 → 0). */
 export function decimalPlaces(x: number | string | Decimal): number {
 	return Decimal.from(x).scale;

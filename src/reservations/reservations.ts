@@ -17,6 +17,7 @@ import {
 import { existingRoute } from "../durable-objects/usage-accumulator/placement";
 import type { RequestKey } from "../durable-objects/usage-accumulator/storage/reservation-requests";
 import type { Env } from "../env";
+import { missingRate } from "../exchange-rates/convert";
 import { conflict, DomainError, notFound } from "../lib/errors";
 
 export type Reservation = ReservationView;
@@ -71,6 +72,7 @@ export async function createReservation({
 		request,
 	});
 	if ("reused" in answer) throw keyReused();
+	if ("missingRate" in answer) throw missingRate([answer.missingRate]);
 	if ("exceeded" in answer) {
 		const names = answer.exceeded.map((d) => d.alert_id).join(", ");
 		throw new DomainError(

@@ -80,6 +80,7 @@ export function subscriptionEventData(view: SubscriptionView) {
 		pending_plan_change: view.pending_plan_change,
 		agent_instance_ids: view.agent_instance_ids,
 		status: view.status,
+		billing_currency: view.billing_currency,
 	};
 }
 

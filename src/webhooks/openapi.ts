@@ -87,6 +87,7 @@ const subscription = (status: "active" | "cancelled") =>
 			.openapi({ description: "The plan and version taking over, and when; null when none.", example: null }),
 		agent_instance_ids: z.array(z.string()).openapi({ example: ["lead-qualifier-eu-1"] }),
 		status: z.enum([status]),
+		billing_currency: Currency.openapi({ description: "The currency its invoices are in; never changes." }),
 	});
 const SubscriptionData = subscription("active").openapi("SubscriptionData");
 const SubscriptionCancelled = subscription("cancelled").openapi("SubscriptionCancelledData");

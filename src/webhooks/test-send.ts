@@ -37,6 +37,7 @@ export function sampleEventData(kind: WebhookEventKind, now: string = nowIso()):
 		pending_rate_plan_id: null,
 		pending_plan_change: null,
 		agent_instance_ids: ["support-bot-eu-1"],
+		billing_currency: "USD",
 	};
 	switch (kind) {
 		case "invoice.created":

@@ -26,9 +26,10 @@ export async function foreignCustomer(
 	billing: string,
 	plan: Record<string, unknown> = {},
 	subscription: Record<string, unknown> = {},
+	accountFields: Record<string, unknown> = {},
 ) {
 	const ratePlan = await createPlan({ currency: planCurrency, base_fee: 10, charges: tokenCharges, ...plan });
-	const account = await createAccount(undefined, { currency: billing });
+	const account = await createAccount(undefined, { currency: billing, ...accountFields });
 	const instance = instanceKey();
 	const made = await post("/v1/subscriptions", {
 		account_id: account.id,

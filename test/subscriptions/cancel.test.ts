@@ -44,6 +44,7 @@ describe("POST /v1/subscriptions/{id}/cancel", () => {
 				pending_plan_change: null,
 				agent_instance_ids: keys,
 				status: "cancelled",
+				billing_currency: "USD",
 			},
 		]);
 		expect((await subscriptionAccumulator(subscription.id).holdings()).map((h) => h.held)).toEqual([false]);

@@ -85,6 +85,7 @@ describe("POST /v1/subscriptions", () => {
 			pending_plan_change: null,
 			agent_instance_ids: keys,
 			status: "active",
+			billing_currency: "USD",
 		});
 	});
 

@@ -51,6 +51,7 @@ describe("PATCH /v1/subscriptions/{id}: instances", () => {
 				pending_plan_change: null,
 				agent_instance_ids: [added],
 				status: "active",
+				billing_currency: "USD",
 			},
 		]);
 	});

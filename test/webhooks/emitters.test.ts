@@ -101,6 +101,7 @@ describe("events from the API's operations", () => {
 					pending_plan_change: null,
 					agent_instance_ids: ["bot-sub-created"],
 					status: "active",
+					billing_currency: "USD",
 				},
 			},
 		]);

@@ -28,6 +28,7 @@ const subscriptionFields = [
 	"pending_plan_change",
 	"agent_instance_ids",
 	"status",
+	"billing_currency",
 ];
 const DATA_FIELDS: Record<(typeof WEBHOOK_EVENT_KINDS)[number], string[]> = {
 	"invoice.created": invoiceFields,

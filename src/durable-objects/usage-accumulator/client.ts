@@ -103,6 +103,10 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		return this.stub.thresholdVoided(this.name, accountId, rebilled);
 	}
 
+	exchangeRatesChanged(accountId: string | null): Promise<void> {
+		return this.stub.exchangeRatesChanged(this.name, accountId);
+	}
+
 	removeAlert(id: string): Promise<void> {
 		return this.stub.removeAlert(id);
 	}

@@ -60,6 +60,8 @@ export interface UsageAccumulatorClient {
 	thresholdInvoiced(accountId: string | null, answer: ThresholdAnswer): Promise<void>;
 	/** In a subscription's head: a threshold invoice was voided; what the period's others still bill. */
 	thresholdVoided(accountId: string | null, rebilled: ThresholdRebilled): Promise<void>;
+	/** In a subscription's head: a rate of its plan's currency to its billing currency was added. */
+	exchangeRatesChanged(accountId: string | null): Promise<void>;
 	/** The block alerts triggered this period; none means the agent may go on. */
 	blockedBy(): Promise<string[]>;
 	/** In a subscription's head: blockedBy and the tightest budget with what is spent and held. */

@@ -34,6 +34,7 @@ import {
 import { recordCall } from "./parts/counting";
 import { HANDOVER_PAGE_SIZE, HandoverRuns } from "./parts/handover";
 import {
+	exchangeRatesChanged,
 	receiveShardReport,
 	setAlert,
 	setInvoicingThreshold,
@@ -245,6 +246,11 @@ export class UsageAccumulator extends DurableObject<Env> {
 	/** From another shard of the subscription, after its flush: its period so far. */
 	reportShard(name: string, accountId: string | null, report: ShardReport): Promise<void> {
 		return receiveShardReport(this.parts, name, accountId, report);
+	}
+
+	/** In a subscription's head: a rate its amounts convert by was added; converts and evaluates again now. */
+	exchangeRatesChanged(name: string, accountId: string | null): Promise<void> {
+		return exchangeRatesChanged(this.parts, name, accountId);
 	}
 
 	// Budget reservations, in a subscription's head (reservations.ts).

@@ -31,6 +31,7 @@ import { ALERTS_SCHEMA } from "../storage/schema";
 import type { FlushTarget, MeteringEvent } from "../types";
 import type { CountObserver } from "./metrics";
 import type { PeriodPlan } from "./plans";
+import { type Billing, type HeldConversion, inBilling } from "./rates";
 import { reportedCosts, reportedUsage } from "./shards";
 import { ThresholdBook } from "./thresholds";
 
@@ -55,6 +56,8 @@ export interface AlertContext {
 	/** Whether other shards report to this head (shards.ts); an unsharded subscription has nothing to add. */
 	sharded: boolean;
 	planOf: (period: string) => PeriodPlan | null;
+	/** The currency a plan's amounts are compared in, and their conversion now; null while no rate is in effect. */
+	billingOf: (plan: PeriodPlan) => Billing | null;
 	/** The period's metric quantities per instance, as readMetrics answers them (from memory, see metrics.ts). */
 	metricsOf: (period: string) => MetricQuantity[];
 }
@@ -194,8 +197,11 @@ export class AlertBook {
 		if (!this.thresholds.armed(period)) return false;
 		const plan = context.planOf(period);
 		if (plan === null) return false;
+		// In the billing currency: without a rate in effect the check waits for one (rates.ts).
+		const billing = context.billingOf(plan);
+		if (billing === null) return false;
 		const values = periodValues(sql, plan, period, [{ metric: null }], context.sharded, context.metricsOf);
-		return this.thresholds.judge(period, values.usageAmount);
+		return this.thresholds.judge(period, values.usageAmount, billing.conversion);
 	}
 
 	/** Triggers every armed alert of the period whose value reached its threshold. */
@@ -204,11 +210,14 @@ export class AlertBook {
 		const rules = this.rulesNow();
 		if (rules.length === 0) return;
 		const triggered = this.triggeredIn(period);
-		const armed = rules.filter((rule) => !triggered.has(rule.id));
-		if (armed.length === 0) return;
 		const plan = context.planOf(period);
 		if (plan === null) return;
-		const values = periodValues(sql, plan, period, armed, context.sharded, context.metricsOf);
+		// The total counts in the billing currency: without a rate in effect those alerts wait (rates.ts).
+		const billing = context.billingOf(plan);
+		const armed = rules.filter((rule) => !triggered.has(rule.id) && (billing !== null || !onTotal(rule)));
+		if (armed.length === 0) return;
+		const conversion = billing?.conversion ?? null;
+		const values = periodValues(sql, plan, period, armed, context.sharded, context.metricsOf, conversion);
 		const now = nowIso();
 		const trigger = (rule: AlertRule, value: Decimal, data: Record<string, unknown>) => {
 			sql.exec(
@@ -254,6 +263,9 @@ export class AlertBook {
 	}
 }
 
+// A usage alert on the period's total amount (a budget when it blocks).
+const onTotal = (rule: AlertRule) => rule.type !== "margin" && rule.metric === null;
+
 interface LiveMargin {
 	revenue: Decimal;
 	costs: Decimal;
@@ -292,13 +304,14 @@ function periodCosts(sql: SqlStorage, period: string, currency: string, sharded:
  * alerts need is read: the daily rows only when a watched charge (or the total) needs them. With margin alerts
  * armed, also the live margin: the rated total with the top-up, as GET /v1/usage answers it, against the costs.
  */
-function periodValues(
+export function periodValues(
 	sql: SqlStorage,
 	plan: PeriodPlan,
 	period: string,
 	armed: readonly Pick<AlertRule, "metric" | "type">[],
 	sharded: boolean,
 	metricsOf: (period: string) => MetricQuantity[] = (p) => readMetrics(sql, p),
+	conversion: HeldConversion | null = null,
 ) {
 	const needsMargin = armed.some((rule) => rule.type === "margin");
 	const needsTotal = needsMargin || armed.some((rule) => rule.metric === null);
@@ -332,12 +345,9 @@ function periodValues(
 	const usageAmount = Decimal.sum(
 		spent.filter((line) => line.metric !== BASE_FEE_METRIC).map((line) => line.amount),
 	);
-	return { quantities, total: Decimal.sum(spent.map((line) => line.amount)), usageAmount, margin };
-}
-
-/** The period's total amount so far, as a spend alert compares it with its threshold. */
-export function periodTotal(sql: SqlStorage, plan: PeriodPlan, period: string, sharded: boolean): Decimal {
-	return periodValues(sql, plan, period, [{ metric: null }], sharded).total;
+	// The total in the billing currency: each line converted and rounded, as GET /v1/usage converts it.
+	const total = Decimal.sum(spent.map((line) => inBilling(line.amount, conversion)));
+	return { quantities, total, usageAmount, margin };
 }
 
 // ---- the flush's part ----------------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ function alertContext(
 		accountId,
 		sharded: identity.shard !== null,
 		planOf: (period) => parts.plans.planOf(period),
+		billingOf: (plan) => parts.plans.billingOf(plan),
 		metricsOf: (period) => parts.store.metricQuantities.periodRows(parts.store.sql, period),
 	};
 }
@@ -105,6 +106,28 @@ export async function receiveShardReport(
 	// What the alerts triggered is flushed like any trigger; a threshold request is sent by the alarm.
 	const waiting = parts.alerts.thresholds.pending().length > 0;
 	if (waiting || (!store.isEmpty && hasUnflushed(store.sql))) await parts.flushSoon();
+}
+
+/**
+ * A rate of the pair its plan's amounts convert by was added (exchange-rates/notify.ts): the conversion is read
+ * again now and the current period evaluated at once, so alerts and a threshold check waiting for a rate go on.
+ */
+export async function exchangeRatesChanged(
+	parts: AccumulatorParts,
+	name: string,
+	accountId: string | null,
+): Promise<void> {
+	const identity = parseAccumulatorName(name);
+	if (!isHead(identity)) return;
+	parts.plans.rates.expire();
+	const now = new Date().toISOString();
+	await parts.plans.learn(identity, [now]);
+	if (parts.store.isEmpty) return;
+	parts.store.remember(name, accountId);
+	parts.store.transaction(() => {
+		parts.alerts.evaluate(parts.store.sql, alertContext(parts, identity, accountId), periodOf(now));
+	});
+	if (hasUnflushed(parts.store.sql) || parts.alerts.thresholds.pending().length > 0) await parts.flushSoon();
 }
 
 /** A shard other than the head sends it its current period after each flush. */

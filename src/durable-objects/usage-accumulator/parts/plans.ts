@@ -19,6 +19,7 @@ import { readRawEvents } from "../storage/raw-events";
 import { METRICS_SCHEMA } from "../storage/schema";
 import type { StoredValues } from "../storage/stored-values";
 import { rebuildPeriod } from "./metrics";
+import { type Billing, RateBook } from "./rates";
 
 /** What the accumulator keeps of a plan: enough to rate the period and to know its sources. */
 export interface PeriodPlan {
@@ -34,6 +35,8 @@ export interface PeriodPlan {
 	 */
 	prorate?: boolean;
 	started_at?: string;
+	/** The subscription's billing currency (docs/currencies.md); the plan's when absent (learnt by earlier versions). */
+	billing_currency?: string;
 }
 
 /** What the book needs of the accumulator's store (store.ts): its tables, its metrics cache, its transaction. */
@@ -58,6 +61,8 @@ export class PlanBook {
 	private readonly periods = new Map<string, Learnt>();
 	private unknownUntil = 0;
 	private tablesReady = false;
+	/** The conversions to the billing currency, read at most every 30 s (rates.ts). */
+	readonly rates = new RateBook();
 
 	constructor(
 		private readonly store: PlanStore,
@@ -71,15 +76,27 @@ export class PlanBook {
 		return this.periods.get(period)?.plan ?? null;
 	}
 
-	/** Learns the plans of the events' periods that are not known yet. */
+	/**
+	 * Learns the plans of the events' periods that are not known yet, and reads the conversions of those periods
+	 * to the billing currency when they are due (rates.ts).
+	 */
 	async learn(identity: AccumulatorIdentity, timestamps: Iterable<string>): Promise<void> {
 		if (identity.kind !== "sub" || Date.now() < this.unknownUntil) return;
-		const missing = new Set<string>();
-		for (const timestamp of timestamps) {
-			const period = periodOf(timestamp);
-			if (!this.periods.has(period)) missing.add(period);
+		const periods = new Set<string>();
+		for (const timestamp of timestamps) periods.add(periodOf(timestamp));
+		for (const period of periods) {
+			if (!this.periods.has(period)) await this.learnPeriod(identity, period);
 		}
-		for (const period of missing) await this.learnPeriod(identity, period);
+		for (const period of periods) {
+			const plan = this.planOf(period);
+			if (plan?.billing_currency === undefined) continue;
+			await this.rates.refresh(this.env.DB, identity.environment, plan.currency, plan.billing_currency);
+		}
+	}
+
+	/** The currency the period's amounts are compared in, converted now; null while no rate is in effect. */
+	billingOf(plan: PeriodPlan): Billing | null {
+		return this.rates.billing(plan.currency, plan.billing_currency ?? plan.currency);
 	}
 
 	private async learnPeriod(identity: AccumulatorIdentity, period: string): Promise<void> {
@@ -161,7 +178,8 @@ async function fetchPlanInEffect(
 ): Promise<PeriodPlan | null> {
 	const row = await d1
 		.prepare(
-			`SELECT p.id, v.currency, v.base_fee, v.minimum_amount, v.charges, v.prorate, s.started_at, (
+			`SELECT p.id, v.currency, v.base_fee, v.minimum_amount, v.charges, v.prorate, s.started_at,
+				s.billing_currency, (
 				SELECT sp.price_overrides FROM subscription_plans AS sp
 				WHERE sp.subscription_id = s.id AND sp.effective_period <= ?3
 				ORDER BY sp.effective_period DESC LIMIT 1) AS price_overrides
@@ -187,6 +205,7 @@ async function fetchPlanInEffect(
 			charges: string;
 			prorate: number;
 			started_at: string;
+			billing_currency: string | null;
 			price_overrides: string | null;
 		}>();
 	if (!row) return null;
@@ -199,5 +218,6 @@ async function fetchPlanInEffect(
 		charges: effectiveCharges(JSON.parse(row.charges) as Charge[], overrides),
 		prorate: row.prorate === 1,
 		started_at: row.started_at,
+		...(row.billing_currency === null ? {} : { billing_currency: row.billing_currency }),
 	};
 }

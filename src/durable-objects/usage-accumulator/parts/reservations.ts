@@ -16,12 +16,11 @@
  */
 import { Decimal } from "../../../lib/decimal";
 import { newId } from "../../../lib/ids";
-import { periodOf } from "../../../lib/time";
 import { type AccumulatorIdentity, isHead, parseAccumulatorName } from "../identity";
 import { knownRequest, type RequestKey, rememberRequest } from "../storage/reservation-requests";
 import { RESERVATIONS_SCHEMA } from "../storage/schema";
 import type { MeteringEvent } from "../types";
-import { periodTotal } from "./alerts";
+import { budgetsNow } from "./budgets";
 import type { AccumulatorParts } from "./context";
 import type { CountObserver } from "./metrics";
 
@@ -79,7 +78,9 @@ export interface ReserveRequest {
 export type ReserveAnswer =
 	| { reservation: ReservationView; replayed?: true }
 	| { exceeded: BudgetShortfall[] }
-	| { reused: true };
+	| { reused: true }
+	/** Budgets count in the billing currency, and no rate converts the plan's currency to it now (rates.ts). */
+	| { missingRate: { from: string; to: string } };
 /** null: no such reservation here. */
 export type ReleaseAnswer =
 	| { released: ReservationView; replayed?: true }
@@ -150,14 +151,6 @@ function readRow(sql: SqlStorage, id: string): Row | undefined {
 		.toArray()[0];
 }
 
-/** The sum of the holds still active at `now`. */
-function heldTotal(sql: SqlStorage, now: number): Decimal {
-	const rows = sql
-		.exec<{ amount: string }>("SELECT amount FROM reservations WHERE status = 'held' AND expires_at > ?", now)
-		.toArray();
-	return Decimal.sum(rows.map((row) => Decimal.from(row.amount)));
-}
-
 /** Writes what time already decided: holds past expires_at are expired; long-ended ones go. */
 function expireHolds(sql: SqlStorage, now: number): void {
 	sql.exec(
@@ -173,27 +166,6 @@ function headIdentity(name: string): AccumulatorIdentity {
 	if (!isHead(identity))
 		throw new Error(`Reservations belong to a subscription's head accumulator, not ${name}`);
 	return identity;
-}
-
-/** The budgets of the period with what was spent and held: what a reservation must fit. */
-async function budgetsNow(parts: AccumulatorParts, identity: AccumulatorIdentity, now: number) {
-	const period = periodOf(new Date(now).toISOString());
-	await parts.plans.learn(identity, [new Date(now).toISOString()]);
-	const plan = parts.plans.planOf(period);
-	return {
-		currency: plan?.currency ?? "USD",
-		/** Read inside the caller's transaction, after every await. */
-		read: (at: number) => {
-			const budgets = plan === null ? [] : parts.alerts.budgets();
-			if (budgets.length === 0 || plan === null) return null;
-			const sql = parts.store.sql;
-			return {
-				budgets,
-				spent: periodTotal(sql, plan, period, identity.shard !== null),
-				held: heldTotal(sql, at),
-			};
-		},
-	};
 }
 
 /** Holds the amount when it fits every budget, in one transaction with the check. */
@@ -220,6 +192,7 @@ export async function reserve(
 		}
 		const amount = Decimal.from(request.amount);
 		const state = read(now);
+		if (state?.missingRate !== undefined) return { missingRate: state.missingRate };
 		if (state !== null) {
 			const wanted = state.spent.add(state.held).add(amount);
 			const over = state.budgets.filter((rule) => wanted.gt(Decimal.from(rule.threshold)));
@@ -313,7 +286,8 @@ export async function tightestBudget(parts: AccumulatorParts, name: string): Pro
 	const { read } = await budgetsNow(parts, identity, Date.now());
 	ensureTables(parts.store.sql);
 	const state = read(Date.now());
-	if (state === null) return null;
+	// Without a rate in effect the budget cannot be told in its currency: none is shown until one is.
+	if (state === null || state.missingRate !== undefined) return null;
 	let tightest: { rule: (typeof state.budgets)[number]; available: Decimal } | null = null;
 	for (const rule of state.budgets) {
 		const available = Decimal.from(rule.threshold).sub(state.spent).sub(state.held);

@@ -16,6 +16,7 @@
 import { Decimal } from "../../../lib/decimal";
 import { THRESHOLDS_SCHEMA } from "../storage/schema";
 import type { ThresholdAnswer } from "../types";
+import { type HeldConversion, inBilling } from "./rates";
 
 type PeriodState = {
 	billed: string;
@@ -90,13 +91,15 @@ export class ThresholdBook {
 
 	/**
 	 * Stores a request when the usage amount not yet invoiced reached the threshold; true when it did. Call only
-	 * when armed(period).
+	 * when armed(period). Amounts are in the plan's currency; with a `conversion`, what is not invoiced yet is
+	 * converted to the billing currency (the threshold's) at the rate in effect now and rounded once.
 	 */
-	judge(period: string, usageAmount: Decimal): boolean {
+	judge(period: string, usageAmount: Decimal, conversion: HeldConversion | null = null): boolean {
 		const threshold = this.current();
 		if (threshold === null) return false;
 		const state = this.state(period);
-		if (usageAmount.sub(Decimal.from(state.billed)).lt(Decimal.from(threshold))) return false;
+		const unbilled = usageAmount.sub(Decimal.from(state.billed));
+		if (inBilling(unbilled, conversion).lt(Decimal.from(threshold))) return false;
 		this.sql.exec(
 			`INSERT INTO threshold_periods (period, billed, next_sequence, pending) VALUES (?1, ?2, ?3, ?3)
 			ON CONFLICT (period) DO UPDATE SET pending = ?3`,
