@@ -32,7 +32,7 @@ describe("amounts that count in the billing currency", () => {
 	// Skipped until the accumulator counts alert totals, reservations and invoicing thresholds in the billing
 	// currency (the fxgaps branch): today they compare plan-currency amounts (a 5.00 USD total against a 10 SGD
 	// threshold; a reservation answered in USD with spent 3 instead of 6 SGD). Unskip after that merge.
-	it.skip("an alert on the total triggers at its threshold in the billing currency", async () => {
+	it("an alert on the total triggers at its threshold in the billing currency", async () => {
 		const { sub } = await inSgd();
 		const alert = await post("/v1/alerts", { subscription_id: sub.id, threshold: 10 });
 		expect(alert.status, JSON.stringify(alert.body)).toBe(201);
@@ -47,7 +47,7 @@ describe("amounts that count in the billing currency", () => {
 		expect(read.body.status).toBe("triggered");
 	});
 
-	it.skip("a reservation fits a budget counted in the billing currency", async () => {
+	it("a reservation fits a budget counted in the billing currency", async () => {
 		const { sub } = await inSgd();
 		const alert = await post("/v1/alerts", { subscription_id: sub.id, threshold: 10, block: true });
 		expect(alert.status).toBe(201);
@@ -69,7 +69,7 @@ describe("amounts that count in the billing currency", () => {
 		expect(held.body).toMatchObject({ currency: "SGD", amount: 4, status: "held" });
 	});
 
-	it.skip("an invoicing threshold is reached in the billing currency and its invoice is converted", async () => {
+	it("an invoicing threshold is reached in the billing currency and its invoice is converted", async () => {
 		const { account: acct, sub } = await inSgd({ invoicing_threshold: 10 });
 		await calls(sub.instance, 4); // 8 SGD
 		await new Promise((resolve) => setTimeout(resolve, 1500));
