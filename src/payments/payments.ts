@@ -2,11 +2,9 @@
  * Payments (docs/billing.md#invoice-documents-and-payments): recorded by POST /v1/invoices/{id}/pay, and the
  * refunds credit notes make (negative, docs/credit-notes.md); stored here, listed newest first.
  */
-import { eq } from "drizzle-orm";
-import { newestFirst } from "../db/pages";
+import { newestOfAccountOrInvoice } from "../db/pages";
 import type { Listing } from "../db/rows";
 import { payments } from "../db/schema";
-import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 
 /** What every payment row names; its amount and kind are the writer's. */
@@ -117,12 +115,7 @@ export async function listPayments({
 	limit,
 	offset,
 }: Listing<{ account_id?: string; invoice_id?: string }>): Promise<{ items: PaymentView[]; total: number }> {
-	const where = inScope(
-		scope,
-		payments,
-		filters.account_id === undefined ? undefined : eq(payments.accountId, filters.account_id),
-		filters.invoice_id === undefined ? undefined : eq(payments.invoiceId, filters.invoice_id),
-	);
-	const { rows, total } = await newestFirst(db, payments, where, { limit, offset });
+	const page = { limit, offset };
+	const { rows, total } = await newestOfAccountOrInvoice(db, scope, payments, filters, page);
 	return { items: rows.map(toView), total };
 }
