@@ -2,10 +2,12 @@
  * Payments (docs/billing.md#invoice-documents-and-payments): recorded by POST /v1/invoices/{id}/pay, and the
  * refunds credit notes make (negative, docs/credit-notes.md); stored here, listed newest first.
  */
+import type { z } from "@hono/zod-openapi";
 import { newestOfAccountOrInvoice } from "../db/pages";
 import type { Listing } from "../db/rows";
 import { payments } from "../db/schema";
 import { Decimal } from "../lib/decimal";
+import type { Payment } from "./schemas";
 
 /** What every payment row names; its amount and kind are the writer's. */
 interface PaymentRowBase {
@@ -80,19 +82,7 @@ export function paymentInsert(
 	return paymentRowInsert(d1, row, "payment", value(row.amount), value(row.reference));
 }
 
-export interface PaymentView {
-	id: string;
-	invoice_id: string;
-	account_id: string | null;
-	amount: number;
-	currency: string;
-	/** A refund is the negative row a credit note with `refund: true` made (docs/credit-notes.md). */
-	kind: "payment" | "refund";
-	reference: string | null;
-	/** Who collected it (docs/payments.md): by hand, or through Stripe. */
-	provider: "manual" | "stripe";
-	paid_at: string;
-}
+export type PaymentView = z.infer<typeof Payment>;
 
 function toView(row: typeof payments.$inferSelect): PaymentView {
 	return {
