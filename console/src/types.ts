@@ -53,7 +53,7 @@ export type ExchangeRate = Schemas["ExchangeRate"];
 export type PlanMigration = Schemas["PlanMigration"];
 export type UpcomingInvoice = Schemas["UpcomingInvoice"];
 
-/** What an invoice of the second wave gains over the first: optional, so that an older invoice still reads. */
+/** What an invoice document gained later (terms, payments): optional, so that an older invoice still reads. */
 export type InvoiceDocumentFields = Partial<
 	Pick<Invoice, "due_at" | "bill_to" | "credits_applied" | "amount_due" | "payments">
 >;

@@ -79,6 +79,12 @@ function toView(row: typeof accounts.$inferSelect): AccountView {
 	};
 }
 
+/** What account.created records: the view's fields but its id, grace days and creation time. */
+function createdFields(view: AccountView): Omit<AccountView, "id" | "invoice_grace_days" | "created_at"> {
+	const { id: _id, invoice_grace_days: _graceDays, created_at: _createdAt, ...fields } = view;
+	return fields;
+}
+
 function duplicateExternalId(externalId: string | null | undefined) {
 	return conflict(`Another account already has external_id '${externalId}'.`);
 }
@@ -138,21 +144,7 @@ export async function createAccount({
 		await writeAudited(db, scope, [db.insert(accounts).values(row)], {
 			action: "account.created",
 			resourceId: row.id,
-			changes: created({
-				name: row.name,
-				email: row.email,
-				billing_address: row.billingAddress,
-				currency: row.currency,
-				external_id: row.externalId,
-				net_terms_days: row.netTermsDays,
-				payment_provider: row.paymentProvider,
-				stripe_customer_id: row.stripeCustomerId,
-				stripe_payment_method_id: row.stripePaymentMethodId,
-				block_on_failed_payment: row.blockOnFailedPayment,
-				parent_account_id: row.parentAccountId,
-				billing: row.billing,
-				use_parent_credits: row.useParentCredits,
-			}),
+			changes: created(createdFields(toView(row))),
 		});
 	} catch (error) {
 		if (isUniqueViolation(error)) throw duplicateExternalId(input.external_id);

@@ -1,3 +1,4 @@
+import type { z } from "@hono/zod-openapi";
 import { created } from "../audit/record";
 import { updateAudited, writeAudited } from "../audit/write";
 import type { Db } from "../db/client";
@@ -7,16 +8,11 @@ import { agents } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import type { Agent } from "./schemas";
 
 export type AgentType = "langgraph" | "crewai" | "n8n" | "custom";
 
-export interface AgentView {
-	id: string;
-	name: string;
-	type: AgentType;
-	description: string | null;
-	created_at: string;
-}
+export type AgentView = z.infer<typeof Agent>;
 
 function toView(row: typeof agents.$inferSelect): AgentView {
 	return {

@@ -1,3 +1,4 @@
+import type { z } from "@hono/zod-openapi";
 import { and, desc, eq, inArray, type SQL, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { changed, created } from "../audit/record";
@@ -10,6 +11,7 @@ import { inScope, type Scope } from "../db/scope";
 import { conflict } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { getAgent } from "./agents";
+import type { Instance } from "./schemas";
 
 /** The shape of an agent key (an instance's key): what events, usage and subscriptions accept. */
 export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
@@ -22,12 +24,7 @@ export function instanceOfRow(table: { environment: SQLiteColumn; agentKey: SQLi
 	) as SQL;
 }
 
-export interface InstanceView {
-	key: string;
-	agent_id: string | null;
-	name: string | null;
-	created_at: string;
-}
+export type InstanceView = z.infer<typeof Instance>;
 
 function toView(row: typeof agentInstances.$inferSelect): InstanceView {
 	return { key: row.key, agent_id: row.agentId, name: row.name, created_at: row.createdAt };

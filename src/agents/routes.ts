@@ -7,6 +7,7 @@ import { apiRouter } from "../http/router";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { createAgent, getAgent, listAgents, updateAgent } from "./agents";
 import { INSTANCE_KEY, listInstances, registerInstance } from "./instances";
+import { Agent, Instance } from "./schemas";
 
 const notBlank = (max: number) =>
 	z
@@ -14,16 +15,6 @@ const notBlank = (max: number) =>
 		.min(1)
 		.max(max)
 		.refine((s) => s.trim().length > 0, "Must not be blank.");
-
-const Agent = z
-	.object({
-		id: z.string().openapi({ example: "agt_01jd0000000000000000000000" }),
-		name: z.string(),
-		type: z.enum(["langgraph", "crewai", "n8n", "custom"]),
-		description: z.string().nullable(),
-		created_at: z.string(),
-	})
-	.openapi("Agent");
 
 const CreateAgent = z
 	.strictObject({
@@ -36,15 +27,6 @@ const CreateAgent = z
 const UpdateAgent = z
 	.strictObject({ name: notBlank(200).optional(), description: z.string().max(2000).nullable().optional() })
 	.openapi("UpdateAgent");
-
-const Instance = z
-	.object({
-		key: z.string(),
-		agent_id: z.string().nullable(),
-		name: z.string().nullable(),
-		created_at: z.string(),
-	})
-	.openapi("AgentInstance");
 
 const RegisterInstance = z
 	.strictObject({

@@ -1,4 +1,5 @@
 import { eq, gte, lte, type SQL, sql } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import { created } from "../audit/record";
 import { writeAudited } from "../audit/write";
@@ -141,43 +142,16 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 		);
 	const [manual, fromEvents, fromModels] = await db.batch([
 		db.select().from(costRecords).where(matching(costRecords)),
-		db
-			.select({
-				agentId: agentInstances.agentId,
-				customerId: subscriptions.accountId,
-				// The plan that rated the subscription's period (the plan history's row), so margins per product
-				// can set these costs against that plan's revenue.
-				ratePlanId: sql<string | null>`${planInEffect(usageCosts.period, usageCosts.subscriptionId)}`,
-				costType: usageCosts.costType,
-				period: usageCosts.period,
-				amount: usageCosts.amount,
-				id: usageCosts.id,
-			})
-			.from(usageCosts)
-			.leftJoin(agentInstances, instanceOfRow(usageCosts))
-			.leftJoin(subscriptions, eq(subscriptions.id, usageCosts.subscriptionId))
-			.where(matching(usageCosts)),
-		db
-			.select({
-				agentId: agentInstances.agentId,
-				customerId: subscriptions.accountId,
-				ratePlanId: sql<
-					string | null
-				>`${planInEffect(usageModelCosts.period, usageModelCosts.subscriptionId)}`,
-				model: usageModelCosts.model,
-				period: usageModelCosts.period,
-				amount: usageModelCosts.amount,
-				id: usageModelCosts.id,
-			})
-			.from(usageModelCosts)
-			.leftJoin(agentInstances, instanceOfRow(usageModelCosts))
-			.leftJoin(subscriptions, eq(subscriptions.id, usageModelCosts.subscriptionId))
-			.where(
-				matching(
-					usageModelCosts,
-					filter.model === undefined ? undefined : eq(usageModelCosts.model, filter.model),
-				),
+		rollupRows(db, usageCosts, { costType: usageCosts.costType }, matching(usageCosts)),
+		rollupRows(
+			db,
+			usageModelCosts,
+			{ model: usageModelCosts.model },
+			matching(
+				usageModelCosts,
+				filter.model === undefined ? undefined : eq(usageModelCosts.model, filter.model),
 			),
+		),
 	]);
 
 	// A record adds up rollup rows; its id is the earliest of theirs, so it stays put as more rows join it.
@@ -252,6 +226,31 @@ export async function findCostRecords(db: Db, scope: Scope, filter: CostFilter):
 				b.created_at.localeCompare(a.created_at) ||
 				b.id.localeCompare(a.id),
 		);
+}
+
+/**
+ * The accumulators' cost rollups of one table (per cost type, or per model) with the agent and customer of each
+ * row, and the plan that rated the subscription's period (the plan history's row), so margins per product can set
+ * these costs against that plan's revenue.
+ */
+function rollupRows<
+	T extends typeof usageCosts | typeof usageModelCosts,
+	K extends Record<string, SQLiteColumn>,
+>(db: Db, table: T, key: K, where: SQL) {
+	return db
+		.select({
+			agentId: agentInstances.agentId,
+			customerId: subscriptions.accountId,
+			ratePlanId: sql<string | null>`${planInEffect(table.period, table.subscriptionId)}`,
+			...key,
+			period: table.period,
+			amount: table.amount,
+			id: table.id,
+		})
+		.from(table)
+		.leftJoin(agentInstances, instanceOfRow(table))
+		.leftJoin(subscriptions, eq(subscriptions.id, table.subscriptionId))
+		.where(where);
 }
 
 /** Only for rollups not flushed since migration 0004, which have no id yet: a digest of what they add up. */

@@ -2,31 +2,18 @@
  * Credit notes as the API shows them (docs/credit-notes.md), and reading them. Amounts are exact decimal strings in
  * D1 and become JSON numbers only here.
  */
-import { eq } from "drizzle-orm";
+import type { z } from "@hono/zod-openapi";
 import { statement } from "../db/batch";
-import { newestFirst } from "../db/pages";
+import { newestOfAccountOrInvoice } from "../db/pages";
 import { type ById, getInScope, type Listing } from "../db/rows";
 import { creditNotes } from "../db/schema";
-import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
-import type { CREDIT_NOTE_REASONS } from "./schemas";
+import type { CREDIT_NOTE_REASONS, CreditNote } from "./schemas";
 
 export type CreditNoteRow = typeof creditNotes.$inferSelect;
 export type CreditNoteReason = (typeof CREDIT_NOTE_REASONS)[number];
 
-export interface CreditNoteView {
-	id: string;
-	number: string;
-	invoice_id: string;
-	account_id: string;
-	currency: string;
-	amount: number;
-	reason: CreditNoteReason;
-	memo: string | null;
-	lines: { description: string; amount: number }[];
-	applied: { to_invoice: number; refunded: number; credited: number };
-	created_at: string;
-}
+export type CreditNoteView = z.infer<typeof CreditNote>;
 
 /** "CN-000042": sequential per environment, six digits until it needs more. */
 export function creditNoteNumber(number: number): string {
@@ -117,12 +104,7 @@ export async function listCreditNotes({
 	limit,
 	offset,
 }: Listing<CreditNoteFilters>): Promise<{ items: CreditNoteView[]; total: number }> {
-	const where = inScope(
-		scope,
-		creditNotes,
-		filters.account_id === undefined ? undefined : eq(creditNotes.accountId, filters.account_id),
-		filters.invoice_id === undefined ? undefined : eq(creditNotes.invoiceId, filters.invoice_id),
-	);
-	const { rows, total } = await newestFirst(db, creditNotes, where, { limit, offset });
+	const page = { limit, offset };
+	const { rows, total } = await newestOfAccountOrInvoice(db, scope, creditNotes, filters, page);
 	return { items: rows.map(creditNoteView), total };
 }

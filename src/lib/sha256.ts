@@ -3,7 +3,7 @@
  * synchronous. The key lookup every authenticated request makes hashes the key with it, without the promise and
  * the trip through the task queue that WebCrypto's digest costs (~30 µs a key awaited, inside workerd); request
  * bodies (idempotency) and derived ids use it too, so there is one way to hash. A 40-character key takes 3–5 µs
- * (test/foundation/sha256.test.ts prints the figure), within a microsecond of the hand-written SHA-256 this
+ * (test/lib/sha256.test.ts prints the figure), within a microsecond of the hand-written SHA-256 this
  * replaced: a negligible part of a request.
  */
 import { createHash } from "node:crypto";

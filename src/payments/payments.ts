@@ -2,12 +2,12 @@
  * Payments (docs/billing.md#invoice-documents-and-payments): recorded by POST /v1/invoices/{id}/pay, and the
  * refunds credit notes make (negative, docs/credit-notes.md); stored here, listed newest first.
  */
-import { eq } from "drizzle-orm";
-import { newestFirst } from "../db/pages";
+import type { z } from "@hono/zod-openapi";
+import { newestOfAccountOrInvoice } from "../db/pages";
 import type { Listing } from "../db/rows";
 import { payments } from "../db/schema";
-import { inScope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
+import type { Payment } from "./schemas";
 
 /** What every payment row names; its amount and kind are the writer's. */
 interface PaymentRowBase {
@@ -82,19 +82,7 @@ export function paymentInsert(
 	return paymentRowInsert(d1, row, "payment", value(row.amount), value(row.reference));
 }
 
-export interface PaymentView {
-	id: string;
-	invoice_id: string;
-	account_id: string | null;
-	amount: number;
-	currency: string;
-	/** A refund is the negative row a credit note with `refund: true` made (docs/credit-notes.md). */
-	kind: "payment" | "refund";
-	reference: string | null;
-	/** Who collected it (docs/payments.md): by hand, or through Stripe. */
-	provider: "manual" | "stripe";
-	paid_at: string;
-}
+export type PaymentView = z.infer<typeof Payment>;
 
 function toView(row: typeof payments.$inferSelect): PaymentView {
 	return {
@@ -117,12 +105,7 @@ export async function listPayments({
 	limit,
 	offset,
 }: Listing<{ account_id?: string; invoice_id?: string }>): Promise<{ items: PaymentView[]; total: number }> {
-	const where = inScope(
-		scope,
-		payments,
-		filters.account_id === undefined ? undefined : eq(payments.accountId, filters.account_id),
-		filters.invoice_id === undefined ? undefined : eq(payments.invoiceId, filters.invoice_id),
-	);
-	const { rows, total } = await newestFirst(db, payments, where, { limit, offset });
+	const page = { limit, offset };
+	const { rows, total } = await newestOfAccountOrInvoice(db, scope, payments, filters, page);
 	return { items: rows.map(toView), total };
 }

@@ -5,26 +5,8 @@ import { json } from "../http/openapi";
 import { READ } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
-import { PaymentKind } from "../schemas/payments";
 import { listPayments } from "./payments";
-
-export const Payment = z
-	.object({
-		id: z.string().openapi({ example: "pay_01jd0000000000000000000000" }),
-		invoice_id: z.string(),
-		account_id: z.string().nullable(),
-		amount: z.number().openapi({
-			description: "What was paid: the invoice's amount_due; negative for a refund made by a credit note.",
-		}),
-		currency: z.string().openapi({ example: "USD" }),
-		kind: PaymentKind,
-		reference: z.string().nullable().openapi({ example: "wire-2026-001" }),
-		provider: z.enum(["manual", "stripe"]).openapi({
-			description: "stripe: collected (or refunded) through Stripe, its reference Stripe's id.",
-		}),
-		paid_at: z.string(),
-	})
-	.openapi("Payment");
+import { Payment } from "./schemas";
 
 const ListPaymentsQuery = z.strictObject({
 	...pageQuery,

@@ -18,7 +18,7 @@ import { Invoice, InvoiceParams } from "../invoicing/schemas";
 import { notFound } from "../lib/errors";
 import { RatedCharge, UsageLine } from "../metering/usage-routes";
 import { listPayments } from "../payments/payments";
-import { Payment } from "../payments/routes";
+import { Payment } from "../payments/schemas";
 import { pageOf, pageQuery, pageSchema } from "../schemas/pages";
 import { newPortalRouter, type PortalEnv } from "./gate";
 import { portalOverview } from "./overview";

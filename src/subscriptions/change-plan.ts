@@ -11,7 +11,7 @@ import { ratePlanVersions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict, notFound } from "../lib/errors";
-import { assertActive, type PlanRef, pendingOf, samePlan, updateSubscription } from "./change";
+import { assertActive, moveToPlan, type PlanRef, pendingOf, samePlan } from "./change";
 import { ratePlanQuery } from "./plans";
 import { loadSubscription, type SubscriptionView } from "./views";
 
@@ -86,11 +86,5 @@ export async function changePlan({
 			`Subscription ${id} is already on rate plan ${target.id} version ${target.version}; nothing to change.`,
 		);
 	}
-	return updateSubscription({
-		env,
-		db,
-		scope,
-		id,
-		input: { rate_plan_id: target.id, rate_plan_version: target.version },
-	});
+	return moveToPlan({ env, db, scope, id }, target);
 }

@@ -233,6 +233,17 @@ export function updateSubscription(args: {
 	return withRetries(() => tryUpdate(args));
 }
 
+/** A move to `target` from the next period on: the plan change of a PATCH of rate_plan_id and version. */
+export function moveToPlan(
+	args: { env: Env; db: Db; scope: Scope; id: string },
+	target: PlanRef,
+): Promise<SubscriptionView> {
+	return updateSubscription({
+		...args,
+		input: { rate_plan_id: target.id, rate_plan_version: target.version },
+	});
+}
+
 async function tryUpdate({
 	env,
 	db,

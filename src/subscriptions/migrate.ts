@@ -11,7 +11,7 @@ import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
 import { DomainError, notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
-import { type PlanRef, pendingOf, samePlan, updateSubscription } from "./change";
+import { moveToPlan, type PlanRef, pendingOf, samePlan } from "./change";
 import type { PlanMoveArgs } from "./change-plan";
 import { ratePlanQuery } from "./plans";
 import { loadSubscription } from "./views";
@@ -46,13 +46,7 @@ async function migrateOne(env: Env, db: Db, scope: Scope, id: string, target: Pl
 	if (samePlan(pending, target) || (pending !== null && pending.id !== target.id)) return false;
 	if (view.cancel_at !== null) return false; // no next period to move
 	try {
-		await updateSubscription({
-			env,
-			db,
-			scope,
-			id,
-			input: { rate_plan_id: target.id, rate_plan_version: target.version },
-		});
+		await moveToPlan({ env, db, scope, id }, target);
 		return true;
 	} catch (error) {
 		// Changed meanwhile (cancelled, or moved by a concurrent run): not this run's to move.

@@ -1,3 +1,4 @@
+import type { z } from "@hono/zod-openapi";
 import { desc, eq, sql } from "drizzle-orm";
 import { updateAudited } from "../audit/write";
 import { getInScope, type InScope, type Page, type WithEnv } from "../db/rows";
@@ -6,20 +7,10 @@ import { inScope } from "../db/scope";
 import { conflict, notFound } from "../lib/errors";
 import { nowIso } from "../lib/time";
 import { enqueueAttempt } from "./schedule";
+import type { WebhookDelivery } from "./schemas";
 import { envelopeBody } from "./send";
 
-export interface WebhookDeliveryView {
-	id: string;
-	event_id: string;
-	event: string;
-	status: "pending" | "succeeded" | "failed";
-	attempts: number;
-	last_status_code: number | null;
-	last_error: string | null;
-	next_attempt_at: string | null;
-	created_at: string;
-	delivered_at: string | null;
-}
+export type WebhookDeliveryView = z.infer<typeof WebhookDelivery>;
 
 export function toDeliveryView(row: typeof webhookDeliveries.$inferSelect): WebhookDeliveryView {
 	return {

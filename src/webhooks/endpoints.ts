@@ -1,3 +1,4 @@
+import type { z } from "@hono/zod-openapi";
 import { eq } from "drizzle-orm";
 import { created, removed } from "../audit/record";
 import { updateAudited, writeAudited } from "../audit/write";
@@ -13,19 +14,13 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { WebhookEventKind } from "./outbox";
 import { judgeReceiverUrl, type ReceiverUrlRules } from "./receiver-url";
+import type { WebhookEndpoint } from "./schemas";
 import { sealWebhookSecret } from "./secret-box";
 import { newWebhookSecret } from "./signing";
 
 export type WebhookStatus = "enabled" | "disabled";
 
-export interface WebhookEndpointView {
-	id: string;
-	url: string;
-	events: WebhookEventKind[];
-	description: string | null;
-	status: WebhookStatus;
-	created_at: string;
-}
+export type WebhookEndpointView = z.infer<typeof WebhookEndpoint>;
 
 export interface WebhookEndpointInput {
 	url: string;

@@ -1,5 +1,5 @@
 /**
- * Black-box checks of the fourth wave's amendments (§37) on payments, request bodies, idempotency and contention,
+ * Black-box checks of the amendments on payments, request bodies, idempotency and contention,
  * written from the contract's text and docs/ alone: payment views carry `kind`; an all-optional POST takes an
  * empty body; an Idempotency-Key replay compares parsed JSON; draft lines and finalize never answer 500 under
  * contention, and a 201 always means the line is on the invoice.

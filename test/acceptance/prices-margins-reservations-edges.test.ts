@@ -1,6 +1,7 @@
 /**
- * Edge cases of the third wave, from the documented behaviour only: cost-plus plans through the API, model
- * resolution without a provider, environments, reservations that end, and margin alerts as webhooks see them.
+ * Edge cases of prices, margins and reservations, from the documented behaviour only: cost-plus plans through the
+ * API, model resolution without a provider, environments, reservations that end, and margin alerts as webhooks see
+ * them.
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { afterEach, describe, expect, it, vi } from "vitest";

@@ -1,7 +1,8 @@
 /**
- * Black-box acceptance checks of the third wave, written from the documented behaviour only: model prices and
- * costing (docs/model-prices.md), cost-plus, live margins and margin alerts (docs/margins.md), budget reservations
- * (docs/reservations.md) and the MCP endpoint (docs/mcp.md). Everything goes through the Worker's fetch handler.
+ * Black-box acceptance checks of prices, margins and reservations, written from the documented behaviour only:
+ * model prices and costing (docs/model-prices.md), cost-plus, live margins and margin alerts (docs/margins.md),
+ * budget reservations (docs/reservations.md) and the MCP endpoint (docs/mcp.md). Everything goes through the
+ * Worker's fetch handler.
  */
 import { describe, expect, it } from "vitest";
 import { ADMIN_KEY, call, createKey, del, expectError, get, post } from "../helpers";

@@ -87,6 +87,22 @@ describe("changes", () => {
 		expect(response.status).toBe(200);
 		const [created, updated] = await recordsOf(account.id);
 		expect(created?.changes).toMatchObject({ name: ["Acme"], external_id: ["crm-1"], net_terms_days: [30] });
+		// account.created records the account's settings, in this order: no id, grace days or creation time.
+		expect(Object.keys(created?.changes ?? {})).toEqual([
+			"name",
+			"email",
+			"billing_address",
+			"currency",
+			"external_id",
+			"net_terms_days",
+			"payment_provider",
+			"stripe_customer_id",
+			"stripe_payment_method_id",
+			"block_on_failed_payment",
+			"parent_account_id",
+			"billing",
+			"use_parent_credits",
+		]);
 		expect(updated).toMatchObject({ action: "account.updated", resource_type: "account" });
 		expect(updated?.changes).toEqual({
 			name: ["Acme", "Acme Inc"],

@@ -1,4 +1,4 @@
-// A preview of the second wave's pages before their endpoints exist on this branch: the §15–§21 answers are
+// A preview of the money pages before their endpoints exist on a branch: their answers are
 // contract-shaped fixtures served by the browser (page.route), everything else is the real Worker under
 // `wrangler dev`. It checks that each new page draws those shapes without sideways scrolling and without serious
 // axe findings at both widths, and saves their screenshots. It proves the pages, not the endpoints: that is
@@ -259,7 +259,7 @@ after(async () => {
 
 const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
 
-describe("the second wave's pages, drawn from contract-shaped answers", { timeout: 280_000 }, () => {
+describe("the money pages, drawn from contract-shaped answers", { timeout: 280_000 }, () => {
 	it("every new page at 390 × 844 and 1440 × 900", { timeout: 240_000 }, async () => {
 		const pages = [
 			["margins", "#/margins?group_by=agent", "[data-kind=margin]"],

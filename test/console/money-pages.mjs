@@ -1,4 +1,4 @@
-// The console's pages for the second wave (CONTRACT §15–§21), in headless Chromium against `wrangler dev`.
+// The console's money pages (invoices, payments, credits, coupons), in headless Chromium against `wrangler dev`.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
@@ -8,7 +8,7 @@ import { seed } from "./seed.mjs";
 
 const STEP_MS = 60_000;
 const hardStop = setTimeout(() => {
-	console.error("console wave-2 tests: over 6 minutes, giving up");
+	console.error("console money-page tests: over 6 minutes, giving up");
 	process.exit(1);
 }, 360_000);
 hardStop.unref();
@@ -86,7 +86,7 @@ async function until(what, check, timeoutMs = 20_000, everyMs = 500) {
 
 const AXE = readFileSync(new URL("../../node_modules/axe-core/axe.min.js", import.meta.url), "utf8");
 
-describe("the console's second-wave pages", { timeout: 330_000 }, () => {
+describe("the console's money pages", { timeout: 330_000 }, () => {
 	step(
 		"margins by agent, customer and product equal GET /v1/reports/pnl, with the monthly series",
 		async () => {

@@ -7,8 +7,8 @@ import { describe, expect, it } from "vitest";
 import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
 import { newId } from "../../src/lib/ids";
 import { get } from "../helpers";
-import { failedFlush } from "../metering/flush-fixtures";
 import { sendAction, subscribe, subscriptionAccumulator } from "../subscriptions/fixtures";
+import { failedFlush } from "../usage-accumulator/flush-fixtures";
 
 async function costsOf(customerId: string) {
 	const response = await get(`/v1/costs?customer_id=${customerId}&start_date=2000-01-01&end_date=2099-12-31`);

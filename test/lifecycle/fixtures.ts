@@ -23,8 +23,8 @@ export function inPreviousMonth(): string {
 }
 
 /**
- * Moves a subscription's start back in time, as `started_at` at creation will (another part of this wave adds
- * it to the API): the row, its first plan-history row and its memberships.
+ * Moves a subscription's start back in time, as `started_at` at creation does: the row, its first plan-history
+ * row and its memberships.
  */
 export async function backdateSubscription(subscriptionId: string, startedAt: string): Promise<void> {
 	await env.DB.batch([

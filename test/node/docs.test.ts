@@ -173,25 +173,56 @@ describe("the checks themselves", () => {
 	});
 });
 
-describe("the map of src/", () => {
-	const folders = readdirSync(join(root, "src"), { withFileTypes: true })
+/**
+ * The folders of src/ a map leaves out: docs/architecture.md names each folder, nested ones included, as `name/`
+ * (in its tree or a path); CONTRIBUTING names each top folder as `name` or `src/name/` in code.
+ */
+function unmapped(folders: string[], architecture: string, contributing: string): string[] {
+	return folders.flatMap((folder) => {
+		const name = folder.split("/").at(-1) as string;
+		return [
+			...(new RegExp(`(^|[\\s\`/(])${name}/`, "m").test(architecture)
+				? []
+				: [`docs/architecture.md: ${folder}/`]),
+			...(folder.includes("/") || new RegExp(`\`(src/)?${folder}/?\``).test(contributing)
+				? []
+				: [`CONTRIBUTING.md: \`${folder}\``]),
+		];
+	});
+}
+
+function foldersUnder(dir: string, prefix = ""): string[] {
+	return readdirSync(dir, { withFileTypes: true })
 		.filter((entry) => entry.isDirectory())
-		.map((entry) => entry.name);
+		.flatMap((entry) => [
+			`${prefix}${entry.name}`,
+			...foldersUnder(join(dir, entry.name), `${prefix}${entry.name}/`),
+		]);
+}
+
+describe("the map of src/", () => {
+	const folders = foldersUnder(join(root, "src"));
 	const architecture = read("docs/architecture.md");
 	const contributing = read("CONTRIBUTING.md");
 
 	it("reads the folders of src/", () => {
 		expect(folders).toContain("invoicing");
-		expect(folders.length).toBeGreaterThan(20);
+		expect(folders).toContain("durable-objects/usage-accumulator/parts");
+		expect(folders.filter((folder) => !folder.includes("/")).length).toBeGreaterThan(20);
 	});
 
-	it("names every folder of src/ in docs/architecture.md and in CONTRIBUTING", () => {
-		const missing = folders.flatMap((folder) => [
-			...(new RegExp(`(^|[\\s\`/])${folder}/`, "m").test(architecture)
-				? []
-				: [`docs/architecture.md: ${folder}/`]),
-			...(new RegExp(`\`(src/)?${folder}/?\``).test(contributing) ? [] : [`CONTRIBUTING.md: \`${folder}\``]),
-		]);
+	it("names every folder of src/ in docs/architecture.md, and every top one in CONTRIBUTING", () => {
+		const missing = unmapped(folders, architecture, contributing);
 		expect(missing, missing.join("\n")).toEqual([]);
+	});
+
+	it("fails for a folder added without its line", () => {
+		expect(unmapped([...folders, "refunds", "payments/paypal"], architecture, contributing)).toEqual([
+			"docs/architecture.md: refunds/",
+			"CONTRIBUTING.md: `refunds`",
+			"docs/architecture.md: payments/paypal/",
+		]);
+		const tree = "src/\n  invoicing/   invoices\n  durable-objects/\n    rate-limiter/   limits\n";
+		expect(unmapped(["invoicing", "durable-objects/rate-limiter"], tree, "`invoicing`")).toEqual([]);
 	});
 });

@@ -270,3 +270,28 @@ describe("the import graph of src/", () => {
 		expect(offending, offending.join("\n")).toEqual([]);
 	});
 });
+
+describe("the checks themselves", () => {
+	it("find a circle of folders drawn by type imports alone, and none where arrows go one way", () => {
+		const imported = (from: string, target: string, typeOnly: boolean): Import => ({
+			from: `${from}.ts`,
+			specifier: `../${target}`,
+			target,
+			typeOnly,
+		});
+		const circle = [imported("a/x", "b/y", false), imported("b/y", "a/z", true)];
+		expect(folderCycles(circle.filter((i) => !i.typeOnly))).toEqual([]);
+		expect(folderCycles(circle)).toEqual(["cycle a ↔ b\n  a → b: a/x.ts → ../b/y\n  b → a: b/y.ts → ../a/z"]);
+	});
+
+	it("count `import type` and `import { type … }` as type imports, and a namespace import as values", () => {
+		const kinds = (text: string) =>
+			ts
+				.createSourceFile("x.ts", text, ts.ScriptTarget.Latest)
+				.statements.filter(ts.isImportDeclaration)
+				.map(isTypeOnly);
+		expect(
+			kinds('import type { A } from "./a";\nimport { type B } from "./b";\nimport * as C from "./c";'),
+		).toEqual([true, true, false]);
+	});
+});

@@ -14,15 +14,7 @@ import { resultOf, type StepFailure } from "./step-failure";
 import type { RawEventQuery } from "./storage/raw-events";
 import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
-import type {
-	FlushReport,
-	HoldingChange,
-	RecordRequest,
-	RecordResponse,
-	ThresholdAnswer,
-	ThresholdRebilled,
-	UsageQuery,
-} from "./types";
+import type * as Calls from "./types";
 import { encodeEvents } from "./wire";
 
 export {
@@ -56,7 +48,7 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		private readonly stub: ReturnType<typeof accumulatorStub>,
 	) {}
 
-	record(request: Omit<RecordRequest, "name">): Promise<RecordResponse> {
+	record(request: Omit<Calls.RecordRequest, "name">): Promise<Calls.RecordResponse> {
 		const { accountId, billableFrom, claims, events } = request;
 		return this.stub.record({
 			name: this.name,
@@ -64,18 +56,18 @@ class AccumulatorClient implements UsageAccumulatorClient {
 			billableFrom,
 			claims,
 			events: encodeEvents(events),
-		}) as Promise<RecordResponse>;
+		}) as Promise<Calls.RecordResponse>;
 	}
 
-	updateHoldings(accountId: string | null, changes: HoldingChange[]): Promise<void> {
+	updateHoldings(accountId: string | null, changes: Calls.HoldingChange[]): Promise<void> {
 		return this.stub.updateHoldings(this.name, accountId, changes);
 	}
 
-	countedUsage({ startDay, endDay, agentKey }: UsageQuery): Promise<UsageAggregate[]> {
+	countedUsage({ startDay, endDay, agentKey }: Calls.UsageQuery): Promise<UsageAggregate[]> {
 		return this.stub.usage(startDay, endDay, agentKey) as Promise<UsageAggregate[]>;
 	}
 
-	billableUsage(queries: UsageQuery[]): Promise<UsageAggregate[][]> {
+	billableUsage(queries: Calls.UsageQuery[]): Promise<UsageAggregate[][]> {
 		return this.stub.usageOf(queries) as Promise<UsageAggregate[][]>;
 	}
 
@@ -95,11 +87,11 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		return this.stub.setInvoicingThreshold(this.name, accountId, threshold);
 	}
 
-	thresholdInvoiced(accountId: string | null, answer: ThresholdAnswer): Promise<void> {
+	thresholdInvoiced(accountId: string | null, answer: Calls.ThresholdAnswer): Promise<void> {
 		return this.stub.thresholdInvoiced(this.name, accountId, answer);
 	}
 
-	thresholdVoided(accountId: string | null, rebilled: ThresholdRebilled): Promise<void> {
+	thresholdVoided(accountId: string | null, rebilled: Calls.ThresholdRebilled): Promise<void> {
 		return this.stub.thresholdVoided(this.name, accountId, rebilled);
 	}
 
@@ -162,8 +154,8 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		);
 	}
 
-	flush(): Promise<FlushReport> {
-		return this.stub.flush() as Promise<FlushReport>;
+	flush(): Promise<Calls.FlushReport> {
+		return this.stub.flush() as Promise<Calls.FlushReport>;
 	}
 }
 

@@ -15,7 +15,7 @@ import { invoiceEventData } from "../../invoicing/invoices";
 import { nowIso } from "../../lib/time";
 import { outboxInsert } from "../../webhooks/outbox";
 import { nextAttemptAt } from "../dunning";
-import { eventApplied, invoiceRow, type StripeEventRef } from "./payment-events";
+import { collectionUpdate, eventApplied, invoiceRow, type StripeEventRef } from "./payment-events";
 
 export async function applyFailedPayment(
 	db: Db,
@@ -41,12 +41,7 @@ export async function applyFailedPayment(
 		// A Checkout customer tries again on Stripe's page; a collection no longer pending changes no more.
 		const statements = [fromDrizzle(d1, eventApplied(db, scope, event))];
 		if (row.collectionStatus === "pending") {
-			statements.unshift(
-				fromDrizzle(
-					d1,
-					db.update(invoiceCollections).set({ collectionLastError: failure.error }).where(guard),
-				),
-			);
+			statements.unshift(collectionUpdate(db, { collectionLastError: failure.error }, guard));
 		}
 		await d1.batch(statements);
 		return;
@@ -58,19 +53,17 @@ export async function applyFailedPayment(
 	const amount = fromMinor(failure.amountMinor ?? 0n, row.currency).toNumber();
 	try {
 		await d1.batch([
-			fromDrizzle(
-				d1,
-				db
-					.update(invoiceCollections)
-					.set({
-						collectionAttempts: attempts,
-						collectionFirstFailedAt: firstFailedAt,
-						collectionNextAttemptAt: next,
-						collectionLastError: failure.error,
-						collectionStatus: failed ? "failed" : "pending",
-						collectionPaymentIntentId: failure.paymentIntentId,
-					})
-					.where(guard),
+			collectionUpdate(
+				db,
+				{
+					collectionAttempts: attempts,
+					collectionFirstFailedAt: firstFailedAt,
+					collectionNextAttemptAt: next,
+					collectionLastError: failure.error,
+					collectionStatus: failed ? "failed" : "pending",
+					collectionPaymentIntentId: failure.paymentIntentId,
+				},
+				guard,
 			),
 			abortUnlessChanged(d1),
 			fromDrizzle(

@@ -4,7 +4,7 @@
  * a guard on the invoice's state rolls the batch back if something changed it meanwhile, and then the event is
  * judged again against what is now stored.
  */
-import { and, eq, getTableColumns } from "drizzle-orm";
+import { and, eq, getTableColumns, type SQL } from "drizzle-orm";
 import { auditInsert } from "../../audit/record";
 import { fromMinor } from "../../credits/plan";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../../db/batch";
@@ -30,6 +30,15 @@ export async function invoiceRow(db: Db, scope: Scope, id: string): Promise<Row 
 		.from(invoices)
 		.where(inScope(scope, invoices, eq(invoices.id, id)));
 	return row ?? null;
+}
+
+/** The batch statement that sets `values` on the invoice's collection where `where` still holds. */
+export function collectionUpdate(
+	db: Db,
+	values: Partial<typeof invoiceCollections.$inferInsert>,
+	where: SQL,
+): D1PreparedStatement {
+	return fromDrizzle(db.$client, db.update(invoiceCollections).set(values).where(where));
 }
 
 export function eventApplied(db: Db, scope: Scope, event: StripeEventRef) {
@@ -81,27 +90,23 @@ export async function applySucceededPayment(
 	const paymentId = newId("pay");
 	try {
 		await d1.batch([
-			fromDrizzle(
-				d1,
-				db
-					.update(invoiceCollections)
-					.set({
-						status: "paid",
-						paidAt,
-						collectionProvider: "stripe",
-						collectionStatus: "succeeded",
-						collectionDue: null,
-						collectionNextAttemptAt: null,
-						collectionPaymentIntentId: payment.paymentIntentId,
-					})
-					.where(
-						inScope(
-							scope,
-							invoiceCollections,
-							eq(invoiceCollections.id, row.id),
-							eq(invoiceCollections.status, "open"),
-						),
-					),
+			collectionUpdate(
+				db,
+				{
+					status: "paid",
+					paidAt,
+					collectionProvider: "stripe",
+					collectionStatus: "succeeded",
+					collectionDue: null,
+					collectionNextAttemptAt: null,
+					collectionPaymentIntentId: payment.paymentIntentId,
+				},
+				inScope(
+					scope,
+					invoiceCollections,
+					eq(invoiceCollections.id, row.id),
+					eq(invoiceCollections.status, "open"),
+				),
 			),
 			abortUnlessChanged(d1),
 			paymentInsert(d1, {
