@@ -39,6 +39,8 @@ import {
 	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
+import type { PeriodPart } from "./period-parts";
+import { rateTheParts } from "./split-rating";
 import { restOfPeriod } from "./threshold-rest";
 
 export interface AgentShare {
@@ -64,6 +66,8 @@ export interface BilledLine {
 	agentShares: AgentShare[] | null;
 	/** Its amount before conversion (docs/currencies.md); null when it was computed in the invoice's currency. */
 	originalAmount?: string | null;
+	/** The first instant of the part of a split period it billed (split-rating.ts); null or absent: the period. */
+	partStartsAt?: string | null;
 }
 
 export interface SubscriptionPeriodState {
@@ -96,6 +100,8 @@ export interface SubscriptionPeriodState {
 	billingCurrency?: string;
 	/** How the plan's currency converts to the billing currency now; null or absent when they are the same. */
 	conversion?: Conversion | null;
+	/** The parts of a period split by plan changes "now" (period-parts.ts); absent for a period of one part. */
+	parts?: PeriodPart[];
 }
 
 export interface DraftLine {
@@ -106,6 +112,8 @@ export interface DraftLine {
 	agentShares: AgentShare[] | null;
 	/** The amount before conversion, in the plan's currency; null or absent for a line in the invoice's currency. */
 	original?: { amount: Decimal; currency: string } | null;
+	/** The first instant of the part of a split period it bills; absent on a period of one part. */
+	partStartsAt?: string;
 }
 
 export interface InvoiceDraft {
@@ -139,7 +147,22 @@ export interface MeteredLine {
 	label?: string;
 	/** The amount in the plan's currency of a converted line (docs/currencies.md). */
 	originalAmount?: Decimal;
+	/** The first instant of its part of a split period (split-rating.ts); absent on a period of one part. */
+	part?: string;
 }
+
+/** What a line is compared by with earlier invoices of the period: its metric, and its part if the period split. */
+export const lineKey = (line: { metric: string; part?: string | null }) =>
+	line.part ? `${line.metric}@${line.part}` : line.metric;
+
+const keyParts = (key: string) => {
+	const at = key.indexOf("@");
+	return at < 0 ? { metric: key } : { metric: key.slice(0, at), part: key.slice(at + 1) };
+};
+
+/** The part a computed line carries over to the line it makes. */
+export const partOf = (line: { part?: string }) =>
+	line.part === undefined ? {} : { partStartsAt: line.part };
 
 export const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
 export const includedOf = (charge: Charge) => Decimal.from(charge.included_quantity ?? 0);
@@ -158,7 +181,7 @@ function byAgent<T extends { agentId: string | null }>(rows: readonly T[]): Map<
  * Each metric's quantity split by agent; the parts add up to the metric's quantity. A max is not a sum of
  * parts: it is the agent's whose events reached it (the first such agent by id on a tie).
  */
-function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics: AgentMetric[]) {
+export function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics: AgentMetric[]) {
 	const usageOf = byAgent(usage);
 	const metricsOf = byAgent(metrics);
 	const shares = new Map<string, Map<string | null, Decimal>>(charges.map((c) => [c.metric, new Map()]));
@@ -179,6 +202,7 @@ function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics
 
 /** The period's full usage, rated by the plan in effect: one line per charge, the base fee first. */
 export function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
+	if (state.parts !== undefined) return rateTheParts(state, state.parts);
 	const pricing = ratePlanPricing(state.plan);
 	const metrics = state.metrics ?? [];
 	const quantities = quantitiesForPlan(pricing.charges, state.usage, metrics);
@@ -241,6 +265,7 @@ export function regularLine(line: MeteredLine, conversion?: Conversion | null): 
 		amount: line.amount,
 		agentShares: sharesToJson(line.shares),
 		original: originalOf(line.originalAmount, conversion),
+		...partOf(line),
 	};
 }
 
@@ -268,7 +293,7 @@ export function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
 			const before = sum.shares.get(share.agent_id) ?? Decimal.ZERO;
 			sum.shares.set(share.agent_id, before.add(Decimal.from(share.quantity)));
 		}
-		billed.set(line.metric, sum);
+		billed.set(lineKey({ metric: line.metric, part: line.partStartsAt }), sum);
 	}
 	return billed;
 }
@@ -330,6 +355,7 @@ function differenceLine(
 		amount,
 		agentShares: sharesToJson(extraShares(line.shares, before)),
 		original: originalOf(originalDifference ?? undefined, conversion),
+		...partOf(line),
 	};
 }
 
@@ -347,15 +373,18 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 	} else {
 		const billed = addUpBilled(state.billedLines);
 		const since = state.invoicedWhileOpen ? "previous_invoice" : "late";
-		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric), since, conversion) ?? []);
+		lines = metered.flatMap(
+			(line) => differenceLine(line, billed.get(lineKey(line)), since, conversion) ?? [],
+		);
 		// A metric billed earlier that the period no longer has: the minimum's top-up once usage reached the
 		// minimum (its credit keeps the period's total at the minimum, never above what was used), or a metric
 		// the plan no longer has (it cannot happen with one plan per period, but a credit is the honest answer).
-		const ratedMetrics = new Set(metered.map((line) => line.metric));
-		for (const [metric, before] of billed) {
-			if (ratedMetrics.has(metric)) continue;
+		const ratedMetrics = new Set(metered.map(lineKey));
+		for (const [key, before] of billed) {
+			if (ratedMetrics.has(key)) continue;
+			const { metric, part } = keyParts(key);
 			const line = differenceLine(
-				{ metric, charge: null, quantity: Decimal.ZERO, amount: Decimal.ZERO, shares: null },
+				{ metric, charge: null, quantity: Decimal.ZERO, amount: Decimal.ZERO, shares: null, part },
 				before,
 			);
 			if (line) {

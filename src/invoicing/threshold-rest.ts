@@ -11,7 +11,16 @@ import { Decimal } from "../lib/decimal";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import { lateUsageLineDescription } from "./descriptions";
 import type { Billed, BilledLine, DraftLine, InvoiceDraft, MeteredLine } from "./draft";
-import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJson } from "./draft";
+import {
+	addUpBilled,
+	extraShares,
+	includedOf,
+	labelOf,
+	lineKey,
+	partOf,
+	regularLine,
+	sharesToJson,
+} from "./draft";
 
 /**
  * A usage line less what earlier invoices of the period billed of its metric: all of it on the first, the rest
@@ -32,6 +41,7 @@ export function usageAfter(line: MeteredLine, before: Billed | undefined): Draft
 		quantity,
 		amount: line.amount.sub(before.amount),
 		agentShares: sharesToJson(extraShares(line.shares, before)),
+		...partOf(line),
 	};
 }
 
@@ -41,7 +51,7 @@ export function restOfPeriod(
 ): { lines: DraftLine[]; discountCredited: Decimal } {
 	const lines = metered
 		.filter((line) => line.metric !== DISCOUNT_METRIC)
-		.map((line) => usageAfter(line, billed.get(line.metric)));
+		.map((line) => usageAfter(line, billed.get(lineKey(line))));
 	const discount = metered.find((line) => line.metric === DISCOUNT_METRIC);
 	if (discount === undefined) return { lines, discountCredited: Decimal.ZERO };
 	// A discount is ≤ 0; it takes at most what the other lines come to, never below zero.
@@ -57,7 +67,7 @@ export function thresholdLines(metered: readonly MeteredLine[], billedLines: Bil
 	const billed = addUpBilled(billedLines);
 	return metered
 		.filter((line) => line.charge !== null)
-		.map((line) => usageAfter(line, billed.get(line.metric)))
+		.map((line) => usageAfter(line, billed.get(lineKey(line))))
 		.filter((line) => !line.amount.isZero());
 }
 
