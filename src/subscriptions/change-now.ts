@@ -11,6 +11,7 @@ import { auditInsert, changed } from "../audit/record";
 import { abortUnlessChanged, fromDrizzle, statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
+import { subscriptionAccumulators, usageAccumulator } from "../durable-objects/usage-accumulator/client";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
@@ -153,5 +154,18 @@ async function tryChangeNow({ env, db, scope, id, input }: PlanMoveArgs<ChangePl
 			),
 		}),
 	]);
+	await tellPlanSplit(env, scope, view, now);
 	return next;
+}
+
+/**
+ * Tells each accumulator of the subscription the split, after the change is stored: from then on they key the
+ * split day's later events by it, and move those they counted already (usage-accumulator/parts/plan-splits.ts).
+ */
+async function tellPlanSplit(env: Env, scope: Scope, view: SubscriptionView, at: string): Promise<void> {
+	await Promise.all(
+		subscriptionAccumulators(scope.environment, view.id, view.shards).map((name) =>
+			usageAccumulator(env, name).splitPlan(view.account_id, at),
+		),
+	);
 }

@@ -67,6 +67,10 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		}) as Promise<RecordResponse>;
 	}
 
+	splitPlan(accountId: string | null, at: string): Promise<void> {
+		return this.stub.splitPlan(this.name, accountId, at);
+	}
+
 	updateHoldings(accountId: string | null, changes: HoldingChange[]): Promise<void> {
 		return this.stub.updateHoldings(this.name, accountId, changes);
 	}

@@ -123,6 +123,29 @@ describe("scenario: a plan change now", () => {
 		]);
 	});
 
+	it("splits a day at the instant of the change, by the events' timestamps", async () => {
+		vi.useFakeTimers({ toFake: ["Date"] });
+		setClock(at(1));
+		const { plan, account, subscription, instances } = await customer(callsPlan("Day", 0, 1));
+		const agent = instances[0] as string;
+		await newVersion(plan.id, callsPlan("Day", 0, 2));
+		const event = (time: string) => ({ agent_key: agent, action_type: "call", timestamp: at(10, time) });
+		setClock(at(10, "12:00:00.000"));
+		// Counted before the change: three before its instant, two timestamped a little after it.
+		await sendActions([...Array(3).fill(event("11:00:00.000")), ...Array(2).fill(event("12:03:00.000"))]);
+		await changeNow(subscription.id);
+		// After the change: four after its instant, and one late, timestamped before it.
+		await sendActions([...Array(4).fill(event("12:00:00.000")), event("11:59:59.999")]);
+		setClock("2026-10-01T00:10:00.000Z");
+		const invoice = await generateOne(PERIOD, account.id);
+		expect(described(invoice)).toEqual([
+			["Base fee (1–10 Sep, Day v1)", 1, 0],
+			["Agent calls (1–10 Sep, Day v1) — 4 units", 4, 4],
+			["Base fee (10–30 Sep, Day v2)", 1, 0],
+			["Agent calls (10–30 Sep, Day v2) — 6 units", 6, 12],
+		]);
+	});
+
 	it("takes the later version's minimum on the whole period", async () => {
 		vi.useFakeTimers({ toFake: ["Date"] });
 		setClock(at(1));

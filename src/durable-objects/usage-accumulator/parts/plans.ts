@@ -82,6 +82,16 @@ export class PlanBook {
 		for (const period of missing) await this.learnPeriod(identity, period);
 	}
 
+	/** Forgets what it learnt of a period and learns it again: its plan changed "now" (plan-splits.ts). */
+	async relearn(identity: AccumulatorIdentity, period: string): Promise<void> {
+		if (identity.kind !== "sub") return;
+		this.ensureTables();
+		this.store.sql.exec("DELETE FROM plan_periods WHERE period = ?", period);
+		this.periods.delete(period);
+		this.unknownUntil = 0;
+		await this.learnPeriod(identity, period);
+	}
+
 	private async learnPeriod(identity: AccumulatorIdentity, period: string): Promise<void> {
 		const sql = this.store.sql;
 		this.ensureTables();
@@ -142,7 +152,7 @@ function countedBefore(sql: SqlStorage, period: string): boolean {
 	return (
 		sql
 			.exec<{ n: number }>(
-				"SELECT EXISTS (SELECT 1 FROM daily WHERE day >= ? AND day <= ?) AS n",
+				"SELECT EXISTS (SELECT 1 FROM daily WHERE day >= ? AND day <= ? || '~') AS n",
 				`${period}-01`,
 				`${period}-31`,
 			)
