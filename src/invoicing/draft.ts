@@ -280,7 +280,8 @@ export interface Billed {
 export function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
 	const billed = new Map<string, Billed>();
 	for (const line of lines) {
-		const sum = billed.get(line.metric) ?? {
+		const key = lineKey({ metric: line.metric, part: line.partStartsAt });
+		const sum = billed.get(key) ?? {
 			quantity: Decimal.ZERO,
 			amount: Decimal.ZERO,
 			originalAmount: Decimal.ZERO,
@@ -293,7 +294,7 @@ export function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
 			const before = sum.shares.get(share.agent_id) ?? Decimal.ZERO;
 			sum.shares.set(share.agent_id, before.add(Decimal.from(share.quantity)));
 		}
-		billed.set(lineKey({ metric: line.metric, part: line.partStartsAt }), sum);
+		billed.set(key, sum);
 	}
 	return billed;
 }

@@ -102,6 +102,28 @@ function partIndexOf(parts: readonly { startsAt: string }[], day: string): numbe
 	return index;
 }
 
+/** A day row as read: its key (lib/day-keys.ts), the agent of its instance and its aggregate. */
+export type DayRow = Omit<AgentUsage, "agentId"> & { day: string; agentId: string | null };
+
+/** The usage of each part: every day row given to the one part it lies in. */
+export function dividedUsage(
+	parts: readonly { startsAt: string }[],
+	rows: readonly DayRow[],
+): AgentUsage[][] {
+	const usage = parts.map((): AgentUsage[] => []);
+	for (const row of rows) {
+		usage[partIndexOf(parts, row.day)]?.push({
+			agentId: row.agentId ?? null,
+			kind: row.kind,
+			type: row.type,
+			field: row.field,
+			count: Number(row.count),
+			sum: Decimal.from(row.sum).toString(),
+		});
+	}
+	return usage;
+}
+
 export interface SplitInputs {
 	db: Db;
 	scope: Scope;
@@ -130,18 +152,10 @@ export async function withPeriodParts(
 			...earlier.map((row) => ({ startsAt: row.startsAt, endsAt: row.endsAt, plan: planOf(row) })),
 			{ startsAt: last.endsAt, endsAt: window.end, plan: state.plan },
 		];
-		const usage = bounds.map((): AgentUsage[] => []);
-		for (const row of daily) {
-			if (row.subscriptionId !== state.subscriptionId) continue;
-			usage[partIndexOf(bounds, row.day)]?.push({
-				agentId: row.agentId ?? null,
-				kind: row.kind,
-				type: row.type,
-				field: row.field,
-				count: Number(row.count),
-				sum: Decimal.from(row.sum).toString(),
-			});
-		}
+		const usage = dividedUsage(
+			bounds,
+			daily.filter((row) => row.subscriptionId === state.subscriptionId),
+		);
 		const parts: PeriodPart[] = bounds.map((bound, i) => ({
 			...bound,
 			usage: usage[i] ?? [],
@@ -154,7 +168,7 @@ export async function withPeriodParts(
 }
 
 /** The part's seconds of the period while the subscription was active, whatever the plan's prorate says. */
-function partProration(
+export function partProration(
 	window: PeriodWindow,
 	part: { startsAt: string; endsAt: string },
 	lifetime: { startedAt: string; endsAt: string | null },
