@@ -39,7 +39,7 @@ export interface PeriodPart {
 	proration: BaseFeeProration;
 }
 
-type PartRow = typeof subscriptionPlanParts.$inferSelect;
+export type PartRow = typeof subscriptionPlanParts.$inferSelect;
 
 const inList = (column: SQLiteColumn, ids: readonly string[]) =>
 	sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
@@ -71,7 +71,7 @@ function dailyRows(db: Db, scope: Scope, window: PeriodWindow, ids: readonly str
 }
 
 /** The parts' plans at their versions, with the negotiated prices they had. */
-async function partPlans(db: Db, scope: Scope, rows: readonly PartRow[]) {
+export async function partPlans(db: Db, scope: Scope, rows: readonly PartRow[]) {
 	const planIds = [...new Set(rows.map((row) => row.ratePlanId))];
 	const [plans, versions] = await db.batch([
 		db

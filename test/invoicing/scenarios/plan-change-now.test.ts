@@ -144,6 +144,19 @@ describe("scenario: a plan change now", () => {
 			["Base fee (10–30 Sep, Day v2)", 1, 0],
 			["Agent calls (10–30 Sep, Day v2) — 6 units", 6, 12],
 		]);
+		// Real-time usage shows the same split, each charge naming its part.
+		const usage = await get(`/v1/usage?subscription_id=${subscription.id}&billing_period=${PERIOD}`);
+		expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+		expect(
+			usage.body.charges.map((c: Record<string, unknown>) => [c.description, c.quantity, c.amount]),
+		).toEqual([
+			["Base fee (1–10 Sep, Day v1)", 1, 0],
+			["Agent calls (1–10 Sep, Day v1)", 4, 4],
+			["Base fee (10–30 Sep, Day v2)", 1, 0],
+			["Agent calls (10–30 Sep, Day v2)", 6, 12],
+		]);
+		expect(usage.body.total).toBe(16);
+		expect(usage.body.usage).toEqual([{ kind: "action", type: "call", count: 10, value: null }]);
 	});
 
 	it("takes the later version's minimum on the whole period", async () => {
