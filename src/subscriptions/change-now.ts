@@ -92,6 +92,9 @@ async function tryChangeNow({ env, db, scope, id, input }: PlanMoveArgs<ChangePl
 		pending_price_overrides: null,
 	};
 	const overrides = view.price_overrides.length > 0 ? JSON.stringify(view.price_overrides) : null;
+	// Told first, so that no event of the split day is keyed by the day once the change is stored; a split that is
+	// then not stored only splits a day row in two, each still within one part.
+	await tellPlanSplit(env, scope, view, now);
 	await d1.batch([
 		statement(
 			d1,
@@ -154,13 +157,17 @@ async function tryChangeNow({ env, db, scope, id, input }: PlanMoveArgs<ChangePl
 			),
 		}),
 	]);
-	await tellPlanSplit(env, scope, view, now);
+	// Told again once stored, to learn the period's new plan. Should that fail, its alerts and threshold judgments
+	// keep the earlier plan for the period (logged); what invoices bill does not depend on it.
+	await tellPlanSplit(env, scope, view, now).catch((error) =>
+		console.error(JSON.stringify({ at: "change-plan-now", id, error: String(error) })),
+	);
 	return next;
 }
 
 /**
- * Tells each accumulator of the subscription the split, after the change is stored: from then on they key the
- * split day's later events by it, and move those they counted already (usage-accumulator/parts/plan-splits.ts).
+ * Tells each accumulator of the subscription the split: from then on they key the split day's later events by it,
+ * move those they counted already, and learn the period's plan again (usage-accumulator/parts/plan-splits.ts).
  */
 async function tellPlanSplit(env: Env, scope: Scope, view: SubscriptionView, at: string): Promise<void> {
 	await Promise.all(

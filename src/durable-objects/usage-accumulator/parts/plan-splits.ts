@@ -25,8 +25,12 @@ export async function splitPlan(
 	const identity = parseAccumulatorName(name);
 	if (identity.kind !== "sub")
 		throw new Error(`Only a subscription's accumulators split periods, not ${name}`);
-	if (store.planSplits.includes(at)) return;
 	store.remember(name, accountId);
+	// Told twice (before the change is stored, and after): the second time it only learns the plan again.
+	if (store.planSplits.includes(at)) {
+		await parts.plans.relearn(identity, periodOf(at));
+		return;
+	}
 	const before = store.planSplits;
 	const after = [...before, at];
 	const nextDay = new Date(Date.parse(at.slice(0, 10)) + DAY_MS).toISOString();
