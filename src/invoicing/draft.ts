@@ -39,6 +39,7 @@ import {
 	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
+import { keyParts, lineKey, partOf } from "./line-keys";
 import type { PeriodPart } from "./period-parts";
 import { rateTheParts } from "./split-rating";
 import { restOfPeriod } from "./threshold-rest";
@@ -112,8 +113,7 @@ export interface DraftLine {
 	agentShares: AgentShare[] | null;
 	/** The amount before conversion, in the plan's currency; null or absent for a line in the invoice's currency. */
 	original?: { amount: Decimal; currency: string } | null;
-	/** The first instant of the part of a split period it bills; absent on a period of one part. */
-	partStartsAt?: string;
+	partStartsAt?: string; // The first instant of its part of a split period (split-rating.ts).
 }
 
 export interface InvoiceDraft {
@@ -150,19 +150,6 @@ export interface MeteredLine {
 	/** The first instant of its part of a split period (split-rating.ts); absent on a period of one part. */
 	part?: string;
 }
-
-/** What a line is compared by with earlier invoices of the period: its metric, and its part if the period split. */
-export const lineKey = (line: { metric: string; part?: string | null }) =>
-	line.part ? `${line.metric}@${line.part}` : line.metric;
-
-const keyParts = (key: string) => {
-	const at = key.indexOf("@");
-	return at < 0 ? { metric: key } : { metric: key.slice(0, at), part: key.slice(at + 1) };
-};
-
-/** The part a computed line carries over to the line it makes. */
-export const partOf = (line: { part?: string }) =>
-	line.part === undefined ? {} : { partStartsAt: line.part };
 
 export const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
 export const includedOf = (charge: Charge) => Decimal.from(charge.included_quantity ?? 0);

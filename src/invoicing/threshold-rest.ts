@@ -11,16 +11,8 @@ import { Decimal } from "../lib/decimal";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import { lateUsageLineDescription } from "./descriptions";
 import type { Billed, BilledLine, DraftLine, InvoiceDraft, MeteredLine } from "./draft";
-import {
-	addUpBilled,
-	extraShares,
-	includedOf,
-	labelOf,
-	lineKey,
-	partOf,
-	regularLine,
-	sharesToJson,
-} from "./draft";
+import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJson } from "./draft";
+import { lineKey, partOf } from "./line-keys";
 
 /**
  * A usage line less what earlier invoices of the period billed of its metric: all of it on the first, the rest

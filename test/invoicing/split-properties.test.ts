@@ -9,12 +9,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { periodWindow } from "../../src/billing-period/period";
 import { proratedBaseFee } from "../../src/billing-period/proration";
-import {
-	type BilledLine,
-	draftInvoice,
-	lineKey,
-	type SubscriptionPeriodState,
-} from "../../src/invoicing/draft";
+import { type BilledLine, draftInvoice, type SubscriptionPeriodState } from "../../src/invoicing/draft";
+import { lineKey } from "../../src/invoicing/line-keys";
 import { type DayRow, dividedUsage, type PeriodPart, partProration } from "../../src/invoicing/period-parts";
 import { draftThresholdInvoice } from "../../src/invoicing/threshold-invoices";
 import { dayKeyOf } from "../../src/lib/day-keys";
