@@ -168,9 +168,11 @@ class ArchiveWalk {
 		bindings.push(query.from.slice(0, 10), this.ceiling.slice(0, 10), this.belowDay, DAYS_PER_QUERY);
 		const n = bindings.length;
 		const { results } = await this.env.DB.prepare(
-			`SELECT DISTINCT day, accumulator FROM usage_daily WHERE ${matching} AND day IN (
-				SELECT DISTINCT day FROM usage_daily WHERE ${matching}
-				AND day >= ?${n - 3} AND day <= ?${n - 2} AND day < ?${n - 1} ORDER BY day DESC LIMIT ?${n})
+			// A split day's later rows are keyed by the split's instant (lib/day-keys.ts): the day is its first 10 characters.
+			`SELECT DISTINCT substr(day, 1, 10) AS day, accumulator FROM usage_daily WHERE ${matching}
+				AND substr(day, 1, 10) IN (
+				SELECT DISTINCT substr(day, 1, 10) FROM usage_daily WHERE ${matching}
+				AND day >= ?${n - 3} AND day <= ?${n - 2} || '~' AND day < ?${n - 1} ORDER BY 1 DESC LIMIT ?${n})
 			ORDER BY day DESC`,
 		)
 			.bind(...bindings)

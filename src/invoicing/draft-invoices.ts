@@ -157,10 +157,10 @@ function insertLines(d1: D1Database, environment: string, rows: string[]): D1Pre
 	return statement(
 		d1,
 		`INSERT INTO invoice_lines (invoice_id, position, environment, metric, description, quantity, amount, agent_shares,
-			original_amount, original_currency)
+			original_amount, original_currency, part_starts_at)
 		SELECT l.value ->> '$.invoice_id', l.value ->> '$.position', ?1, l.value ->> '$.metric',
 			l.value ->> '$.description', l.value ->> '$.quantity', l.value ->> '$.amount', l.value ->> '$.agent_shares',
-			l.value ->> '$.original_amount', l.value ->> '$.original_currency'
+			l.value ->> '$.original_amount', l.value ->> '$.original_currency', l.value ->> '$.part_starts_at'
 		FROM json_each(?2) AS l`,
 		environment,
 		`[${rows.join(",")}]`,

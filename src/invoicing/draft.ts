@@ -39,6 +39,9 @@ import {
 	MINIMUM_DESCRIPTION,
 	usageLineDescription,
 } from "./descriptions";
+import { keyParts, lineKey, partOf } from "./line-keys";
+import type { PeriodPart } from "./period-parts";
+import { rateTheParts } from "./split-rating";
 import { restOfPeriod } from "./threshold-rest";
 
 export interface AgentShare {
@@ -64,6 +67,8 @@ export interface BilledLine {
 	agentShares: AgentShare[] | null;
 	/** Its amount before conversion (docs/currencies.md); null when it was computed in the invoice's currency. */
 	originalAmount?: string | null;
+	/** The first instant of the part of a split period it billed (split-rating.ts); null or absent: the period. */
+	partStartsAt?: string | null;
 }
 
 export interface SubscriptionPeriodState {
@@ -96,6 +101,8 @@ export interface SubscriptionPeriodState {
 	billingCurrency?: string;
 	/** How the plan's currency converts to the billing currency now; null or absent when they are the same. */
 	conversion?: Conversion | null;
+	/** The parts of a period split by plan changes "now" (period-parts.ts); absent for a period of one part. */
+	parts?: PeriodPart[];
 }
 
 export interface DraftLine {
@@ -106,6 +113,7 @@ export interface DraftLine {
 	agentShares: AgentShare[] | null;
 	/** The amount before conversion, in the plan's currency; null or absent for a line in the invoice's currency. */
 	original?: { amount: Decimal; currency: string } | null;
+	partStartsAt?: string; // The first instant of its part of a split period (split-rating.ts).
 }
 
 export interface InvoiceDraft {
@@ -139,6 +147,8 @@ export interface MeteredLine {
 	label?: string;
 	/** The amount in the plan's currency of a converted line (docs/currencies.md). */
 	originalAmount?: Decimal;
+	/** The first instant of its part of a split period (split-rating.ts); absent on a period of one part. */
+	part?: string;
 }
 
 export const labelOf = (charge: Charge) => charge.description?.trim() || charge.metric;
@@ -158,7 +168,7 @@ function byAgent<T extends { agentId: string | null }>(rows: readonly T[]): Map<
  * Each metric's quantity split by agent; the parts add up to the metric's quantity. A max is not a sum of
  * parts: it is the agent's whose events reached it (the first such agent by id on a tie).
  */
-function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics: AgentMetric[]) {
+export function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics: AgentMetric[]) {
 	const usageOf = byAgent(usage);
 	const metricsOf = byAgent(metrics);
 	const shares = new Map<string, Map<string | null, Decimal>>(charges.map((c) => [c.metric, new Map()]));
@@ -179,6 +189,7 @@ function sharesByMetric(charges: readonly Charge[], usage: AgentUsage[], metrics
 
 /** The period's full usage, rated by the plan in effect: one line per charge, the base fee first. */
 export function rateThePeriod(state: SubscriptionPeriodState): MeteredLine[] {
+	if (state.parts !== undefined) return rateTheParts(state, state.parts);
 	const pricing = ratePlanPricing(state.plan);
 	const metrics = state.metrics ?? [];
 	const quantities = quantitiesForPlan(pricing.charges, state.usage, metrics);
@@ -241,6 +252,7 @@ export function regularLine(line: MeteredLine, conversion?: Conversion | null): 
 		amount: line.amount,
 		agentShares: sharesToJson(line.shares),
 		original: originalOf(line.originalAmount, conversion),
+		...partOf(line),
 	};
 }
 
@@ -255,7 +267,8 @@ export interface Billed {
 export function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
 	const billed = new Map<string, Billed>();
 	for (const line of lines) {
-		const sum = billed.get(line.metric) ?? {
+		const key = lineKey({ metric: line.metric, part: line.partStartsAt });
+		const sum = billed.get(key) ?? {
 			quantity: Decimal.ZERO,
 			amount: Decimal.ZERO,
 			originalAmount: Decimal.ZERO,
@@ -268,7 +281,7 @@ export function addUpBilled(lines: BilledLine[]): Map<string, Billed> {
 			const before = sum.shares.get(share.agent_id) ?? Decimal.ZERO;
 			sum.shares.set(share.agent_id, before.add(Decimal.from(share.quantity)));
 		}
-		billed.set(line.metric, sum);
+		billed.set(key, sum);
 	}
 	return billed;
 }
@@ -330,6 +343,7 @@ function differenceLine(
 		amount,
 		agentShares: sharesToJson(extraShares(line.shares, before)),
 		original: originalOf(originalDifference ?? undefined, conversion),
+		...partOf(line),
 	};
 }
 
@@ -348,15 +362,18 @@ export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | nul
 	} else {
 		const billed = addUpBilled(state.billedLines);
 		const since = state.invoicedWhileOpen ? "previous_invoice" : "late";
-		lines = metered.flatMap((line) => differenceLine(line, billed.get(line.metric), since, conversion) ?? []);
+		lines = metered.flatMap(
+			(line) => differenceLine(line, billed.get(lineKey(line)), since, conversion) ?? [],
+		);
 		// A metric billed earlier that the period no longer has: the minimum's top-up once usage reached the
 		// minimum (its credit keeps the period's total at the minimum, never above what was used), or a metric
 		// the plan no longer has (it cannot happen with one plan per period, but a credit is the honest answer).
-		const ratedMetrics = new Set(metered.map((line) => line.metric));
-		for (const [metric, before] of billed) {
-			if (ratedMetrics.has(metric)) continue;
+		const ratedMetrics = new Set(metered.map(lineKey));
+		for (const [key, before] of billed) {
+			if (ratedMetrics.has(key)) continue;
+			const { metric, part } = keyParts(key);
 			const line = differenceLine(
-				{ metric, charge: null, quantity: Decimal.ZERO, amount: Decimal.ZERO, shares: null },
+				{ metric, charge: null, quantity: Decimal.ZERO, amount: Decimal.ZERO, shares: null, part },
 				before,
 			);
 			if (line) {

@@ -16,6 +16,7 @@ import {
 	invoiceLines,
 	invoices,
 	ratePlans,
+	subscriptionPlanParts,
 	subscriptions,
 	usageDaily,
 	usageMetrics,
@@ -26,6 +27,7 @@ import { DISCOUNT_METRIC, discountInEffect, parseDiscount } from "../pricing/per
 import { billedLines } from "./billed-lines";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
 import { ONE_OFF_METRIC } from "./one-off-lines";
+import { withPeriodParts } from "./period-parts";
 
 export interface SubscriptionInPeriod {
 	id: string;
@@ -97,7 +99,7 @@ export async function loadPeriodStates(
 	group: readonly SubscriptionInPeriod[],
 ): Promise<SubscriptionPeriodState[]> {
 	const ids = group.map((s) => s.id);
-	const [plans, usage, issued, billed, metrics] = await db.batch([
+	const [plans, usage, issued, billed, metrics, parts] = await db.batch([
 		db
 			// Aliased: in a batch drizzle maps columns by name, and both tables have an "id".
 			.select({
@@ -167,6 +169,7 @@ export async function loadPeriodStates(
 				quantity: invoiceLines.quantity,
 				kind: invoices.kind,
 				originalAmount: invoiceLines.originalAmount,
+				partStartsAt: invoiceLines.partStartsAt,
 			},
 			eq(invoices.billingPeriod, window.period),
 			isOneOf(invoices.subscriptionId, ids),
@@ -182,6 +185,16 @@ export async function loadPeriodStates(
 			{ source: usageMetrics.source, quantity: usageMetrics.quantity },
 			eq(usageMetrics.period, window.period),
 		),
+		// The earlier parts of periods split by plan changes "now" (period-parts.ts).
+		db
+			.select()
+			.from(subscriptionPlanParts)
+			.where(
+				and(
+					isOneOf(subscriptionPlanParts.subscriptionId, ids),
+					eq(subscriptionPlanParts.period, window.period),
+				),
+			),
 	]);
 
 	const planOf = new Map(
@@ -210,7 +223,7 @@ export async function loadPeriodStates(
 	const issuedOf = groupBy(issued);
 	const billedOf = groupBy(billed);
 
-	return group.flatMap((subscription) => {
+	const states = group.flatMap((subscription): SubscriptionPeriodState[] => {
 		const plan = planOf.get(subscription.id);
 		// A subscription always has a plan of its environment; skipping beats failing the whole run if not.
 		if (!plan) return [];
@@ -243,6 +256,8 @@ export async function loadPeriodStates(
 			},
 		];
 	});
+	const lifetimes = new Map(group.map((s) => [s.id, { startedAt: s.startedAt, endsAt: s.endsAt }]));
+	return withPeriodParts(states, { db, scope, window, rows: parts, lifetimes });
 }
 
 function groupBy<T extends { subscriptionId: string | null }>(rows: T[]): Map<string | null, T[]> {

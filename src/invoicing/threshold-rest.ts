@@ -13,6 +13,7 @@ import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import { lateUsageLineDescription } from "./descriptions";
 import type { Billed, BilledLine, DraftLine, InvoiceDraft, MeteredLine } from "./draft";
 import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJson } from "./draft";
+import { lineKey, partOf } from "./line-keys";
 
 /**
  * A usage line less what earlier invoices of the period billed of its metric: all of it on the first, the rest
@@ -46,6 +47,7 @@ export function usageAfter(
 				: convertAmount(original.amount, conversion as Conversion),
 		agentShares: sharesToJson(extraShares(line.shares, before)),
 		original,
+		...partOf(line),
 	};
 }
 
@@ -56,7 +58,7 @@ export function restOfPeriod(
 ): { lines: DraftLine[]; discountCredited: Decimal } {
 	const lines = metered
 		.filter((line) => line.metric !== DISCOUNT_METRIC)
-		.map((line) => usageAfter(line, billed.get(line.metric), conversion));
+		.map((line) => usageAfter(line, billed.get(lineKey(line)), conversion));
 	const discount = metered.find((line) => line.metric === DISCOUNT_METRIC);
 	if (discount === undefined) return { lines, discountCredited: Decimal.ZERO };
 	// A discount is ≤ 0; it takes at most what the other lines come to, never below zero.
@@ -76,7 +78,7 @@ export function thresholdLines(
 	const billed = addUpBilled(billedLines);
 	return metered
 		.filter((line) => line.charge !== null)
-		.map((line) => usageAfter(line, billed.get(line.metric), conversion))
+		.map((line) => usageAfter(line, billed.get(lineKey(line)), conversion))
 		.filter((line) => !line.amount.isZero());
 }
 

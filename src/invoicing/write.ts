@@ -40,6 +40,7 @@ export function lineRow(line: InvoiceDraft["lines"][number]) {
 		agent_shares: line.agentShares === null ? null : JSON.stringify(line.agentShares),
 		original_amount: line.original ? line.original.amount.toString() : null,
 		original_currency: line.original ? line.original.currency : null,
+		part_starts_at: line.partStartsAt ?? null,
 	};
 }
 
@@ -223,10 +224,10 @@ async function insertInvoices(
 		statement(
 			d1,
 			`INSERT INTO invoice_lines (invoice_id, position, environment, metric, description, quantity, amount,
-				agent_shares, original_amount, original_currency)
+				agent_shares, original_amount, original_currency, part_starts_at)
 			SELECT l.value ->> '$.invoice_id', l.value ->> '$.position', ?1, l.value ->> '$.metric',
 				l.value ->> '$.description', l.value ->> '$.quantity', l.value ->> '$.amount', l.value ->> '$.agent_shares',
-				l.value ->> '$.original_amount', l.value ->> '$.original_currency'
+				l.value ->> '$.original_amount', l.value ->> '$.original_currency', l.value ->> '$.part_starts_at'
 			FROM json_each(?2) AS l`,
 			environment,
 			`[${group.join(",")}]`,

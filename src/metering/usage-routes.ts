@@ -61,6 +61,10 @@ export const RatedCharge = z.object({
 	tiers: z
 		.array(z.object({ up_to: z.number().nullable(), quantity: z.number(), amount: z.number() }))
 		.optional(),
+	description: z.string().optional().openapi({
+		description:
+			'Only in a billing period split by plan changes "now": the part the charge is of, e.g. "Base fee (1–15 Nov, Growth v1)".',
+	}),
 });
 
 const UsageReport = z

@@ -31,6 +31,7 @@ import { quantitiesForPlan } from "../pricing/quantities";
 import { type RatedUsageJson, ratedUsageToJson } from "../pricing/rate";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";
+import { splitUsageCharges } from "./split-usage";
 
 export interface UsageLine {
 	kind: "action" | "outcome";
@@ -132,7 +133,24 @@ export async function readUsage({
 		billing === plan.currency ? null : await requireConversion(db, scope, plan.currency, billing, nowIso());
 	// A period the subscription was never active in is billed nothing, so it shows no charges.
 	let rated: ReturnType<typeof ratedUsageToJson> = { currency: billing, charges: [], total: 0 };
-	if (activeSpan(window, lifetime)) {
+	// A period split by plan changes "now": each part's charges (split-usage.ts).
+	const split = activeSpan(window, lifetime)
+		? await splitUsageCharges({
+				env,
+				db,
+				scope,
+				subscriptionId,
+				accumulators: subscriptionAccumulators(scope.environment, subscriptionId, subscription.shards),
+				window,
+				plan,
+				metrics,
+				lifetime,
+				conversion,
+				discount,
+			})
+		: null;
+	if (split !== null) rated = split;
+	else if (activeSpan(window, lifetime)) {
 		const inPlanCurrency = rateWithProration(
 			pricing,
 			quantitiesForPlan(pricing.charges, thisPeriod, metrics),

@@ -8,13 +8,14 @@ import { getAccount } from "../accounts/accounts";
 import { type AlertView, listAlerts } from "../alerts/alerts";
 import { accountBalance } from "../balance/balance";
 import { lastDayOf } from "../billing-period/period";
+import { planForPeriod } from "../billing-period/plan";
 import { type CreditGrantView, listGrants } from "../credits/grants";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
 import { readUsage, type SubscriptionUsageReport } from "../metering/usage";
-import { getRatePlanRow, ratePlanPricing } from "../pricing/plans";
+import { ratePlanPricing } from "../pricing/plans";
 import { listSubscriptions, type SubscriptionView } from "../subscriptions/views";
 import { chargeDescriptions } from "./charge-descriptions";
 
@@ -116,7 +117,7 @@ async function subscriptionSoFar(
 	bounds: { start: string; end: string },
 ): Promise<PortalSubscription> {
 	const db = database(env.DB);
-	const [report, current] = await Promise.all([
+	const [report, plan] = await Promise.all([
 		readUsage({
 			env,
 			db,
@@ -126,13 +127,10 @@ async function subscriptionSoFar(
 			startDay: `${period}-01`,
 			endDay: lastDayOf(period),
 		}) as Promise<SubscriptionUsageReport>,
-		getRatePlanRow({ db, scope, id: subscription.rate_plan_id }),
+		planForPeriod(db, scope, subscription.id, period),
 	]);
-	// After a plan change the period may still be rated by the earlier plan: its names are the ones that apply.
-	const plan =
-		report.rate_plan_id === current.id
-			? current
-			: await getRatePlanRow({ db, scope, id: report.rate_plan_id });
+	// The plan and version that rate the period (its own version, not the plan's latest): its names apply.
+	if (!plan) throw new Error(`Subscription ${subscription.id} has no plan for ${period}`);
 	return {
 		id: subscription.id,
 		rate_plan_id: report.rate_plan_id,

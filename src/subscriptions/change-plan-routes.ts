@@ -9,6 +9,7 @@ import { json } from "../http/openapi";
 import { WRITE } from "../http/permissions";
 import { apiRouter } from "../http/router";
 import { RatePlanParams } from "../pricing/routes";
+import { changePlanNow } from "./change-now";
 import { changePlan } from "./change-plan";
 import { migratePlan } from "./migrate";
 import { Subscription, SubscriptionParams } from "./routes";
@@ -27,11 +28,13 @@ export const ChangePlan = z
 			.optional()
 			.openapi({ description: "The version of that plan; default its latest.", example: 2 }),
 		at: z
-			.enum(["period_end"], {
-				error: 'must be "period_end" (a change "now", splitting the current period, is not available yet)',
-			})
+			.enum(["now", "period_end"])
 			.optional()
-			.openapi({ description: "When the change takes effect: the start of the next billing period." }),
+			.openapi({
+				description:
+					"When the change takes effect: period_end (default), the start of the next billing period; now, at " +
+					"once, splitting the current period in parts each billed by its own plan.",
+			}),
 	})
 	.openapi("ChangePlan", { example: { rate_plan_id: "plan_01jd0000000000000000000000", version: 2 } });
 
@@ -46,10 +49,13 @@ changePlanRoutes.openapi(
 		tags: ["Subscriptions"],
 		summary: "Move a subscription to another plan or version",
 		description:
-			"From the next billing period on: shown as pending_plan_change (and pending_rate_plan_id) until then; a " +
-			"later change replaces it, and changing back to the current plan and version withdraws it. Emits " +
-			"subscription.updated. An unknown plan or version → 404; a plan in another currency than the current " +
-			"one, a cancelled subscription, or the plan and version it already has → 409.",
+			"At period_end (default): from the next billing period on, shown as pending_plan_change (and " +
+			"pending_rate_plan_id) until then; a later change replaces it, and changing back to the current plan and " +
+			"version withdraws it. Now: the current period splits at this instant, any pending change is cleared, and " +
+			"each part is billed by its own plan and version (base fees prorated by seconds) on the period's one " +
+			"regular invoice. Emits subscription.updated. An unknown plan or version → 404; a plan in another " +
+			"currency than the current one, a cancelled subscription, the plan and version it already has, or a " +
+			"change now in a period that already has a regular invoice (a draft counts) → 409.",
 		request: { params: SubscriptionParams, body: { required: false, ...json(ChangePlan) } },
 		responses: {
 			200: { description: "The subscription", ...json(Subscription) },
@@ -58,7 +64,8 @@ changePlanRoutes.openapi(
 	}),
 	async (c) => {
 		const body = c.req.valid("json") as z.infer<typeof ChangePlan> | undefined;
-		const subscription = await changePlan({
+		const change = body?.at === "now" ? changePlanNow : changePlan;
+		const subscription = await change({
 			env: c.env,
 			...scopeOf(c),
 			id: c.req.valid("param").subscription_id,

@@ -18,7 +18,7 @@ import { loadSubscription, type SubscriptionView } from "./views";
 export interface ChangePlanInput {
 	rate_plan_id?: string;
 	version?: number;
-	at?: "period_end";
+	at?: "now" | "period_end";
 }
 
 function versionQuery(db: Db, scope: Scope, id: string, version: number) {

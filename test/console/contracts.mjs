@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { startWorker } from "../bench/worker.mjs";
 import { apiClient, openConsoleRoute, signInToConsole, startBrowser } from "./harness.mjs";
 
-const PORT = 8851;
+const PORT = Number(process.env.CONSOLE_TEST_PORT ?? 8851);
 const hardStop = setTimeout(() => {
 	console.error("console contract tests: over 4 minutes, giving up");
 	process.exit(1);
@@ -164,6 +164,17 @@ describe("a subscription's plan and billing terms", { timeout: 200_000 }, () => 
 		assert.match(await page.locator("[data-pending-plan-change]").textContent(), /Growth v1 from/);
 		const stored = await api("GET", `/subscriptions/${subscription.id}`);
 		assert.deepEqual([stored.pending_plan_change.rate_plan_id, stored.rate_plan_id], [other.id, plan.id]);
+
+		// Now: the subscription moves at once and the current period splits (docs/plan-versions.md#changing-now).
+		await change.locator("select[name=at]").selectOption("now");
+		await change.locator("button[type=submit]").click();
+		await page.waitForFunction(() =>
+			/Growth v1/.test(document.querySelector("[data-plan-version]")?.textContent ?? ""),
+		);
+		assert.match(await page.locator("form[aria-label='Change plan'] .ok").textContent(), /billed in parts/);
+		assert.equal(await page.locator("[data-pending-plan-change]").textContent(), "none");
+		const moved = await api("GET", `/subscriptions/${subscription.id}`);
+		assert.deepEqual([moved.rate_plan_id, moved.pending_plan_change], [other.id, null]);
 		assert.deepEqual(browser.problems, []);
 	});
 });

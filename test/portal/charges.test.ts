@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { get } from "../helpers";
+import { get, post } from "../helpers";
 import { customer, sendActions } from "../invoicing/fixtures";
 import { mint, portalGet } from "./fixtures";
 
@@ -47,5 +47,22 @@ describe("charge descriptions in the portal overview", () => {
 			tool_calls: "Tool calls",
 			minimum_commitment: "Minimum commitment top-up",
 		});
+	});
+});
+
+// A subscription pinned to an earlier version is named as that version, not as the plan's latest (docs/portal.md).
+describe("the plan name in the portal overview", () => {
+	it("is the subscription's own version's", async () => {
+		const { account, plan } = await customer({ name: "Growth", base_fee: 10, charges: [] });
+		const version = await post(`/v1/pricing/rate-plans/${plan.id}/versions`, {
+			name: "Growth 2027",
+			currency: "USD",
+			base_fee: 12,
+			charges: [],
+		});
+		expect(version.status, JSON.stringify(version.body)).toBe(201);
+		const { token } = await mint(account.id);
+		const { body } = await portalGet("/overview", token);
+		expect(body.subscriptions.map((s: { rate_plan_name: string }) => s.rate_plan_name)).toEqual(["Growth"]);
 	});
 });

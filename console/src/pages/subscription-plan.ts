@@ -1,7 +1,8 @@
 /**
  * A subscription's plan and billing terms (docs/plan-versions.md, docs/threshold-billing.md, docs/currencies.md):
  * the version that rates it, a pending plan change, its billing currency and invoicing threshold (editable), a
- * change-plan form (from the next billing period on) and the upcoming invoice of the current period.
+ * change-plan form (from the next billing period on, or now, splitting the current period) and the upcoming invoice
+ * of the current period, which shows what the period bills, part by part after a change now.
  */
 import type { PageContext } from "../context";
 import { fill, formValues, h } from "../dom";
@@ -109,7 +110,7 @@ function changePlanForm(
 	showUpcoming: () => Promise<void>,
 ): HTMLElement {
 	const result = h("div", { "aria-live": "polite" });
-	const button = h("button", { type: "submit", class: "primary" }, "Change plan at period end");
+	const button = h("button", { type: "submit", class: "primary" }, "Change plan");
 	const options = [...plans].map(([id, name]) =>
 		h("option", { value: id, ...(id === sub.rate_plan_id ? { selected: true } : {}) }, name),
 	);
@@ -118,6 +119,15 @@ function changePlanForm(
 		{ class: "inline-form", "aria-label": "Change plan" },
 		field("Plan", h("select", { name: "rate_plan_id" }, options)),
 		field("Version (empty: latest)", h("input", { name: "version", type: "number", min: "1", size: 4 })),
+		field(
+			"When",
+			h(
+				"select",
+				{ name: "at" },
+				h("option", { value: "period_end", selected: true }, "At period end"),
+				h("option", { value: "now" }, "Now (splits this period)"),
+			),
+		),
 		button,
 		result,
 	);
@@ -125,7 +135,8 @@ function changePlanForm(
 		event.preventDefault();
 		const values = formValues(form);
 		void runInto(result, button, async () => {
-			const body: Record<string, unknown> = { rate_plan_id: values.rate_plan_id, at: "period_end" };
+			const at = values.at === "now" ? "now" : "period_end";
+			const body: Record<string, unknown> = { rate_plan_id: values.rate_plan_id, at };
 			if (values.version) body.version = Number(values.version);
 			const updated = await ctx.api.post<Subscription>(`/subscriptions/${sub.id}/change-plan`, body);
 			showFacts(updated);
@@ -134,9 +145,11 @@ function changePlanForm(
 			return h(
 				"p",
 				{ class: "ok" },
-				pending === null
-					? "No plan change is pending."
-					: `From ${dateTime(pending.at)} on: ${nameOr(plans, pending.rate_plan_id)} v${pending.version}.`,
+				at === "now"
+					? `Now on ${nameOr(plans, updated.rate_plan_id)} v${updated.rate_plan_version}: this period is billed in parts (upcoming invoice below).`
+					: pending === null
+						? "No plan change is pending."
+						: `From ${dateTime(pending.at)} on: ${nameOr(plans, pending.rate_plan_id)} v${pending.version}.`,
 			);
 		});
 	});

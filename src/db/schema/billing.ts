@@ -70,6 +70,8 @@ export const invoiceLines = sqliteTable(
 		// Migration 0020: the amount before conversion and its currency; null: computed in the invoice's currency.
 		originalAmount: text("original_amount"),
 		originalCurrency: text("original_currency"),
+		// Migration 0023: the start of the part of a split period the line bills (docs/plan-versions.md); else null.
+		partStartsAt: text("part_starts_at"),
 	},
 	(t) => [primaryKey({ columns: [t.invoiceId, t.position] })],
 );

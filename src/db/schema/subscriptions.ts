@@ -99,6 +99,25 @@ export const subscriptionPlans = sqliteTable(
 	],
 );
 
+// Migration 0023: the earlier parts of a billing period split by a plan change "now" (docs/plan-versions.md),
+// each [starts_at, ends_at) with what rated it; the plan history's row for the period rates its last part.
+export const subscriptionPlanParts = sqliteTable(
+	"subscription_plan_parts",
+	{
+		subscriptionId: text("subscription_id").notNull(),
+		period: text("period").notNull(),
+		startsAt: text("starts_at").notNull(),
+		endsAt: text("ends_at").notNull(),
+		ratePlanId: text("rate_plan_id").notNull(),
+		ratePlanVersion: integer("rate_plan_version").notNull(),
+		priceOverrides: text("price_overrides"),
+	},
+	(t) => [
+		primaryKey({ columns: [t.subscriptionId, t.startsAt] }),
+		index("subscription_plan_parts_period").on(t.subscriptionId, t.period),
+	],
+);
+
 // Membership history of instances in subscriptions. An open row (removed_at null) is an active membership;
 // the partial unique index keeps an instance in at most one active subscription.
 export const subscriptionInstances = sqliteTable(

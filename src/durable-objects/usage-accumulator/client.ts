@@ -59,6 +59,10 @@ class AccumulatorClient implements UsageAccumulatorClient {
 		}) as Promise<Calls.RecordResponse>;
 	}
 
+	splitPlan(accountId: string | null, at: string): Promise<void> {
+		return this.stub.splitPlan(this.name, accountId, at);
+	}
+
 	updateHoldings(accountId: string | null, changes: Calls.HoldingChange[]): Promise<void> {
 		return this.stub.updateHoldings(this.name, accountId, changes);
 	}

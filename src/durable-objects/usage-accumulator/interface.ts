@@ -54,6 +54,8 @@ export interface UsageAccumulatorClient {
 	/** In a subscription's head: adds or replaces an alert, evaluated at once. */
 	setAlert(accountId: string | null, rule: AlertRule): Promise<void>;
 	removeAlert(id: string): Promise<void>;
+	/** A plan change "now" split the subscription's period at this instant: its day rows are keyed by it. */
+	splitPlan(accountId: string | null, at: string): Promise<void>;
 	/** In a subscription's head: sets (null: removes) its invoicing threshold, judged at once. */
 	setInvoicingThreshold(accountId: string | null, threshold: string | null): Promise<void>;
 	/** In a subscription's head: invoicing's answer to a threshold invoice's request. */

@@ -41,6 +41,7 @@ import {
 	thresholdInvoiced,
 	thresholdVoided,
 } from "./parts/head";
+import { splitPlan } from "./parts/plan-splits";
 import { PlanBook } from "./parts/plans";
 import {
 	type BudgetView,
@@ -241,6 +242,11 @@ export class UsageAccumulator extends DurableObject<Env> {
 
 	thresholdVoided(name: string, accountId: string | null, rebilled: ThresholdRebilled): Promise<void> {
 		return thresholdVoided(this.parts, name, accountId, rebilled);
+	}
+
+	/** A plan change "now" split the subscription's period at `at` (plan-splits.ts). */
+	splitPlan(name: string, accountId: string | null, at: string): Promise<void> {
+		return splitPlan(this.parts, name, accountId, at);
 	}
 
 	/** From another shard of the subscription, after its flush: its period so far. */

@@ -15,6 +15,8 @@
  * A subscription's accumulator keeps the events that reached it with a timestamp before the subscription started
  * (docs/billing.md#subscription-lifecycle: not billable) apart, in `daily_unbilled`, with the same columns: they reach D1 without a subscription.
  */
+
+import { dayKeyOf } from "../../../lib/day-keys";
 import { Decimal } from "../../../lib/decimal";
 import { dayOf, periodOf } from "../../../lib/time";
 import { type EventCost, TOKEN_FIELDS } from "../../../model-costs/event-cost";
@@ -58,6 +60,8 @@ export class AggregateDeltas {
 		private readonly table: DailyTable = "daily",
 		private readonly sign: 1 | -1 = 1,
 		private readonly prices?: ModelPriceCache,
+		/** The instants the subscription's periods split at, which key the rows of their days (lib/day-keys.ts). */
+		private readonly splits: readonly string[] = [],
 	) {}
 
 	// By day, agent key, kind and type, then by field.
@@ -71,7 +75,27 @@ export class AggregateDeltas {
 	private last: Group | undefined;
 
 	count(event: MeteringEvent): void {
-		const day = dayOf(event.timestamp);
+		this.countDay(
+			event,
+			this.splits.length === 0 ? dayOf(event.timestamp) : dayKeyOf(event.timestamp, this.splits),
+		);
+		if (event.kind !== "action" || event.metadata === null) return;
+		const { cost, cost_type: costType, cost_currency: currency } = event.metadata;
+		if (typeof cost !== "number") {
+			if (this.prices !== undefined && typeof event.metadata.model === "string") this.countModelCost(event);
+			return;
+		}
+		const key = JSON.stringify([
+			periodOf(event.timestamp),
+			event.agentKey,
+			typeof costType === "string" ? costType : event.type,
+			typeof currency === "string" ? currency : DEFAULT_COST_CURRENCY,
+		]);
+		this.costs.set(key, (this.costs.get(key) ?? Decimal.ZERO).add(exactly(cost)));
+	}
+
+	/** What the event adds to the day row under `day` (a day key, lib/day-keys.ts): its count and field sums. */
+	countDay(event: MeteringEvent, day: string): void {
 		const fields = this.groupOf(day, event).fields;
 		const own = event.kind === "outcome" ? Decimal.from(event.value ?? "0") : Decimal.ZERO;
 		const delta = fields.get("");
@@ -85,18 +109,6 @@ export class AggregateDeltas {
 			const value = event.metadata[field];
 			if (typeof value === "number") addValue(fields, day, event, field, value);
 		}
-		const { cost, cost_type: costType, cost_currency: currency } = event.metadata;
-		if (typeof cost !== "number") {
-			if (this.prices !== undefined && typeof event.metadata.model === "string") this.countModelCost(event);
-			return;
-		}
-		const key = JSON.stringify([
-			periodOf(event.timestamp),
-			event.agentKey,
-			typeof costType === "string" ? costType : event.type,
-			typeof currency === "string" ? currency : DEFAULT_COST_CURRENCY,
-		]);
-		this.costs.set(key, (this.costs.get(key) ?? Decimal.ZERO).add(exactly(cost)));
 	}
 
 	/** An LLM call without an explicit cost: at its model's price, or tallied as unpriced. */

@@ -61,6 +61,8 @@ export interface CountingStorage {
 	readonly recentGroups: RecentGroups;
 	/** The model prices LLM calls are costed with (prices.ts). */
 	readonly prices: ModelPriceCache;
+	/** The instants the subscription's periods split at, which key their days' rows (plan-splits.ts). */
+	readonly planSplits?: readonly string[];
 }
 
 /**
@@ -208,7 +210,7 @@ export function aggregateCounting(
 	billableFrom: string | null,
 	observer?: CountObserver,
 ) {
-	const billable = new AggregateDeltas("daily", 1, storage.prices);
+	const billable = new AggregateDeltas("daily", 1, storage.prices, storage.planSplits);
 	const unbilled = new AggregateDeltas("daily_unbilled", 1, storage.prices);
 	return {
 		count: (event: MeteringEvent) => {

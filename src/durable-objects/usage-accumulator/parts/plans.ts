@@ -99,6 +99,16 @@ export class PlanBook {
 		return this.rates.billing(plan.currency, plan.billing_currency ?? plan.currency);
 	}
 
+	/** Forgets what it learnt of a period and learns it again: its plan changed "now" (plan-splits.ts). */
+	async relearn(identity: AccumulatorIdentity, period: string): Promise<void> {
+		if (identity.kind !== "sub") return;
+		this.ensureTables();
+		this.store.sql.exec("DELETE FROM plan_periods WHERE period = ?", period);
+		this.periods.delete(period);
+		this.unknownUntil = 0;
+		await this.learnPeriod(identity, period);
+	}
+
 	private async learnPeriod(identity: AccumulatorIdentity, period: string): Promise<void> {
 		const sql = this.store.sql;
 		this.ensureTables();
@@ -159,7 +169,7 @@ function countedBefore(sql: SqlStorage, period: string): boolean {
 	return (
 		sql
 			.exec<{ n: number }>(
-				"SELECT EXISTS (SELECT 1 FROM daily WHERE day >= ? AND day <= ?) AS n",
+				"SELECT EXISTS (SELECT 1 FROM daily WHERE day >= ? AND day <= ? || '~') AS n",
 				`${period}-01`,
 				`${period}-31`,
 			)

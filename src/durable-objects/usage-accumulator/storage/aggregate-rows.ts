@@ -225,7 +225,8 @@ export function readUsage(
 	agentKey?: string,
 	tables: readonly DailyTable[] = ["daily"],
 ): UsageAggregate[] {
-	const filter = `day >= ?1 AND day <= ?2 ${agentKey === undefined ? "" : "AND agent_key = ?3"}`;
+	// A split day's later rows are keyed by the split's instant (lib/day-keys.ts): they sort after the day itself.
+	const filter = `day >= ?1 AND day <= ?2 || '~' ${agentKey === undefined ? "" : "AND agent_key = ?3"}`;
 	const rows = sql
 		.exec<DailyRow>(
 			tables

@@ -39,7 +39,13 @@ export type StoredIdentity = AccumulatorIdentity & {
 };
 
 /** billableFrom: a subscription's start (docs/billing.md#subscription-lifecycle); its events with earlier timestamps are not billable. */
-type Meta = { name: string | null; accountId: string | null; billableFrom: string | null };
+type Meta = {
+	name: string | null;
+	accountId: string | null;
+	billableFrom: string | null;
+	/** The instants its subscription's periods split at (docs/plan-versions.md#changing-now), oldest first. */
+	planSplits: string[];
+};
 
 /**
  * Statements work on sets, so a call costs a handful of them whatever the number of its events: rows travel as
@@ -144,7 +150,7 @@ export class AccumulatorStore {
 	}
 
 	private storedMeta(): Meta {
-		if (!this.hasTables) return { name: null, accountId: null, billableFrom: null };
+		if (!this.hasTables) return { name: null, accountId: null, billableFrom: null, planSplits: [] };
 		if (this.meta === undefined) {
 			const rows = this.sql
 				.exec<{ key: string; value: string | null }>("SELECT key, value FROM meta")
@@ -154,9 +160,26 @@ export class AccumulatorStore {
 				name: meta.get("name") ?? null,
 				accountId: meta.get("account_id") ?? null,
 				billableFrom: meta.get("billable_from") ?? null,
+				planSplits: JSON.parse(meta.get("plan_splits") ?? "[]") as string[],
 			};
 		}
 		return this.meta;
+	}
+
+	/** The instants its subscription's periods split at: day rows are keyed by them (lib/day-keys.ts). */
+	get planSplits(): readonly string[] {
+		return this.storedMeta().planSplits;
+	}
+
+	/** Notes a split instant; call inside the transaction that moves the day rows it changes (plan-splits.ts). */
+	notePlanSplit(at: string): void {
+		const splits = [...this.planSplits, at].sort();
+		this.ensureTables();
+		this.meta = undefined;
+		this.sql.exec(
+			"INSERT OR REPLACE INTO meta (key, value) VALUES ('plan_splits', ?)",
+			JSON.stringify(splits),
+		);
 	}
 
 	/** The stored billable start of a subscription's accumulator (docs/billing.md#subscription-lifecycle). */
@@ -186,7 +209,7 @@ export class AccumulatorStore {
 			accountId,
 			from,
 		);
-		this.meta = { name, accountId, billableFrom: from };
+		this.meta = { name, accountId, billableFrom: from, planSplits: stored.planSplits };
 	}
 
 	/** Applies membership changes; a change older than the generation known for its key is ignored. */
