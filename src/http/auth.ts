@@ -1,8 +1,6 @@
 import { Buffer } from "node:buffer";
 import { timingSafeEqual } from "node:crypto";
-import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { apiKeys } from "../db/schema";
 import type { Env, Environment } from "../env";
 import type { ApiKeyPermission } from "../lib/key-permissions";
 import { sha256Hex } from "../lib/sha256";
@@ -68,11 +66,14 @@ export function forgetCachedKey(keyId: string): void {
 	for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
 }
 
-/** `db` is called only when the key is not cached: most requests need no database handle at all. */
+/**
+ * `db` is called only when the key is not cached: most requests need no database handle at all, and a new isolate
+ * loads drizzle with its first lookup, not at startup (docs/scaling.md#cold-start).
+ */
 export async function authenticate(
 	header: string | undefined,
 	env: Env,
-	db: () => Db,
+	db: () => Db | Promise<Db>,
 	waitUntil: (p: Promise<unknown>) => void,
 ): Promise<Principal> {
 	if (!header) throw unauthorized("Send your key as 'Authorization: Bearer <key>'.");
@@ -93,7 +94,7 @@ export async function authenticate(
 	if (cached && cached.expires > now) return cached.principal;
 	if (isKnownUnknown(hash, now)) throw unauthorized("This key is unknown or has been revoked.");
 
-	const row = await findActiveKeyByHash(db(), hash);
+	const row = await findActiveKeyByHash(await db(), hash);
 	if (!row) {
 		cache.delete(hash);
 		rememberUnknownKey(hash, now);
@@ -109,12 +110,16 @@ export async function authenticate(
 					permission: row.permission ?? "read-only",
 				};
 	cache.set(hash, { principal, expires: Date.now() + CACHE_TTL_MS });
-	waitUntil(touchApiKey(db(), row.id));
+	waitUntil(Promise.resolve(db()).then((keys) => touchApiKey(keys, row.id)));
 	return principal;
 }
 
 // The key's row is read here, not in keys/: authentication sits below every route, keys' routes included.
 async function findActiveKeyByHash(db: Db, hash: string) {
+	const [{ and, eq, isNull }, { apiKeys }] = await Promise.all([
+		import("drizzle-orm"),
+		import("../db/schema"),
+	]);
 	const [row] = await db
 		.select()
 		.from(apiKeys)
@@ -124,5 +129,6 @@ async function findActiveKeyByHash(db: Db, hash: string) {
 }
 
 async function touchApiKey(db: Db, id: string): Promise<void> {
+	const [{ eq }, { apiKeys }] = await Promise.all([import("drizzle-orm"), import("../db/schema")]);
 	await db.update(apiKeys).set({ lastUsedAt: nowIso() }).where(eq(apiKeys.id, id));
 }
