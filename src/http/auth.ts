@@ -1,9 +1,6 @@
-import { Buffer } from "node:buffer";
-import { timingSafeEqual } from "node:crypto";
 import type { Db } from "../db/client";
 import type { Env, Environment } from "../env";
 import type { ApiKeyPermission } from "../lib/key-permissions";
-import { sha256Hex } from "../lib/sha256";
 import { nowIso } from "../lib/time";
 import { ApiError } from "./api-error";
 
@@ -49,14 +46,20 @@ export function unknownKeyCount(): number {
 
 // The operator key is compared by its hash, in constant time, so response timing tells nothing about how much
 // of a guess matched. Its hash is computed once per value of the secret.
-let operator: { key: string; hash: Buffer } | undefined;
+let operator: { key: string; hash: Uint8Array } | undefined;
+const encoder = new TextEncoder();
 
-function isOperatorKey(env: Env, hash: string): boolean {
+function isOperatorKey(env: Env, hash: string, sha256Hex: (text: string) => string): boolean {
 	const key = env.ADMIN_API_KEY;
 	if (!key) return false;
-	if (operator?.key !== key) operator = { key, hash: Buffer.from(sha256Hex(key), "hex") };
-	return timingSafeEqual(Buffer.from(hash, "hex"), operator.hash);
+	if (operator?.key !== key) operator = { key, hash: encoder.encode(sha256Hex(key)) };
+	// Both are 64 hex digits: comparing their text is comparing the digests.
+	return crypto.subtle.timingSafeEqual(encoder.encode(hash), operator.hash);
 }
+
+// lib/sha256.ts hashes with the runtime's node:crypto, whose modules a new isolate loads with its first key
+// rather than at startup (docs/scaling.md#cold-start); later calls use it without a wait.
+let hashing: typeof import("../lib/sha256") | undefined;
 
 export function unauthorized(message: string): ApiError {
 	return new ApiError("unauthorized", message, { headers: { "WWW-Authenticate": "Bearer" } });
@@ -85,8 +88,9 @@ export async function authenticate(
 	if (!secret || !KEY_SHAPE.test(secret))
 		throw unauthorized("The Authorization header is not a valid Bearer key.");
 
-	const hash = sha256Hex(secret);
-	if (isOperatorKey(env, hash)) {
+	hashing ??= await import("../lib/sha256");
+	const hash = hashing.sha256Hex(secret);
+	if (isOperatorKey(env, hash, hashing.sha256Hex)) {
 		return { type: "api", keyId: OPERATOR_KEY_ID, environment: "live", permission: "admin" };
 	}
 	const now = Date.now();

@@ -1,5 +1,5 @@
 import type { MiddlewareHandler } from "hono";
-import { isClaimLost, type WriteMark, writeMark } from "../db/write-once";
+import type { WriteMark } from "../db/write-once";
 import { validationError } from "../lib/errors";
 import { ApiError } from "./api-error";
 import type { AppContext, AppEnv } from "./context";
@@ -30,6 +30,8 @@ export async function writeOnce<T>(
 	write: (mark: WriteMark | undefined) => Promise<T>,
 	replay: (ids: string[], mark: WriteMark | undefined) => Promise<T>,
 ): Promise<T> {
+	// Imported here: a write's mark hashes its key with node:crypto, which the ingest app does not load at startup.
+	const { isClaimLost, writeMark } = await import("../db/write-once");
 	const claim = c.get("idempotencyClaim");
 	const mark = claim === undefined ? undefined : writeMark(claim);
 	try {
