@@ -16,7 +16,7 @@ import { singleQueryValues } from "./http/query";
 import { DomainError } from "./lib/errors";
 import { newId } from "./lib/ids";
 import { collectAfterInvoiceWrites } from "./payments/after-answer";
-import { dispatchAfterOutboxWrites } from "./webhooks/dispatch";
+import { dispatchAfterOutboxWrites } from "./webhooks/after-answer";
 
 export interface AppParts<R extends Hono<AppEnv>> {
 	/** What is mounted before /v1's middlewares: routes without a key (health, the document, the docs page). */

@@ -13,8 +13,7 @@ import { nowIso } from "../lib/time";
 import { getAgent } from "./agents";
 import type { Instance } from "./schemas";
 
-/** The shape of an agent key (an instance's key): what events, usage and subscriptions accept. */
-export const INSTANCE_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+export { INSTANCE_KEY } from "./instance-key";
 
 /** The join from rows keyed by agent key (usage, costs) to their instance, and so to its agent. */
 export function instanceOfRow(table: { environment: SQLiteColumn; agentKey: SQLiteColumn }): SQL {

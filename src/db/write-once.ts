@@ -9,7 +9,8 @@
  * (the first request was taken for dead after 60 seconds), the update changes nothing and the guard after it rolls
  * the whole write back: of two requests with one key, one write at most is stored.
  */
-import { derivedId, type IdPrefix, newId } from "../lib/ids";
+import { derivedId } from "../lib/derived-id";
+import { type IdPrefix, newId } from "../lib/ids";
 import { sha256Hex } from "../lib/sha256";
 
 /** The key a request claimed: its record's primary key, the claim's own id and its request's hash. */

@@ -1,11 +1,6 @@
-import { Buffer } from "node:buffer";
-import { timingSafeEqual } from "node:crypto";
-import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { apiKeys } from "../db/schema";
 import type { Env, Environment } from "../env";
 import type { ApiKeyPermission } from "../lib/key-permissions";
-import { sha256Hex } from "../lib/sha256";
 import { nowIso } from "../lib/time";
 import { ApiError } from "./api-error";
 
@@ -51,14 +46,20 @@ export function unknownKeyCount(): number {
 
 // The operator key is compared by its hash, in constant time, so response timing tells nothing about how much
 // of a guess matched. Its hash is computed once per value of the secret.
-let operator: { key: string; hash: Buffer } | undefined;
+let operator: { key: string; hash: Uint8Array } | undefined;
+const encoder = new TextEncoder();
 
-function isOperatorKey(env: Env, hash: string): boolean {
+function isOperatorKey(env: Env, hash: string, sha256Hex: (text: string) => string): boolean {
 	const key = env.ADMIN_API_KEY;
 	if (!key) return false;
-	if (operator?.key !== key) operator = { key, hash: Buffer.from(sha256Hex(key), "hex") };
-	return timingSafeEqual(Buffer.from(hash, "hex"), operator.hash);
+	if (operator?.key !== key) operator = { key, hash: encoder.encode(sha256Hex(key)) };
+	// Both are 64 hex digits: comparing their text is comparing the digests.
+	return crypto.subtle.timingSafeEqual(encoder.encode(hash), operator.hash);
 }
+
+// lib/sha256.ts hashes with the runtime's node:crypto, whose modules a new isolate loads with its first key
+// rather than at startup (docs/scaling.md#cold-start); later calls use it without a wait.
+let hashing: typeof import("../lib/sha256") | undefined;
 
 export function unauthorized(message: string): ApiError {
 	return new ApiError("unauthorized", message, { headers: { "WWW-Authenticate": "Bearer" } });
@@ -68,11 +69,14 @@ export function forgetCachedKey(keyId: string): void {
 	for (const [hash, entry] of cache) if (entry.principal.keyId === keyId) cache.delete(hash);
 }
 
-/** `db` is called only when the key is not cached: most requests need no database handle at all. */
+/**
+ * `db` is called only when the key is not cached: most requests need no database handle at all, and a new isolate
+ * loads drizzle with its first lookup, not at startup (docs/scaling.md#cold-start).
+ */
 export async function authenticate(
 	header: string | undefined,
 	env: Env,
-	db: () => Db,
+	db: () => Db | Promise<Db>,
 	waitUntil: (p: Promise<unknown>) => void,
 ): Promise<Principal> {
 	if (!header) throw unauthorized("Send your key as 'Authorization: Bearer <key>'.");
@@ -84,8 +88,9 @@ export async function authenticate(
 	if (!secret || !KEY_SHAPE.test(secret))
 		throw unauthorized("The Authorization header is not a valid Bearer key.");
 
-	const hash = sha256Hex(secret);
-	if (isOperatorKey(env, hash)) {
+	hashing ??= await import("../lib/sha256");
+	const hash = hashing.sha256Hex(secret);
+	if (isOperatorKey(env, hash, hashing.sha256Hex)) {
 		return { type: "api", keyId: OPERATOR_KEY_ID, environment: "live", permission: "admin" };
 	}
 	const now = Date.now();
@@ -93,7 +98,7 @@ export async function authenticate(
 	if (cached && cached.expires > now) return cached.principal;
 	if (isKnownUnknown(hash, now)) throw unauthorized("This key is unknown or has been revoked.");
 
-	const row = await findActiveKeyByHash(db(), hash);
+	const row = await findActiveKeyByHash(await db(), hash);
 	if (!row) {
 		cache.delete(hash);
 		rememberUnknownKey(hash, now);
@@ -109,12 +114,16 @@ export async function authenticate(
 					permission: row.permission ?? "read-only",
 				};
 	cache.set(hash, { principal, expires: Date.now() + CACHE_TTL_MS });
-	waitUntil(touchApiKey(db(), row.id));
+	waitUntil(Promise.resolve(db()).then((keys) => touchApiKey(keys, row.id)));
 	return principal;
 }
 
 // The key's row is read here, not in keys/: authentication sits below every route, keys' routes included.
 async function findActiveKeyByHash(db: Db, hash: string) {
+	const [{ and, eq, isNull }, { apiKeys }] = await Promise.all([
+		import("drizzle-orm"),
+		import("../db/schema"),
+	]);
 	const [row] = await db
 		.select()
 		.from(apiKeys)
@@ -124,5 +133,6 @@ async function findActiveKeyByHash(db: Db, hash: string) {
 }
 
 async function touchApiKey(db: Db, id: string): Promise<void> {
+	const [{ eq }, { apiKeys }] = await Promise.all([import("drizzle-orm"), import("../db/schema")]);
 	await db.update(apiKeys).set({ lastUsedAt: nowIso() }).where(eq(apiKeys.id, id));
 }

@@ -1,5 +1,4 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { database } from "../db/client";
 import { countRequest } from "../durable-objects/rate-limiter/client";
 import { ApiError } from "./api-error";
 import { authenticate, type Principal, unauthorized } from "./auth";
@@ -25,7 +24,7 @@ export const gate: MiddlewareHandler<AppEnv> = async (c, next) => {
 	const principal = await authenticate(
 		c.req.header("Authorization"),
 		c.env,
-		() => database(c.env.DB),
+		async () => (await import("../db/client")).database(c.env.DB),
 		(p) => c.executionCtx.waitUntil(p),
 	);
 	c.set("principal", principal);

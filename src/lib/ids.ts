@@ -1,8 +1,6 @@
-import { sha256Hex } from "./sha256";
-
 // Ids are a type prefix plus 26 Crockford base32 characters: 10 of creation time in ms, then 16 random.
 // Within one isolate they are strictly increasing, so sorting by id is sorting by creation.
-const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+export const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
 
 export type IdPrefix =
 	| "agt"
@@ -43,7 +41,7 @@ const lastRandom = new Uint8Array(RANDOM_DIGITS);
 // The random part of the last id without its last digit.
 let lastRandomHead = "";
 
-function encodeTime(ms: number): string {
+export function encodeTime(ms: number): string {
 	let out = "";
 	let rest = ms;
 	for (let i = 0; i < 10; i++) {
@@ -95,15 +93,4 @@ export function newId(prefix: IdPrefix): string {
 		freshRandom();
 	}
 	return `${prefix}_${lastTimeText}${lastRandomHead}${ALPHABET[lastRandom[RANDOM_DIGITS - 1] as number]}`;
-}
-
-/**
- * An id made from data instead of drawn at random: the same time and seed give the same id everywhere (every
- * environment, every deploy), for rows that ship with the service. Sorts by `timeMs` like a created id.
- */
-export function derivedId(prefix: IdPrefix, timeMs: number, seed: string): string {
-	const digest = sha256Hex(seed);
-	let out = "";
-	for (let i = 0; i < 16; i++) out += ALPHABET[Number.parseInt(digest.slice(i * 2, i * 2 + 2), 16) % 32];
-	return `${prefix}_${encodeTime(timeMs)}${out}`;
 }

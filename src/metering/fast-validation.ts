@@ -8,7 +8,7 @@
  * it answers null and the route validates with zod, which words the errors. test/metering/fast-validation
  * checks this against the schemas.
  */
-import { INSTANCE_KEY } from "../agents/instances";
+import { INSTANCE_KEY } from "../agents/instance-key";
 import type { EventKind } from "../durable-objects/usage-accumulator/types";
 import { isCurrencyCode } from "../lib/money";
 import { isBoundedNumber, isMoneyAmount } from "../lib/numbers";

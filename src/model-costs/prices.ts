@@ -4,7 +4,7 @@
  * environment (a negotiated rate, a model the catalog lacks, a change announced for a later date).
  */
 import { Decimal } from "../lib/decimal";
-import { derivedId } from "../lib/ids";
+import { derivedId } from "../lib/derived-id";
 import { CATALOG_ROWS, type CatalogRow } from "./catalog-data";
 
 export type PriceOrigin = "catalog" | "custom";

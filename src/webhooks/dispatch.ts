@@ -1,12 +1,10 @@
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
-import type { MiddlewareHandler } from "hono";
 import { type Db, database } from "../db/client";
 import { webhookDeliveries, webhookEndpoints, webhookEvents } from "../db/schema";
 import type { Env } from "../env";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import type { WebhookMessage } from "./messages";
-import { noticingOutboxWrites } from "./outbox";
 import { enqueueAttempts } from "./schedule";
 
 // Fan-out of the outbox. One D1 batch creates the deliveries of a page of events and marks those events
@@ -41,16 +39,6 @@ export async function dispatchOutbox(env: Env): Promise<void> {
 		console.error(JSON.stringify({ at: "webhook-dispatch", error: String(error) }));
 	}
 }
-
-/**
- * Every API request that wrote outbox rows (a subscription created or changed, an invoice generated, paid or
- * voided…) delivers them once it has answered, without holding up the response: one place instead of each
- * handler remembering to. Reads write nothing and skip it.
- */
-export const dispatchAfterOutboxWrites: MiddlewareHandler<{ Bindings: Env }> = async (c, next) => {
-	if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-	if (await noticingOutboxWrites(next)) c.executionCtx.waitUntil(dispatchOutbox(c.env));
-};
 
 async function dispatchPage(db: Db): Promise<{ events: number; queued: WebhookMessage[] }> {
 	const events = await db

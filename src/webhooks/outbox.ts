@@ -1,10 +1,10 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { chunkJsonRows, statement } from "../db/batch";
 import type { Db } from "../db/client";
 import { webhookEvents } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
+import { noteOutboxWrite } from "./outbox-writes";
 
 export const WEBHOOK_EVENT_KINDS = [
 	"invoice.created",
@@ -22,22 +22,6 @@ export const WEBHOOK_EVENT_KINDS = [
 ] as const;
 
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
-
-// Whether the work running in this context (an API request) has written outbox rows: outboxInsert notes it, and
-// the request's dispatch (dispatch.ts) then delivers them without each handler having to remember.
-const outboxWrites = new AsyncLocalStorage<{ wrote: boolean }>();
-
-/** Runs `work` and answers whether it wrote outbox rows (built an outboxInsert statement). */
-export async function noticingOutboxWrites(work: () => Promise<void>): Promise<boolean> {
-	const seen = { wrote: false };
-	await outboxWrites.run(seen, work);
-	return seen.wrote;
-}
-
-function noteOutboxWrite(): void {
-	const seen = outboxWrites.getStore();
-	if (seen) seen.wrote = true;
-}
 
 /**
  * The statement that records an event in the outbox. Put it in the same `db.batch` as the change that causes

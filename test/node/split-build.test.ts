@@ -64,6 +64,9 @@ describe("the Worker as uploaded", () => {
 			/^src\/documents\/(invoice-pdf|fonts)\.ts$/,
 			/^src\/mcp\/routes\.ts$/,
 			/^src\/http\/(openapi-document|docs)\.ts$/,
+			/node_modules\/drizzle-orm\//,
+			/^src\/db\/schema\//,
+			/^src\/durable-objects\/usage-accumulator\/(parts|storage)\//,
 		]) {
 			expect(
 				startup.filter((path) => lazy.test(path)),
@@ -80,6 +83,8 @@ describe("the Worker as uploaded", () => {
 		expect(lazy.some((path) => path.includes("node_modules/pdf-lib/"))).toBe(true);
 		expect(lazy.some((path) => path.includes("node_modules/@modelcontextprotocol/"))).toBe(true);
 		expect(lazy).toContain("src/app.ts");
+		expect(lazy).toContain("src/durable-objects/usage-accumulator/parts/index.ts");
+		expect(lazy.some((path) => path.includes("node_modules/drizzle-orm/"))).toBe(true);
 		const files = readdirSync(join(dir, "worker"));
 		expect(files).toContain("index.mjs");
 		expect(files.filter((name) => name.endsWith(".ttf"))).toEqual([

@@ -4,7 +4,9 @@
  * The Worker is bundled as wrangler bundles it (esbuild, one ES module); a module reached only through a dynamic
  * `import()` is wrapped by esbuild and runs when that import first runs, so the static closure of the entry is
  * exactly what the global scope runs. Ingest and usage must answer from it alone: PDFs, MCP, the OpenAPI document,
- * the docs page, the other routes and the queue and cron jobs stay out (docs/scaling.md#cold-start).
+ * the docs page, the other routes and the queue and cron jobs stay out, and so do drizzle and the table
+ * definitions, the accumulator's implementation (its class is exported, its parts are imported by its first
+ * instance) and node:zlib (docs/scaling.md#cold-start).
  */
 import { build, type Metafile } from "esbuild";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -75,9 +77,31 @@ describe("what a new isolate evaluates", () => {
 			/^src\/invoicing\/(monthly|finalize|routes)\.ts$/,
 			// Every other route file: of the routes, the ingest app mounts only the events' fast path.
 			/^src\/(?!metering\/ingest-routes|http\/bench-routes)[a-z-]+\/([a-z-]+-)?routes\.ts$/,
+			// drizzle and the tables: a cached key and a cached placement need no D1 read; a miss loads them.
+			/node_modules\/drizzle-orm\//,
+			/^src\/db\/(schema|client)(\/|\.ts$)/,
+			/^src\/agents\/instances\.ts$/,
+			/^src\/audit\/(record|write)\.ts$/,
+			/^src\/http\/idempotency-claim\.ts$/,
+			/^src\/webhooks\/(dispatch|outbox)\.ts$/,
+			// The accumulator's parts and storage, and the model price catalog they read.
+			/^src\/durable-objects\/usage-accumulator\/(parts|storage)\//,
+			/^src\/model-costs\/catalog-data\.ts$/,
 		]) {
 			expect(reached(lazy), String(lazy)).toEqual([]);
 		}
+	});
+
+	it("loads neither node:zlib (the archive) nor node:crypto (hashing keys) at startup", () => {
+		const runtimeModules = [...staticClosure("src/index.ts")].flatMap((path) =>
+			(meta.inputs[path]?.imports ?? [])
+				.filter((edge) => edge.external && edge.kind === "import-statement")
+				.map((edge) => edge.path),
+		);
+		expect(runtimeModules).not.toContain("node:zlib");
+		// node:crypto loads the runtime's Node streams and buffers: SHA-256 is imported by the first key lookup.
+		expect(runtimeModules).not.toContain("node:crypto");
+		expect(runtimeModules).toContain("cloudflare:workers");
 	});
 
 	it("the lazy parts are still in the bundle, behind dynamic imports", () => {
@@ -86,6 +110,8 @@ describe("what a new isolate evaluates", () => {
 			/node_modules\/pdf-lib\//,
 			/node_modules\/@modelcontextprotocol\//,
 			/^src\/app\.ts$/,
+			/node_modules\/drizzle-orm\//,
+			/^src\/durable-objects\/usage-accumulator\/parts\/index\.ts$/,
 		]) {
 			expect(
 				all.some((path) => lazy.test(path)),

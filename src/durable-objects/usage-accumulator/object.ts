@@ -22,46 +22,25 @@ import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
 import { parseAccumulatorName } from "./identity";
 import type { RetainedEvents } from "./interface";
-import { absorbPage, setAsideFor } from "./parts/adoption";
-import { FlushSchedule } from "./parts/alarm";
-import { AlertBook, type AlertRule } from "./parts/alerts";
-import { eventViewOf } from "./parts/archive";
-import {
-	type AccumulatorParts,
-	type AccumulatorSettings,
-	DEFAULT_ACCUMULATOR_SETTINGS,
-} from "./parts/context";
-import { recordCall } from "./parts/counting";
-import { HANDOVER_PAGE_SIZE, HandoverRuns } from "./parts/handover";
-import {
-	exchangeRatesChanged,
-	receiveShardReport,
-	setAlert,
-	setInvoicingThreshold,
-	thresholdInvoiced,
-	thresholdVoided,
-} from "./parts/head";
-import { splitPlan } from "./parts/plan-splits";
-import { PlanBook } from "./parts/plans";
-import {
-	type BudgetView,
-	type ReleaseAnswer,
-	type ReservationView,
-	type ReserveAnswer,
-	type ReserveRequest,
-	readReservation,
-	releaseReservation,
-	reserve,
-	tightestBudget,
+import type { FlushSchedule } from "./parts/alarm";
+import type { AlertBook, AlertRule } from "./parts/alerts";
+import type { AccumulatorParts, AccumulatorSettings } from "./parts/context";
+import type { HandoverRuns } from "./parts/handover";
+import type { PlanBook } from "./parts/plans";
+import type {
+	BudgetView,
+	ReleaseAnswer,
+	ReservationView,
+	ReserveAnswer,
+	ReserveRequest,
 } from "./parts/reservations";
 import type { ShardReport } from "./parts/shards";
 import { answerOf, type StepFailure } from "./step-failure";
 import type { DedupeRow } from "./storage/dedupe";
-import { readMetrics } from "./storage/metric-rows";
-import { eventsRetainedAfter, newestRawEvents, type RawEventQuery } from "./storage/raw-events";
+import type { RawEventQuery } from "./storage/raw-events";
 import type { RequestKey } from "./storage/reservation-requests";
 import type { AdoptedEvent } from "./storage/set-aside";
-import { AccumulatorStore } from "./storage/store";
+import type { AccumulatorStore } from "./storage/store";
 import type {
 	FlushReport,
 	HoldingChange,
@@ -73,7 +52,11 @@ import type {
 } from "./types";
 
 export type { RetainedEvents } from "./interface";
-export { type AccumulatorSettings, DEFAULT_ACCUMULATOR_SETTINGS } from "./parts/context";
+export type { AccumulatorSettings } from "./parts/context";
+
+/** The parts (parts/index.ts), imported once per isolate, by the first instance it builds. */
+type Parts = typeof import("./parts/index");
+let loading: Promise<Parts> | undefined;
 
 declare module "../../env" {
 	interface BoundClasses {
@@ -82,22 +65,40 @@ declare module "../../env" {
 }
 
 export class UsageAccumulator extends DurableObject<Env> {
-	settings: AccumulatorSettings = structuredClone(DEFAULT_ACCUMULATOR_SETTINGS);
-	private readonly store: AccumulatorStore;
-	private plans: PlanBook;
-	private readonly alerts: AlertBook;
-	private readonly flushes = new FlushSchedule();
-	private readonly handovers = new HandoverRuns();
+	// Set by the constructor's load, which the runtime lets finish before it delivers any call or alarm.
+	settings!: AccumulatorSettings;
+	private lib!: Parts;
+	private store!: AccumulatorStore;
+	private plans!: PlanBook;
+	private alerts!: AlertBook;
+	private flushes!: FlushSchedule;
+	private handovers!: HandoverRuns;
 	private readonly flushSoon = () => this.flushes.soon(this.parts);
 	private readonly takeOver: AccumulatorParts["takeOver"] = (name, handover) =>
 		this.handovers.once(this.parts, name, handover);
 
+	/**
+	 * The parts are imported here, not at the top of this file: the class is exported at the Worker's startup, and
+	 * a new isolate then parses only this routing. blockConcurrencyWhile holds every call and alarm until the
+	 * parts are loaded and the object built over its storage, as the constructor did when they were static.
+	 */
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
-		this.store = new AccumulatorStore(ctx.storage);
-		this.plans = new PlanBook(this.store, env);
-		this.alerts = new AlertBook(ctx.storage.sql);
-		this.store.forgetOnRollback(this.alerts);
+		ctx.blockConcurrencyWhile(async () => {
+			loading ??= import("./parts/index").catch((error) => {
+				loading = undefined;
+				throw error;
+			});
+			const lib = await loading;
+			this.lib = lib;
+			this.settings = structuredClone(lib.DEFAULT_ACCUMULATOR_SETTINGS);
+			this.store = new lib.AccumulatorStore(ctx.storage);
+			this.plans = new lib.PlanBook(this.store, env);
+			this.alerts = new lib.AlertBook(ctx.storage.sql);
+			this.store.forgetOnRollback(this.alerts);
+			this.flushes = new lib.FlushSchedule();
+			this.handovers = new lib.HandoverRuns();
+		});
 	}
 
 	/** The parts' view of this object, read at each call (tests replace its env or plans). */
@@ -117,7 +118,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	// Counting and holdings.
 
 	record(call: RecordCall): Promise<RecordResponse> {
-		return recordCall(this.parts, call);
+		return this.lib.recordCall(this.parts, call);
 	}
 
 	async updateHoldings(name: string, accountId: string | null, changes: HoldingChange[]): Promise<void> {
@@ -139,7 +140,13 @@ export class UsageAccumulator extends DurableObject<Env> {
 
 	/** Releases an instance to a newer holder and hands it a page of the instance's dedupe keys (handover.ts). */
 	releaseInstance(agentKey: string, generation: number, after: string | null, limit: number): DedupeRow[] {
-		return this.store.release(agentKey, generation, after, Math.min(limit, HANDOVER_PAGE_SIZE), Date.now());
+		return this.store.release(
+			agentKey,
+			generation,
+			after,
+			Math.min(limit, this.lib.HANDOVER_PAGE_SIZE),
+			Date.now(),
+		);
 	}
 
 	holdings(): HoldingChange[] {
@@ -157,7 +164,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 		limit: number,
 	): Promise<AdoptedEvent[] | StepFailure> {
 		return answerOf(() =>
-			setAsideFor(this.parts, this.flushes, { subscriptionId, from, generation }, after, limit),
+			this.lib.setAsideFor(this.parts, this.flushes, { subscriptionId, from, generation }, after, limit),
 		);
 	}
 
@@ -171,7 +178,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 		request: { name: string; accountId: string | null; billableFrom: string | null; agentKey: string },
 		page: AdoptedEvent[],
 	): Promise<number | StepFailure> {
-		return answerOf(() => absorbPage(this.parts, request, page));
+		return answerOf(() => this.lib.absorbPage(this.parts, request, page));
 	}
 
 	// Reads.
@@ -189,7 +196,7 @@ export class UsageAccumulator extends DurableObject<Env> {
 	/** The period's quantities of filtered, max and unique_count sources, per instance (pricing/sources.ts). */
 	metricsOf(period: string, agentKey?: string): MetricQuantity[] {
 		if (this.store.isEmpty) return [];
-		return readMetrics(this.store.sql, period, agentKey).map(({ source, quantity }) => ({
+		return this.lib.readMetrics(this.store.sql, period, agentKey).map(({ source, quantity }) => ({
 			source,
 			quantity,
 		}));
@@ -200,20 +207,20 @@ export class UsageAccumulator extends DurableObject<Env> {
 	 * instant after which every event counted here is kept (older ones may be only in the archive).
 	 */
 	events(query: RawEventQuery): RetainedEvents {
-		const retainedAfter = eventsRetainedAfter(this.store.sql, Date.now());
+		const retainedAfter = this.lib.eventsRetainedAfter(this.store.sql, Date.now());
 		const identity = this.store.identity();
 		if (identity === null) return { events: [], retainedAfter };
 		const subscriptionId = identity.kind === "sub" ? identity.id : null;
-		const events = newestRawEvents(this.store.sql, query).map((row) =>
-			eventViewOf(row, subscriptionId, identity.billableFrom),
-		);
+		const events = this.lib
+			.newestRawEvents(this.store.sql, query)
+			.map((row) => this.lib.eventViewOf(row, subscriptionId, identity.billableFrom));
 		return { events, retainedAfter };
 	}
 
 	// Alerts, in a subscription's head (head.ts).
 
 	setAlert(name: string, accountId: string | null, rule: AlertRule): Promise<void> {
-		return setAlert(this.parts, name, accountId, rule);
+		return this.lib.setAlert(this.parts, name, accountId, rule);
 	}
 
 	removeAlert(id: string): void {
@@ -227,50 +234,50 @@ export class UsageAccumulator extends DurableObject<Env> {
 
 	/** In a subscription's head: the block alerts triggered this period and the tightest budget. */
 	async entitlement(name: string): Promise<{ blockedBy: string[]; budget: BudgetView | null }> {
-		return { blockedBy: this.blockedBy(), budget: await tightestBudget(this.parts, name) };
+		return { blockedBy: this.blockedBy(), budget: await this.lib.tightestBudget(this.parts, name) };
 	}
 
 	// Threshold invoices, in a subscription's head (thresholds.ts).
 
 	setInvoicingThreshold(name: string, accountId: string | null, threshold: string | null): Promise<void> {
-		return setInvoicingThreshold(this.parts, name, accountId, threshold);
+		return this.lib.setInvoicingThreshold(this.parts, name, accountId, threshold);
 	}
 
 	thresholdInvoiced(name: string, accountId: string | null, answer: ThresholdAnswer): Promise<void> {
-		return thresholdInvoiced(this.parts, name, accountId, answer);
+		return this.lib.thresholdInvoiced(this.parts, name, accountId, answer);
 	}
 
 	thresholdVoided(name: string, accountId: string | null, rebilled: ThresholdRebilled): Promise<void> {
-		return thresholdVoided(this.parts, name, accountId, rebilled);
+		return this.lib.thresholdVoided(this.parts, name, accountId, rebilled);
 	}
 
 	/** A plan change "now" split the subscription's period at `at` (plan-splits.ts). */
 	splitPlan(name: string, accountId: string | null, at: string): Promise<void> {
-		return splitPlan(this.parts, name, accountId, at);
+		return this.lib.splitPlan(this.parts, name, accountId, at);
 	}
 
 	/** From another shard of the subscription, after its flush: its period so far. */
 	reportShard(name: string, accountId: string | null, report: ShardReport): Promise<void> {
-		return receiveShardReport(this.parts, name, accountId, report);
+		return this.lib.receiveShardReport(this.parts, name, accountId, report);
 	}
 
 	/** In a subscription's head: a rate its amounts convert by was added; converts and evaluates again now. */
 	exchangeRatesChanged(name: string, accountId: string | null): Promise<void> {
-		return exchangeRatesChanged(this.parts, name, accountId);
+		return this.lib.exchangeRatesChanged(this.parts, name, accountId);
 	}
 
 	// Budget reservations, in a subscription's head (reservations.ts).
 
 	reserve(name: string, accountId: string | null, request: ReserveRequest): Promise<ReserveAnswer> {
-		return reserve(this.parts, name, accountId, request);
+		return this.lib.reserve(this.parts, name, accountId, request);
 	}
 
 	reservation(name: string, id: string): ReservationView | null {
-		return readReservation(this.parts, name, id);
+		return this.lib.readReservation(this.parts, name, id);
 	}
 
 	releaseReservation(name: string, id: string, request?: RequestKey): ReleaseAnswer {
-		return releaseReservation(this.parts, name, id, request);
+		return this.lib.releaseReservation(this.parts, name, id, request);
 	}
 
 	// D1 and the archive (alarm.ts).

@@ -8,9 +8,7 @@
  * names refuses events of instances it no longer holds, and the caller refreshes those keys here and retries.
  * Subscription changes in this isolate forget their keys at once.
  */
-import { ensureInstancesStatement } from "../../agents/instances";
 import { fromDrizzle, returned, statement } from "../../db/batch";
-import { database } from "../../db/client";
 import type { Scope } from "../../db/scope";
 import type { Environment } from "../../env";
 import { accumulatorName, membershipGeneration, subscriptionAccumulatorOf } from "./identity";
@@ -108,6 +106,11 @@ interface LatestMembership {
 }
 
 async function lookUpRoutes(d1: D1Database, scope: Scope, agentKeys: string[]): Promise<Map<string, Route>> {
+	// The instances' module and drizzle, loaded by an isolate's first miss rather than at its startup.
+	const [{ ensureInstancesStatement }, { database }] = await Promise.all([
+		import("../../agents/instances"),
+		import("../../db/client"),
+	]);
 	const [, latest] = await d1.batch([
 		fromDrizzle(d1, ensureInstancesStatement(database(d1), scope, agentKeys)),
 		// The newest membership row of each key: open → its subscription holds the key; closed or none → the
