@@ -1,25 +1,25 @@
 /**
  * Alerts and budgets (docs/pricing.md#alerts-and-budgets) as stored resources. The rule lives in D1 and in the subscription's usage accumulator,
- * which evaluates it on ingest (durable-objects/usage-accumulator/alerts.ts) and copies each trigger back to
+ * which evaluates it on ingest (durable-objects/usage-accumulator/parts/alert-book.ts) and copies each trigger back to
  * D1's alert_triggers with its flush; a read shows the current period's state from there.
  */
 
 import { and, desc, eq, type SQL, sql } from "drizzle-orm";
 import { created, removed } from "../audit/record";
 import { writeAudited } from "../audit/write";
-import { planForPeriod } from "../billing-period/plan";
+import { planForPeriod } from "../billing-period/plan-in-effect";
 import type { Db } from "../db/client";
 import { type ById, getInScope, type InScope, type Page, type WithEnv } from "../db/rows";
 import { alerts, alertTriggers, auditRecords, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
 import { notFound, validationError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
-import type { Charge } from "../pricing/plan";
-import { getRatePlanRow } from "../pricing/plans";
+import type { Charge } from "../pricing/charges";
+import { getRatePlanRow } from "../pricing/rate-plans";
 import { getSubscription } from "../subscriptions/views";
 
 export type AlertType = "usage" | "margin";

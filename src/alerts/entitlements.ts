@@ -5,7 +5,7 @@
  * how much of the tightest budget is left once spent and held (reservations).
  */
 import type { Scope } from "../db/scope";
-import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { BudgetView } from "../durable-objects/usage-accumulator/parts/reservations";
 import { routesFor } from "../durable-objects/usage-accumulator/placement";
 import type { Env } from "../env";

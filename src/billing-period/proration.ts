@@ -7,7 +7,7 @@
  */
 import { Decimal } from "../lib/decimal";
 import { minorUnits } from "../lib/money";
-import type { PlanPricing } from "../pricing/plan";
+import type { PlanPricing } from "../pricing/charges";
 import { BASE_FEE_METRIC, type MetricQuantities, type RatedUsage, rateUsage } from "../pricing/rate";
 import { activeSpan, type SubscriptionLifetime } from "./activity";
 import type { PeriodWindow } from "./period";

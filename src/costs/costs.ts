@@ -3,7 +3,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import { created } from "../audit/record";
 import { writeAudited } from "../audit/write";
-import { planInEffect } from "../billing-period/plan";
+import { planInEffect } from "../billing-period/plan-in-effect";
 import type { Db } from "../db/client";
 import type { InScope } from "../db/rows";
 import {

@@ -1,5 +1,5 @@
 /**
- * Issuing a credit note (docs/credit-notes.md): planned from a read of the invoice and its payments (plan.ts),
+ * Issuing a credit note (docs/credit-notes.md): planned from a read of the invoice and its payments (split.ts),
  * then stored by one D1 batch in which each table is written by its owner's helper — the invoice's guarded update,
  * the note and its number, the refund, the credit grant, the outbox, the audit record, and the Idempotency-Key's
  * mark (db/write-once.ts), so that a repeat of the request finds the note instead of issuing a second one.
@@ -12,7 +12,7 @@
 import { eq } from "drizzle-orm";
 import { auditInsert, created } from "../audit/record";
 import { grantInsert } from "../credits/grants";
-import { toMinor } from "../credits/plan";
+import { toMinor } from "../credits/wallet";
 import { isAbortedByGuard } from "../db/batch";
 import type { ById } from "../db/rows";
 import { invoices, payments } from "../db/schema";
@@ -35,8 +35,8 @@ import {
 	getCreditNote,
 	type NewCreditNote,
 } from "./credit-notes";
-import { type Plan, planCreditNote } from "./plan";
 import type { CreateCreditNoteInput } from "./schemas";
+import { type Plan, planCreditNote } from "./split";
 
 /** Each lost race means another credit note was stored; this many rounds cover any realistic contention. */
 const RACE_ATTEMPTS = 100;

@@ -17,8 +17,8 @@ import { newId } from "../lib/ids";
 import { minorUnits } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { ledgerInsert, settleGrants } from "./ledger";
-import { fromMinor, toMinor } from "./plan";
 import { recurringColumnsUpdate, recurringGrant } from "./recurring";
+import { fromMinor, toMinor } from "./wallet";
 
 export type GrantStatus = "active" | "depleted" | "expired" | "void";
 

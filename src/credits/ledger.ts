@@ -6,7 +6,7 @@
  * stops two invoices created at once from spending the same credit (the loser is planned again).
  */
 import { chunkJsonRows, statement } from "../db/batch";
-import type { SpendableGrant } from "./plan";
+import type { SpendableGrant } from "./wallet";
 
 export type LedgerKind = "grant" | "application" | "reversal" | "expiry" | "void";
 

@@ -5,7 +5,7 @@
  * each of the account's series (renewRecurringGrants): `amount` plus what the period's grant has left, up to
  * `rollover_max`; the period's grant is settled (its rest expires) in the same batch. A period's grant keeps
  * paying its own period's invoices after it expired (the monthly run's, supplementary ones) until then, and no
- * others (plan.ts). Renewing twice makes nothing: a series has one grant per period (a unique index), and the
+ * others (wallet.ts). Renewing twice makes nothing: a series has one grant per period (a unique index), and the
  * ledger rows have ids derived from the grants.
  */
 import { and, eq, isNotNull, isNull } from "drizzle-orm";
@@ -15,7 +15,7 @@ import { creditGrants } from "../db/schema";
 import type { Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { addPeriods, periodBounds, periodOf } from "../lib/time";
-import { fromMinor, toMinor } from "./plan";
+import { fromMinor, toMinor } from "./wallet";
 
 export interface RecurringGrant {
 	expiresAt: string;

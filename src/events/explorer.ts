@@ -10,7 +10,7 @@ import {
 	accumulatorName,
 	subscriptionAccumulators,
 	usageAccumulator,
-} from "../durable-objects/usage-accumulator/client";
+} from "../durable-objects/usage-accumulator/handle";
 import type { RetainedEvents } from "../durable-objects/usage-accumulator/interface";
 import type { EventView } from "../durable-objects/usage-accumulator/parts/archive";
 import { validationError } from "../lib/errors";

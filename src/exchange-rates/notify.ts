@@ -4,7 +4,7 @@
  * (usage-accumulator/parts/rates.ts) instead of at their next refresh, at most 30 s later. Best effort: one not
  * told reads the rate at its next refresh.
  */
-import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env, Environment } from "../env";
 
 const AT_ONCE = 20;

@@ -5,7 +5,7 @@
  */
 import { Decimal } from "../lib/decimal";
 import { roundMoney } from "../lib/money";
-import type { PlanPricing } from "../pricing/plan";
+import type { PlanPricing } from "../pricing/charges";
 import { MINIMUM_METRIC, type RatedUsage } from "../pricing/rate";
 import { type Conversion, convertAmount } from "./convert";
 

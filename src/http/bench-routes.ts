@@ -1,4 +1,4 @@
-import { rateLimiterFor } from "../durable-objects/rate-limiter/client";
+import { rateLimiterFor } from "../durable-objects/rate-limiter/limits";
 import { ApiError } from "./api-error";
 import type { AppContext } from "./context";
 

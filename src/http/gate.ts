@@ -1,5 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import { countRequest } from "../durable-objects/rate-limiter/client";
+import { countRequest } from "../durable-objects/rate-limiter/limits";
 import { ApiError } from "./api-error";
 import { authenticate, type Principal, unauthorized } from "./auth";
 import type { AppEnv } from "./context";

@@ -9,8 +9,8 @@ import { conversionWaits } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
 import { nowIso, periodOf } from "../lib/time";
+import type { SubscriptionPeriodState } from "./computed";
 import type { RefusedState } from "./conversions";
-import type { SubscriptionPeriodState } from "./draft";
 
 const WAITS_PER_RUN = 50;
 

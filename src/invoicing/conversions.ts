@@ -5,7 +5,7 @@
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
 import { type Conversion, conversionAt } from "../exchange-rates/convert";
-import type { SubscriptionPeriodState } from "./draft";
+import type { SubscriptionPeriodState } from "./computed";
 
 export interface RefusedState {
 	state: SubscriptionPeriodState;

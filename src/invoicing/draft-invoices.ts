@@ -16,7 +16,7 @@ import { inScope, type Scope } from "../db/scope";
 import { markStatements } from "../db/write-once";
 import { storedRate } from "../exchange-rates/invoice-rate";
 import { Decimal } from "../lib/decimal";
-import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from "./draft";
+import { type ComputedInvoice, computeInvoice, type SubscriptionPeriodState } from "./computed";
 import { type InvoiceView, invoiceView } from "./invoices";
 import { dueDate } from "./issue";
 import { ONE_OFF_METRIC } from "./one-off-lines";
@@ -34,7 +34,7 @@ interface StoredDraftLine {
 export interface DraftRefresh {
 	invoiceId: string;
 	/** The period rated again: the draft's lines other than its one-off lines. */
-	metered: InvoiceDraft;
+	metered: ComputedInvoice;
 	oneOffs: StoredDraftLine[];
 	/** How many lines the draft had when read: a line added meanwhile makes the refresh wait for the next run. */
 	linesRead: number;
@@ -44,15 +44,15 @@ export interface DraftPlan {
 	/** Subscriptions invoiced as usual. */
 	issue: SubscriptionPeriodState[];
 	/** New drafts, for accounts with grace days and no invoice of the period yet. */
-	newDrafts: InvoiceDraft[];
+	newDrafts: ComputedInvoice[];
 	/** Drafts whose lines late usage changed. */
 	refreshes: DraftRefresh[];
 }
 
-const sameLines = (a: readonly StoredDraftLine[], b: InvoiceDraft["lines"]) =>
+const sameLines = (a: readonly StoredDraftLine[], b: ComputedInvoice["lines"]) =>
 	a.length === b.length &&
 	a.every((line, i) => {
-		const other = b[i] as InvoiceDraft["lines"][number];
+		const other = b[i] as ComputedInvoice["lines"][number];
 		return (
 			line.metric === other.metric &&
 			Decimal.from(line.quantity).eq(other.quantity) &&
@@ -110,7 +110,7 @@ export async function planDrafts(
 	for (const state of states) {
 		const draftId = draftOf.get(state.subscriptionId);
 		if (draftId !== undefined) {
-			const metered = draftInvoice({
+			const metered = computeInvoice({
 				...state,
 				invoiced: false,
 				invoicedWhileOpen: false,
@@ -125,7 +125,7 @@ export async function planDrafts(
 				plan.refreshes.push({ invoiceId: draftId, metered, oneOffs, linesRead: lines.length });
 			}
 		} else if (!state.invoiced && (graceOf.get(state.accountId) ?? 0) > 0) {
-			const regular = draftInvoice(state);
+			const regular = computeInvoice(state);
 			if (regular !== null) plan.newDrafts.push(regular);
 		} else {
 			plan.issue.push(state);
@@ -140,7 +140,7 @@ function placeholderNumber(): number {
 	return -((high & 0x7fff) * 2 ** 32 + low + 1);
 }
 
-function lineRows(invoiceId: string, lines: InvoiceDraft["lines"], oneOffs: readonly StoredDraftLine[]) {
+function lineRows(invoiceId: string, lines: ComputedInvoice["lines"], oneOffs: readonly StoredDraftLine[]) {
 	return [
 		...lines.map(lineRow),
 		...oneOffs.map((line) => ({

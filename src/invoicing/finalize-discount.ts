@@ -7,7 +7,7 @@
 import { periodWindow } from "../billing-period/period";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
-import { draftInvoice } from "./draft";
+import { computeInvoice } from "./computed";
 import type { InvoiceRow } from "./invoices";
 import { thresholdPeriodOf } from "./threshold-invoices";
 import { discountCreditInsert } from "./threshold-rest";
@@ -18,7 +18,7 @@ export async function draftDiscountCredit(db: Db, scope: Scope, draft: InvoiceRo
 	const found = await thresholdPeriodOf(db, scope, draft.subscriptionId, draft.billingPeriod);
 	if (!found) return null;
 	const { state } = found;
-	const metered = draftInvoice({
+	const metered = computeInvoice({
 		...state,
 		invoiced: false,
 		invoicedWhileOpen: false,

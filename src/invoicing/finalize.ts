@@ -21,7 +21,7 @@ import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { dispatchOutbox } from "../webhooks/dispatch";
 import { outboxInsertMany } from "../webhooks/outbox";
-import type { InvoiceDraft } from "./draft";
+import type { ComputedInvoice } from "./computed";
 import { discountCreditStatements, draftDiscountCredit } from "./finalize-discount";
 import { generateInvoicesForPeriod } from "./generate";
 import {
@@ -89,7 +89,7 @@ async function issueDraft(
 	const [terms] = await prepareIssue(
 		d1,
 		scope,
-		[{ accountId: draft.accountId, amount, currency: draft.currency } as InvoiceDraft],
+		[{ accountId: draft.accountId, amount, currency: draft.currency } as ComputedInvoice],
 		now,
 		draft.billingPeriod,
 	);

@@ -2,7 +2,7 @@
  * Invoice generation for one billing period (docs/billing.md#invoices) — the single function behind both
  * POST /v1/invoices/generate and the monthly cron, so both bill exactly alike.
  *
- * Safe to run any number of times, concurrently: each subscription gets what it is owed now (draft.ts) and a
+ * Safe to run any number of times, concurrently: each subscription gets what it is owed now (computed.ts) and a
  * concurrent run that stored the same invoice first makes ours skip it (write.ts). Subscriptions are handled in
  * groups: flush their usage accumulators (so usage still in flight is billed), read the group's state in one
  * round trip, then store the group's invoices in one batch. D1 work stays bounded per group, never
@@ -14,15 +14,15 @@ import { getInScope } from "../db/rows";
 import { accounts } from "../db/schema";
 import type { Scope } from "../db/scope";
 import type { WriteMark } from "../db/write-once";
-import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
+import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import { conflict, validationError } from "../lib/errors";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
 import { finishPendingAdoptions } from "../subscriptions/adoption";
+import { type ComputedInvoice, computeInvoice } from "./computed";
 import { recordConversionWaits } from "./conversion-waits";
 import { withConversions } from "./conversions";
-import { draftInvoice, type InvoiceDraft } from "./draft";
 import { planDrafts, refreshDrafts, storeDrafts } from "./draft-invoices";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates, type SubscriptionInPeriod, subscriptionsInPeriod } from "./load";
@@ -100,7 +100,7 @@ async function invoiceGroup(
 	const states = converted.ready;
 	// Accounts with grace days get drafts, which late usage updates (draft-invoices.ts).
 	const { issue, newDrafts, refreshes } = await planDrafts(db, scope, window, states);
-	const drafts = issue.flatMap((state) => draftInvoice(state) ?? []);
+	const drafts = issue.flatMap((state) => computeInvoice(state) ?? []);
 	for (const draft of [...drafts, ...newDrafts, ...refreshes.map((r) => r.metered)]) {
 		assertExactAmounts(draft, window.period);
 	}
@@ -113,7 +113,7 @@ async function invoiceGroup(
  * An invoice whose amount or a line's amount a JSON number cannot carry exactly is not issued: the group's
  * invoices are refused before anything is stored, rather than answered rounded.
  */
-function assertExactAmounts(draft: InvoiceDraft, period: string): void {
+function assertExactAmounts(draft: ComputedInvoice, period: string): void {
 	const inexact = [
 		...draft.lines.map((line) => ({ what: `its ${line.metric} line`, amount: line.amount })),
 		{ what: "its amount", amount: draft.amount },

@@ -3,7 +3,7 @@
  * strings in D1 and become JSON numbers only here, at the edge.
  */
 import { and, asc, desc, eq, getTableColumns, inArray, lt, ne, not, or, type SQL, sql } from "drizzle-orm";
-import { fromMinor } from "../credits/plan";
+import { fromMinor } from "../credits/wallet";
 import { type ById, getInScope, type InScope, type Listing } from "../db/rows";
 import { type BillTo, creditNotes, invoiceLines, invoicePayers, invoices, payments } from "../db/schema";
 import { inScope } from "../db/scope";

@@ -19,13 +19,13 @@ import {
 	toMinor,
 	walletByCurrency,
 	walletKey,
-} from "../credits/plan";
+} from "../credits/wallet";
 import { statement } from "../db/batch";
 import type { BillTo } from "../db/schema";
 import type { Scope } from "../db/scope";
 import type { Decimal } from "../lib/decimal";
 import { newId } from "../lib/ids";
-import type { InvoiceDraft } from "./draft";
+import type { ComputedInvoice } from "./computed";
 
 const DAY_MS = 86_400_000;
 
@@ -58,7 +58,7 @@ export function dueDate(issuedAt: string, netTermsDays: number): string {
 export async function prepareIssue(
 	d1: D1Database,
 	scope: Scope,
-	drafts: readonly Pick<InvoiceDraft, "accountId" | "amount" | "currency">[],
+	drafts: readonly Pick<ComputedInvoice, "accountId" | "amount" | "currency">[],
 	now: string,
 	period?: string,
 	/** false for a preview (the upcoming invoice): read the same terms, settle no expired grant. */
@@ -109,7 +109,7 @@ export async function prepareIssue(
 export function issueTermsOf(
 	payer: IssuedAccountRow,
 	wallet: CreditWallet,
-	draft: Pick<InvoiceDraft, "accountId" | "amount" | "currency">,
+	draft: Pick<ComputedInvoice, "accountId" | "amount" | "currency">,
 	now: string,
 	sources: readonly string[] = [draft.accountId],
 	/** The invoice's billing period: a monthly grant, once expired, pays only its own period's. */

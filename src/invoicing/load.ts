@@ -8,7 +8,12 @@ import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzl
 import type { SelectedFields, SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
-import { overridesInEffect, pinnedVersion, planInEffect, planWithOverrides } from "../billing-period/plan";
+import {
+	overridesInEffect,
+	pinnedVersion,
+	planInEffect,
+	planWithOverrides,
+} from "../billing-period/plan-in-effect";
 import { baseFeeProration } from "../billing-period/proration";
 import type { Db } from "../db/client";
 import {
@@ -25,7 +30,7 @@ import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { DISCOUNT_METRIC, discountInEffect, parseDiscount } from "../pricing/period-discount";
 import { billedLines } from "./billed-lines";
-import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./draft";
+import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./computed";
 import { ONE_OFF_METRIC } from "./one-off-lines";
 import { withPeriodParts } from "./period-parts";
 

@@ -24,9 +24,9 @@ import { segmentStartOf } from "../lib/day-keys";
 import { Decimal } from "../lib/decimal";
 import { effectivePlan } from "../pricing/effective-plan";
 import { atVersionRow } from "../pricing/pinned-version";
-import type { RatePlanRow } from "../pricing/plans";
 import type { PriceOverride } from "../pricing/price-overrides";
-import type { AgentMetric, AgentUsage, SubscriptionPeriodState } from "./draft";
+import type { RatePlanRow } from "../pricing/rate-plans";
+import type { AgentMetric, AgentUsage, SubscriptionPeriodState } from "./computed";
 
 export interface PeriodPart {
 	/** The part's first instant and the next part's (the period's end for the last), ISO 8601. */

@@ -1,4 +1,4 @@
-import { createRoute, type z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import type { WriteMark } from "../db/write-once";
 import { missingRate } from "../exchange-rates/convert";
 import { scopeOf } from "../http/context";
@@ -10,16 +10,7 @@ import { apiRouter } from "../http/router";
 import { pageOf, pageSchema } from "../schemas/pages";
 import { generateInvoicesForPeriod } from "./generate";
 import { getInvoice, getInvoices, listInvoices } from "./invoices";
-import { payInvoice, voidInvoice } from "./payments";
-import {
-	GeneratedInvoices,
-	GenerateInvoices,
-	Invoice,
-	InvoiceParams,
-	ListInvoicesQuery,
-	PayInvoice,
-} from "./schemas";
-import { tellThresholdVoided } from "./threshold-void";
+import { GeneratedInvoices, GenerateInvoices, Invoice, InvoiceParams, ListInvoicesQuery } from "./schemas";
 
 export const invoiceRoutes = apiRouter();
 
@@ -113,59 +104,4 @@ invoiceRoutes.openapi(
 			}),
 			200,
 		),
-);
-
-invoiceRoutes.openapi(
-	createRoute({
-		access: WRITE,
-		method: "post",
-		path: "/invoices/{invoice_id}/pay",
-		operationId: "payInvoice",
-		tags: ["Invoices"],
-		summary: "Record the payment of an invoice",
-		description:
-			"Only an open invoice can be paid; a paid or void one answers 409. Emits invoice.paid, then payment.successful.",
-		request: { params: InvoiceParams, body: { required: false, ...json(PayInvoice) } },
-		responses: {
-			200: { description: "The paid invoice", ...json(Invoice) },
-			...errorResponses(...bodyErrors, 404),
-		},
-	}),
-	async (c) => {
-		const id = c.req.valid("param").invoice_id;
-		const reference = (c.req.valid("json") as z.infer<typeof PayInvoice> | undefined)?.reference;
-		const invoice = await writeOnce(
-			c,
-			(mark) => payInvoice({ ...scopeOf(c), id, reference, mark }),
-			() => getInvoice({ ...scopeOf(c), id }),
-		);
-		return c.json(invoice, 200);
-	},
-);
-
-invoiceRoutes.openapi(
-	createRoute({
-		access: WRITE,
-		method: "post",
-		path: "/invoices/{invoice_id}/void",
-		operationId: "voidInvoice",
-		tags: ["Invoices"],
-		summary: "Void an invoice",
-		description:
-			"An open invoice becomes void and no longer counts as billed: the next generation for its period bills " +
-			"that usage again. A paid invoice cannot be voided (409); a void one is answered unchanged.",
-		request: { params: InvoiceParams },
-		responses: { 200: { description: "The void invoice", ...json(Invoice) }, ...errorResponses(404, 409) },
-	}),
-	async (c) => {
-		const id = c.req.valid("param").invoice_id;
-		const invoice = await writeOnce(
-			c,
-			(mark) => voidInvoice({ ...scopeOf(c), id, mark }),
-			() => getInvoice({ ...scopeOf(c), id }),
-		);
-		const { db, scope } = scopeOf(c);
-		await tellThresholdVoided(c.env, db, scope, invoice);
-		return c.json(invoice, 200);
-	},
 );

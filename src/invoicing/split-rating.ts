@@ -12,10 +12,10 @@ import { convertAmount } from "../exchange-rates/convert";
 import { Decimal } from "../lib/decimal";
 import { roundMoney } from "../lib/money";
 import { DISCOUNT_METRIC, discountCharge, discountDescription } from "../pricing/period-discount";
-import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan } from "../pricing/quantities";
 import { BASE_FEE_METRIC, MINIMUM_METRIC, rateUsage } from "../pricing/rate";
-import { labelOf, type MeteredLine, type SubscriptionPeriodState, sharesByMetric } from "./draft";
+import { ratePlanPricing } from "../pricing/rate-plans";
+import { labelOf, type MeteredLine, type SubscriptionPeriodState, sharesByMetric } from "./computed";
 import type { PeriodPart } from "./period-parts";
 
 const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];

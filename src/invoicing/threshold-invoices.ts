@@ -23,15 +23,15 @@ import {
 	headAccumulator,
 	subscriptionAccumulators,
 	usageAccumulator,
-} from "../durable-objects/usage-accumulator/client";
+} from "../durable-objects/usage-accumulator/handle";
 import type { ThresholdRequest } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
 import { nowIso } from "../lib/time";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
 import { BASE_FEE_METRIC, MINIMUM_METRIC } from "../pricing/rate";
+import { type ComputedInvoice, rateThePeriod, type SubscriptionPeriodState } from "./computed";
 import { withConversions } from "./conversions";
-import { type InvoiceDraft, rateThePeriod, type SubscriptionPeriodState } from "./draft";
 import type { InvoiceView } from "./invoices";
 import { loadPeriodStates } from "./load";
 import { ONE_OFF_METRIC } from "./one-off-lines";
@@ -41,7 +41,10 @@ import { storeInvoice } from "./write";
 const NOT_USAGE = new Set([BASE_FEE_METRIC, MINIMUM_METRIC, DISCOUNT_METRIC, ONE_OFF_METRIC]);
 
 /** The threshold invoice a request asks for, or null when it already exists or there is nothing to bill. */
-export function draftThresholdInvoice(state: SubscriptionPeriodState, sequence: number): InvoiceDraft | null {
+export function draftThresholdInvoice(
+	state: SubscriptionPeriodState,
+	sequence: number,
+): ComputedInvoice | null {
 	if (state.invoiced || (state.thresholdSequences ?? []).includes(sequence)) return null;
 	const conversion = state.conversion ?? null;
 	const lines = thresholdLines(rateThePeriod(state), state.billedLines, conversion);
@@ -66,7 +69,7 @@ export function draftThresholdInvoice(state: SubscriptionPeriodState, sequence: 
  * What the period's non-void invoices billed of usage: the charge lines only, in the plan's currency (the amounts
  * before conversion), as the head accumulator measures the usage not invoiced yet (docs/currencies.md).
  */
-export function billedUsage(state: SubscriptionPeriodState, draft: InvoiceDraft | null): Decimal {
+export function billedUsage(state: SubscriptionPeriodState, draft: ComputedInvoice | null): Decimal {
 	const earlier = state.billedLines.filter((line) => !NOT_USAGE.has(line.metric));
 	return Decimal.sum([
 		...earlier.map((line) => Decimal.from(line.originalAmount ?? line.amount)),

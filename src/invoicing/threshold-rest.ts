@@ -6,13 +6,13 @@
  */
 import type { PeriodWindow } from "../billing-period/period";
 import { grantInsert } from "../credits/grants";
-import { toMinor } from "../credits/plan";
+import { toMinor } from "../credits/wallet";
 import { type Conversion, convertAmount } from "../exchange-rates/convert";
 import { Decimal } from "../lib/decimal";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
+import type { Billed, BilledLine, ComputedInvoice, ComputedLine, MeteredLine } from "./computed";
+import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJson } from "./computed";
 import { lateUsageLineDescription } from "./descriptions";
-import type { Billed, BilledLine, DraftLine, InvoiceDraft, MeteredLine } from "./draft";
-import { addUpBilled, extraShares, includedOf, labelOf, regularLine, sharesToJson } from "./draft";
 import { lineKey, partOf } from "./line-keys";
 
 /**
@@ -24,7 +24,7 @@ export function usageAfter(
 	line: MeteredLine,
 	before: Billed | undefined,
 	conversion: Conversion | null = null,
-): DraftLine {
+): ComputedLine {
 	if (line.charge === null || before === undefined) return regularLine(line, conversion);
 	const quantity = line.quantity.sub(before.quantity);
 	const original =
@@ -55,7 +55,7 @@ export function restOfPeriod(
 	metered: readonly MeteredLine[],
 	billed: Map<string, Billed>,
 	conversion: Conversion | null = null,
-): { lines: DraftLine[]; discountCredited: Decimal } {
+): { lines: ComputedLine[]; discountCredited: Decimal } {
 	const lines = metered
 		.filter((line) => line.metric !== DISCOUNT_METRIC)
 		.map((line) => usageAfter(line, billed.get(lineKey(line)), conversion));
@@ -74,7 +74,7 @@ export function thresholdLines(
 	metered: readonly MeteredLine[],
 	billedLines: BilledLine[],
 	conversion: Conversion | null = null,
-): DraftLine[] {
+): ComputedLine[] {
 	const billed = addUpBilled(billedLines);
 	return metered
 		.filter((line) => line.charge !== null)
@@ -90,7 +90,7 @@ export function discountCreditInsert(
 	d1: D1Database,
 	environment: string,
 	window: PeriodWindow,
-	draft: InvoiceDraft,
+	draft: ComputedInvoice,
 	invoiceId: string,
 	now: string,
 ): D1PreparedStatement[] {

@@ -5,7 +5,7 @@
  */
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
-import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import type { InvoiceView } from "./invoices";
 import { billedUsage, thresholdPeriodOf } from "./threshold-invoices";

@@ -9,13 +9,13 @@
 import type { PeriodWindow } from "../billing-period/period";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
-import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
+import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import { missingRate } from "../exchange-rates/convert";
 import { Decimal } from "../lib/decimal";
 import { nowIso } from "../lib/time";
+import { computeInvoice } from "./computed";
 import { withConversions } from "./conversions";
-import { draftInvoice } from "./draft";
 import { loadPeriodStates, subscriptionsInPeriod } from "./load";
 
 export async function accruedNotInvoiced({
@@ -45,5 +45,5 @@ export async function accruedNotInvoiced({
 	const loaded = await loadPeriodStates(db, scope, window, group);
 	const { ready: states, refused } = await withConversions(db, scope, loaded, nowIso());
 	if (refused.length > 0) throw missingRate(refused);
-	return Decimal.sum(states.map((state) => draftInvoice(state)?.amount ?? Decimal.ZERO));
+	return Decimal.sum(states.map((state) => computeInvoice(state)?.amount ?? Decimal.ZERO));
 }

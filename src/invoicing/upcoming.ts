@@ -8,7 +8,7 @@ import { activeSpan } from "../billing-period/activity";
 import { periodWindow } from "../billing-period/period";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
-import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
+import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import { missingRate } from "../exchange-rates/convert";
 import { storedRate } from "../exchange-rates/invoice-rate";
@@ -16,8 +16,8 @@ import { Decimal } from "../lib/decimal";
 import { conflict } from "../lib/errors";
 import { periodOf } from "../lib/time";
 import { getSubscription } from "../subscriptions/views";
+import { computeInvoice } from "./computed";
 import { withConversions } from "./conversions";
-import { draftInvoice } from "./draft";
 import { type InvoiceView, invoiceView } from "./invoices";
 import { prepareIssue } from "./issue";
 import { loadPeriodStates } from "./load";
@@ -68,7 +68,7 @@ export async function upcomingInvoice({
 	const state = ready[0] as typeof loaded;
 	const currency = state.billingCurrency ?? state.plan.currency;
 	// Everything is billed already: the period would close with an empty supplementary invoice.
-	const draft = draftInvoice(state);
+	const draft = computeInvoice(state);
 	const amount = draft?.amount ?? Decimal.ZERO;
 	// Terms as issuing would set them now (due date, bill-to, credits, the payer's under billing "parent": see
 	// docs/account-hierarchies.md), read without settling anything.

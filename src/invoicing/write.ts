@@ -25,13 +25,13 @@ import { contention } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { outboxInsertMany, type WebhookEventKind } from "../webhooks/outbox";
 import { collectionsFrom, readCollections } from "./collection-view";
-import type { InvoiceDraft } from "./draft";
+import type { ComputedInvoice } from "./computed";
 import { type InvoiceRow, type InvoiceView, invoiceEventData, invoiceView } from "./invoices";
 import { applicationRows, type IssueTerms, prepareIssue } from "./issue";
 import { discountCreditInsert } from "./threshold-rest";
 
 /** A computed line as invoice_lines stores it (the issued invoice's and the draft's alike). */
-export function lineRow(line: InvoiceDraft["lines"][number]) {
+export function lineRow(line: ComputedInvoice["lines"][number]) {
 	return {
 		metric: line.metric,
 		description: line.description,
@@ -44,7 +44,7 @@ export function lineRow(line: InvoiceDraft["lines"][number]) {
 	};
 }
 
-function storedLines(draft: InvoiceDraft) {
+function storedLines(draft: ComputedInvoice) {
 	return draft.lines.map((line, position) => ({ position, ...lineRow(line) }));
 }
 
@@ -55,7 +55,7 @@ const lineOfStored = (line: ReturnType<typeof storedLines>[number]) => ({
 });
 
 /** What an invoice row takes from its computed draft, issued or stored as a draft invoice (draft-invoices.ts). */
-export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: InvoiceDraft) {
+export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: ComputedInvoice) {
 	return {
 		id: newId("inv"),
 		environment: scope.environment,
@@ -76,7 +76,7 @@ export function rowOfDraft(scope: Scope, window: PeriodWindow, draft: InvoiceDra
 function invoiceRow(
 	scope: Scope,
 	window: PeriodWindow,
-	draft: InvoiceDraft,
+	draft: ComputedInvoice,
 	now: string,
 	terms: IssueTerms,
 ): Omit<InvoiceRow, "number"> {
@@ -100,7 +100,7 @@ export interface PeriodDrafts {
 	db: Db;
 	scope: Scope;
 	window: PeriodWindow;
-	drafts: readonly InvoiceDraft[];
+	drafts: readonly ComputedInvoice[];
 	now: string;
 	mark?: WriteMark;
 }
@@ -127,7 +127,7 @@ const CREDIT_RACE_ATTEMPTS = 5;
 async function storeIssued({ db, scope, window, drafts, now, mark }: PeriodDrafts): Promise<InvoiceView[]> {
 	const d1 = db.$client;
 	if (drafts.length === 1) {
-		const stored = await storeInvoice(db, scope, window, drafts[0] as InvoiceDraft, now, undefined, mark);
+		const stored = await storeInvoice(db, scope, window, drafts[0] as ComputedInvoice, now, undefined, mark);
 		return stored === null ? [] : [stored];
 	}
 	const terms = await prepareIssue(d1, scope, drafts, now, window.period);
@@ -153,7 +153,7 @@ async function storeIssued({ db, scope, window, drafts, now, mark }: PeriodDraft
 async function insertInvoices(
 	d1: D1Database,
 	scope: Scope,
-	issued: readonly { draft: InvoiceDraft; terms: IssueTerms }[],
+	issued: readonly { draft: ComputedInvoice; terms: IssueTerms }[],
 	window: PeriodWindow,
 	now: string,
 	mark?: WriteMark,
@@ -314,7 +314,7 @@ export async function storeInvoice(
 	db: Db,
 	scope: Scope,
 	window: PeriodWindow,
-	draft: InvoiceDraft,
+	draft: ComputedInvoice,
 	now: string,
 	planned?: IssueTerms,
 	mark?: WriteMark,

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { revokeInRateLimiter } from "../durable-objects/rate-limiter/client";
+import { revokeInRateLimiter } from "../durable-objects/rate-limiter/limits";
 import { forgetCachedKey, OPERATOR_KEY_ID } from "../http/auth";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";

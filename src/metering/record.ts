@@ -3,7 +3,7 @@
  * what an accumulator refused (its instance moved) after refreshing those keys from D1.
  */
 import type { Scope } from "../db/scope";
-import { usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import { routesFor } from "../durable-objects/usage-accumulator/placement";
 import type { MeteringEvent, StoredEvent } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";

@@ -11,16 +11,16 @@ import { lastDayOf } from "../billing-period/period";
 import type { Db } from "../db/client";
 import { subscriptionPlanParts } from "../db/schema";
 import type { Scope } from "../db/scope";
-import { usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import type { Conversion } from "../exchange-rates/convert";
-import { includedOf, labelOf, type MeteredLine, regularLine } from "../invoicing/draft";
+import { includedOf, labelOf, type MeteredLine, regularLine } from "../invoicing/computed";
 import { type PeriodPart, partPlans, partProration } from "../invoicing/period-parts";
 import { rateTheParts } from "../invoicing/split-rating";
 import { Decimal } from "../lib/decimal";
 import type { PeriodDiscount } from "../pricing/period-discount";
-import type { RatePlanRow } from "../pricing/plans";
 import type { RatedChargeJson } from "../pricing/rate";
+import type { RatePlanRow } from "../pricing/rate-plans";
 import type { MetricQuantity } from "../pricing/sources";
 
 export interface SplitUsageInput {

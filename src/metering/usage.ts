@@ -9,7 +9,7 @@
 
 import { activeSpan } from "../billing-period/activity";
 import { lastDayOf, periodWindow } from "../billing-period/period";
-import { planForPeriod } from "../billing-period/plan";
+import { planForPeriod } from "../billing-period/plan-in-effect";
 import { baseFeeProration, rateWithProration } from "../billing-period/proration";
 import { periodDiscountOf } from "../coupons/discounts-read";
 import type { WithEnv } from "../db/rows";
@@ -17,7 +17,7 @@ import {
 	accumulatorName,
 	subscriptionAccumulators,
 	usageAccumulator,
-} from "../durable-objects/usage-accumulator/client";
+} from "../durable-objects/usage-accumulator/handle";
 import type { UsageQuery } from "../durable-objects/usage-accumulator/types";
 import type { Env } from "../env";
 import { requireConversion } from "../exchange-rates/convert";
@@ -25,10 +25,10 @@ import { convertRated } from "../exchange-rates/rated";
 import { Decimal } from "../lib/decimal";
 import { nowIso } from "../lib/time";
 import { withDiscount } from "../pricing/period-discount";
-import { ratePlanPricing } from "../pricing/plans";
 import type { UsageAggregate } from "../pricing/quantities";
 import { quantitiesForPlan } from "../pricing/quantities";
 import { type RatedUsageJson, ratedUsageToJson } from "../pricing/rate";
+import { ratePlanPricing } from "../pricing/rate-plans";
 import { subscriptionAccumulatorsOf } from "../subscriptions/memberships";
 import { getSubscription } from "../subscriptions/views";
 import { splitUsageCharges } from "./split-usage";

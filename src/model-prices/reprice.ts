@@ -7,7 +7,7 @@
 import { and, eq, gte } from "drizzle-orm";
 import { database } from "../db/client";
 import { usageModelCosts, usageUnpriced } from "../db/schema";
-import { accumulatorStub } from "../durable-objects/usage-accumulator/client";
+import { accumulatorStub } from "../durable-objects/usage-accumulator/handle";
 import type { Env, Environment } from "../env";
 import { periodOf } from "../lib/time";
 

@@ -1,6 +1,6 @@
 /**
  * What collection needs of a payment provider (docs/payments.md). Stripe is the one implementation
- * (stripe/client.ts); the rest of the service speaks only this interface. Every call that creates or changes
+ * (stripe/stripe-provider.ts); the rest of the service speaks only this interface. Every call that creates or changes
  * something carries an idempotency key, so that repeating the service's own work never asks twice.
  */
 import type { Env, Environment } from "../env";
@@ -71,6 +71,6 @@ export async function paymentProviderFor(
 ): Promise<PaymentProvider | null> {
 	const key = stripeSecretKey(env, environment);
 	if (key === null) return null;
-	const { stripeProvider } = await import("./stripe/client");
+	const { stripeProvider } = await import("./stripe/stripe-provider");
 	return stripeProvider(env, key);
 }

@@ -9,7 +9,7 @@
  */
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lte, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
-import { toMinor } from "../credits/plan";
+import { toMinor } from "../credits/wallet";
 import { type Db, database } from "../db/client";
 import { accounts, invoiceCollections, invoicePayers, invoices, payments } from "../db/schema";
 import type { Env, Environment } from "../env";

@@ -37,7 +37,7 @@ const value = (text: string | null): SqlValue => ({ sql: "?", params: [text] });
 
 /**
  * The INSERT of the payments table that its writers share (test/node/table-owners.test.ts); the manual pay in
- * invoicing/payments.ts keeps its own, since invoicing may not import this folder (payments/ imports invoicing/).
+ * payments/pay-and-void.ts keeps its own, since invoicing may not import this folder (payments/ imports invoicing/).
  */
 function paymentRowInsert(
 	d1: D1Database,

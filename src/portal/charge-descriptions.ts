@@ -5,8 +5,8 @@
  */
 
 import { BASE_FEE_DESCRIPTION, MINIMUM_DESCRIPTION } from "../invoicing/descriptions";
+import type { Charge } from "../pricing/charges";
 import { DISCOUNT_METRIC } from "../pricing/period-discount";
-import type { Charge } from "../pricing/plan";
 import { BASE_FEE_METRIC, MINIMUM_METRIC } from "../pricing/rate";
 
 const FIXED: Record<string, string> = {

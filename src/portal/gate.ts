@@ -10,7 +10,7 @@ import type { MiddlewareHandler } from "hono";
 import type { ZodError } from "zod";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
-import { countRequestOf, limitFor } from "../durable-objects/rate-limiter/client";
+import { countRequestOf, limitFor } from "../durable-objects/rate-limiter/limits";
 import type { Env } from "../env";
 import { ApiError } from "../http/api-error";
 import { unauthorized } from "../http/auth";

@@ -8,14 +8,14 @@ import { getAccount } from "../accounts/accounts";
 import { type AlertView, listAlerts } from "../alerts/alerts";
 import { accountBalance } from "../balance/balance";
 import { lastDayOf } from "../billing-period/period";
-import { planForPeriod } from "../billing-period/plan";
+import { planForPeriod } from "../billing-period/plan-in-effect";
 import { type CreditGrantView, listGrants } from "../credits/grants";
 import { database } from "../db/client";
 import type { Scope } from "../db/scope";
 import type { Env } from "../env";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
 import { readUsage, type SubscriptionUsageReport } from "../metering/usage";
-import { ratePlanPricing } from "../pricing/plans";
+import { ratePlanPricing } from "../pricing/rate-plans";
 import { listSubscriptions, type SubscriptionView } from "../subscriptions/views";
 import { chargeDescriptions } from "./charge-descriptions";
 

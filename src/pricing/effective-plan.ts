@@ -3,7 +3,7 @@
  * the zod schemas there, so that what rates events (the accumulator) does not build them when a new isolate
  * starts (docs/scaling.md#cold-start).
  */
-import type { Charge } from "./plan";
+import type { Charge } from "./charges";
 import type { PriceOverride } from "./price-overrides";
 
 /** The charge as the subscription prices it: the plan's metric, description and source, the override's price. */

@@ -2,7 +2,7 @@
  * The discount of one billing period and the invoice line it makes (docs/discounts.md#the-discount-line). A
  * subscription has at most one discount covering a period; its line comes after the minimum commitment's top-up
  * and before credits: percent_off of the other lines' sum, rounded once, or amount_off up to that sum. Rating
- * the whole period and comparing with what invoices billed (invoicing/draft.ts) makes a supplementary invoice
+ * the whole period and comparing with what invoices billed (invoicing/computed.ts) makes a supplementary invoice
  * get only what the regular one left unused, so an amount off is granted at most once per period.
  */
 import { getTableName, sql } from "drizzle-orm";

@@ -3,7 +3,7 @@
  * rates a period (billing-period, invoicing) does not load the plan routes' modules.
  */
 import type { ratePlanVersions } from "../db/schema";
-import type { RatePlanRow } from "./plans";
+import type { RatePlanRow } from "./rate-plans";
 
 type VersionRow = typeof ratePlanVersions.$inferSelect;
 

@@ -15,9 +15,9 @@ import { inScope, type Scope } from "../db/scope";
 import { Decimal } from "../lib/decimal";
 import { conflict, notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
+import type { RatePlanInput } from "./charges";
 import { atVersionRow, versionRowOf } from "./pinned-version";
-import type { RatePlanInput } from "./plan";
-import { getRatePlanRow, type RatePlanRow, type RatePlanView, ratePlanView } from "./plans";
+import { getRatePlanRow, type RatePlanRow, type RatePlanView, ratePlanView } from "./rate-plans";
 
 export interface PlanVersionSummary {
 	version: number;

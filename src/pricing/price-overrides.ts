@@ -6,7 +6,6 @@
  */
 import { z } from "@hono/zod-openapi";
 import type { ErrorDetail } from "../lib/errors";
-import { overriddenCharge } from "./effective-plan";
 import {
 	Charge,
 	CostPlusCharge,
@@ -15,7 +14,8 @@ import {
 	PerUnitCharge,
 	TieredCharge,
 	VolumeCharge,
-} from "./plan";
+} from "./charges";
+import { overriddenCharge } from "./effective-plan";
 
 const withoutSource = { description: true, source: true } as const;
 

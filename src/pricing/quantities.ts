@@ -4,7 +4,7 @@
  * kind, type and field are added, and rating only ever sees the sums.
  */
 import { Decimal } from "../lib/decimal";
-import type { Charge, ChargeSource } from "./plan";
+import type { Charge, ChargeSource } from "./charges";
 import { combineQuantities, type MetricQuantity, needsMetering, sourceKey } from "./sources";
 
 export interface UsageAggregate {

@@ -5,13 +5,13 @@
  */
 import { Decimal } from "../lib/decimal";
 import { roundMoney } from "../lib/money";
+import type { Charge, ChargeModel, PlanPricing } from "./charges";
 import { rateCostPlus } from "./models/cost-plus";
 import { ratePackage } from "./models/package";
 import { ratePerUnit } from "./models/per-unit";
 import { ratePercentage } from "./models/percentage";
 import { rateTiered } from "./models/tiered";
 import { rateVolume } from "./models/volume";
-import type { Charge, ChargeModel, PlanPricing } from "./plan";
 
 export interface RatedTier {
 	up_to: Decimal | null;

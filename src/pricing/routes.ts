@@ -7,9 +7,9 @@ import { apiRouter } from "../http/router";
 import { boundedNumber } from "../schemas/numbers";
 import { PageQuery, pageOf, pageSchema } from "../schemas/pages";
 import { integerQuery } from "../schemas/query";
-import { Charge, RatePlanInput } from "./plan";
+import { Charge, RatePlanInput } from "./charges";
 import { getVersionedPlan, withVersions } from "./plan-versions";
-import { archiveRatePlan, createRatePlan, listRatePlans, simulateRatePlan } from "./plans";
+import { archiveRatePlan, createRatePlan, listRatePlans, simulateRatePlan } from "./rate-plans";
 
 const exampleCharges = [
 	{

@@ -10,7 +10,7 @@
  */
 import { Decimal } from "../lib/decimal";
 import { DEFAULT_CURRENCY } from "../lib/money";
-import type { Charge, ChargeSource } from "./plan";
+import type { Charge, ChargeSource } from "./charges";
 
 /** A metadata value as events carry it (the accumulator's MeteringEvent has the same). */
 type MetadataValue = string | number | boolean | null;

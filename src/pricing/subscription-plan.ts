@@ -1,7 +1,7 @@
 /**
  * The plan a subscription is priced by in the current billing period, with its negotiated prices applied, and the
  * discount that covers the period: what POST /v1/pricing/simulate prices when it is given a subscription, so that
- * the quote is what the period's invoice would bill for that usage. The same rule as billing-period/plan.ts (the
+ * the quote is what the period's invoice would bill for that usage. The same rule as billing-period/plan-in-effect.ts (the
  * plan history row with the greatest effective period ≤ now, else the subscription's own plan, at the version it
  * names), read here
  * because rating must not depend on the billing-period module that depends on it.
@@ -13,8 +13,8 @@ import { notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
 import { effectivePlan } from "./effective-plan";
 import { discountInEffect, type PeriodDiscount, parseDiscount } from "./period-discount";
-import type { RatePlanRow } from "./plans";
 import type { PriceOverride } from "./price-overrides";
+import type { RatePlanRow } from "./rate-plans";
 
 interface Row {
 	id: string;

@@ -15,14 +15,14 @@ import { type CostRecord, findCostRecords } from "../costs/costs";
 import { database } from "../db/client";
 import { ratePlanVersions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/client";
+import { flushAccumulators, subscriptionAccumulators } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
-import { draftInvoice } from "../invoicing/draft";
+import { computeInvoice } from "../invoicing/computed";
 import { loadPeriodStates, subscriptionsInPeriod } from "../invoicing/load";
 import { Decimal } from "../lib/decimal";
 import { validationError } from "../lib/errors";
 import { periodBounds, periodOf } from "../lib/time";
-import type { Charge } from "../pricing/plan";
+import type { Charge } from "../pricing/charges";
 import { type PnlFigures, type PnlRow, pnlBreakdown, pnlFigures } from "./pnl";
 import { type RevenueGrouping, type RevenueLine, revenueLines, UNATTRIBUTED } from "./revenue";
 
@@ -106,7 +106,7 @@ async function upcomingLines(
 			group.flatMap((s) => subscriptionAccumulators(scope.environment, s.id, s.shards)),
 		);
 		for (const state of await loadPeriodStates(db, scope, window, group)) {
-			const draft = draftInvoice(state);
+			const draft = computeInvoice(state);
 			if (draft === null || draft.currency !== currency) continue;
 			for (const line of draft.lines) {
 				lines.push({

@@ -9,7 +9,7 @@ import { eq } from "drizzle-orm";
 import type { InScope } from "../db/rows";
 import { subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
-import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import {
 	type ReservationView,
 	subscriptionOfReservation,

@@ -12,7 +12,7 @@ import {
 	membershipGeneration,
 	subscriptionAccumulatorOf,
 	usageAccumulator,
-} from "../durable-objects/usage-accumulator/client";
+} from "../durable-objects/usage-accumulator/handle";
 import { ADOPTION_PAGE_SIZE } from "../durable-objects/usage-accumulator/parts/adoption";
 import type { Env, Environment } from "../env";
 

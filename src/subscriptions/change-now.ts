@@ -11,14 +11,14 @@ import { auditInsert, changed } from "../audit/record";
 import { abortUnlessChanged, fromDrizzle, statement } from "../db/batch";
 import type { Db } from "../db/client";
 import type { Scope } from "../db/scope";
-import { subscriptionAccumulators, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { subscriptionAccumulators, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";
 import { nowIso, periodBounds, periodOf } from "../lib/time";
 import { outboxInsert } from "../webhooks/outbox";
 import { assertActive, type PlanRef, samePlan, withRetries } from "./change";
 import { type ChangePlanInput, changeTarget, type PlanMoveArgs } from "./change-plan";
-import { assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
+import { assertShardable, assertSubscribable, ratePlanQuery } from "./subscribable";
 import { loadSubscription, type SubscriptionView, subscriptionEventData } from "./views";
 
 /** A regular invoice of the period that is not void, draft included: then the period can no longer split. */

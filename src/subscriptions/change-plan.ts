@@ -12,7 +12,7 @@ import { inScope, type Scope } from "../db/scope";
 import type { Env } from "../env";
 import { conflict, notFound } from "../lib/errors";
 import { assertActive, moveToPlan, type PlanRef, pendingOf, samePlan } from "./change";
-import { ratePlanQuery } from "./plans";
+import { ratePlanQuery } from "./subscribable";
 import { loadSubscription, type SubscriptionView } from "./views";
 
 export interface ChangePlanInput {

@@ -28,7 +28,7 @@ import {
 	openMembershipsStatement,
 	raceConflict,
 } from "./memberships";
-import { assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
+import { assertShardable, assertSubscribable, ratePlanQuery } from "./subscribable";
 import {
 	type LoadedSubscription,
 	loadSubscription,

@@ -7,7 +7,7 @@ import { subscriptionPlans, subscriptions } from "../db/schema";
 import { DomainError, notFound } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso, periodOf } from "../lib/time";
-import type { Charge } from "../pricing/plan";
+import type { Charge } from "../pricing/charges";
 import { overrideErrors, type PriceOverride } from "../pricing/price-overrides";
 import { outboxInsert } from "../webhooks/outbox";
 import { adoptUnbilledUsage } from "./adoption";
@@ -22,7 +22,7 @@ import {
 	openMembershipsStatement,
 	raceConflict,
 } from "./memberships";
-import { accountQuery, assertShardable, assertSubscribable, ratePlanQuery } from "./plans";
+import { accountQuery, assertShardable, assertSubscribable, ratePlanQuery } from "./subscribable";
 import { type SubscriptionView, subscriptionEventData } from "./views";
 
 export interface CreateSubscriptionInput {

@@ -3,7 +3,7 @@
  * decimal and told to its head accumulator, which judges it after each counting pass. It applies at once.
  */
 import type { Scope } from "../db/scope";
-import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/client";
+import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import { Decimal } from "../lib/decimal";
 import type { SubscriptionView } from "./views";

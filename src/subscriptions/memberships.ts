@@ -13,7 +13,7 @@ import {
 	membershipGeneration,
 	subscriptionAccumulatorOf,
 	usageAccumulator,
-} from "../durable-objects/usage-accumulator/client";
+} from "../durable-objects/usage-accumulator/handle";
 import { forgetRoutes } from "../durable-objects/usage-accumulator/placement";
 import type { Env } from "../env";
 import { conflict } from "../lib/errors";

@@ -13,7 +13,7 @@ import { DomainError, notFound } from "../lib/errors";
 import { nowIso, periodOf } from "../lib/time";
 import { moveToPlan, type PlanRef, pendingOf, samePlan } from "./change";
 import type { PlanMoveArgs } from "./change-plan";
-import { ratePlanQuery } from "./plans";
+import { ratePlanQuery } from "./subscribable";
 import { loadSubscription } from "./views";
 
 export interface MigrateInput {

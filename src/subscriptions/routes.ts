@@ -1,7 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { INSTANCE_KEY } from "../agents/instances";
 import { database } from "../db/client";
-import { MAX_SHARDS } from "../durable-objects/usage-accumulator/client";
+import { MAX_SHARDS } from "../durable-objects/usage-accumulator/handle";
 import { scopeOf } from "../http/context";
 import { bodyErrors, errorResponses } from "../http/errors";
 import { json } from "../http/openapi";

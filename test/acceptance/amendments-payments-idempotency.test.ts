@@ -12,7 +12,7 @@ import { createPlan, currentPeriod, generate, instanceKey, sdkKey, subscribe } f
 
 const invoiceOf = async (id: string) => (await get(`/v1/invoices/${id}`)).body;
 
-async function draftInvoice(baseFee = 10) {
+async function computeInvoice(baseFee = 10) {
 	const plan = await createPlan({ base_fee: baseFee, charges: [] });
 	const account = await createAccount(undefined, { invoice_grace_days: 5 });
 	await subscribe(account.id, plan.id, [instanceKey()]);
@@ -114,7 +114,7 @@ describe("§37 (§1): a POST whose fields are all optional accepts an empty body
 		const voided = await call("POST", `/v1/invoices/${open.id}/void`, { headers });
 		expect(voided.status, JSON.stringify(voided.body)).toBe(200);
 		expect(voided.body.status).toBe("void");
-		const draft = await draftInvoice(4);
+		const draft = await computeInvoice(4);
 		const finalized = await call("POST", `/v1/invoices/${draft.id}/finalize`, { headers });
 		expect(finalized.status, JSON.stringify(finalized.body)).toBe(200);
 		expect(finalized.body.number).toMatch(/^INV-\d{6}$/);
@@ -239,7 +239,7 @@ describe("§37 (§6): an event's body idempotency_key and the header both given 
 
 describe("§37 (§2): contention on draft invoices answers 201/409, never 500", () => {
 	it("50 concurrent POST …/lines: each 201 or 409 conflict, and the draft holds exactly the 201s", async () => {
-		const draft = await draftInvoice(10);
+		const draft = await computeInvoice(10);
 		const responses = await Promise.all(
 			Array.from({ length: 50 }, (_, i) =>
 				post(`/v1/invoices/${draft.id}/lines`, { description: `Line ${i}`, amount: i + 1 }),
@@ -268,7 +268,7 @@ describe("§37 (§2): contention on draft invoices answers 201/409, never 500", 
 	});
 
 	it("finalize racing line additions: no 500, and the issued invoice has exactly the lines answered 201", async () => {
-		const draft = await draftInvoice(10);
+		const draft = await computeInvoice(10);
 		const lines = Array.from({ length: 20 }, (_, i) =>
 			post(`/v1/invoices/${draft.id}/lines`, { description: `Race ${i}`, amount: 1 }),
 		);

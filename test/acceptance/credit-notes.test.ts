@@ -20,7 +20,7 @@ import {
 
 const invoiceOf = async (id: string) => (await get(`/v1/invoices/${id}`)).body;
 
-async function draftInvoice(baseFee = 10, graceDays = 3) {
+async function computeInvoice(baseFee = 10, graceDays = 3) {
 	const plan = await createPlan({ base_fee: baseFee, charges: [] });
 	const account = await createAccount(undefined, { invoice_grace_days: graceDays });
 	await subscribe(account.id, plan.id, [instanceKey()]);
@@ -175,7 +175,7 @@ describe("credit notes: shape and split", () => {
 
 describe("draft invoices: acceptance", () => {
 	it("a credit note on a draft is 409 and stores nothing", async () => {
-		const { draft } = await draftInvoice();
+		const { draft } = await computeInvoice();
 		expectError(
 			await post(`/v1/invoices/${draft.id}/credit-notes`, { amount: 1, reason: "other" }),
 			409,
@@ -190,7 +190,7 @@ describe("draft invoices: acceptance", () => {
 	});
 
 	it("finalizing sets due_at from issued_at and the account's net terms", async () => {
-		const { account, draft } = await draftInvoice();
+		const { account, draft } = await computeInvoice();
 		const response = await post(`/v1/invoices/${draft.id}/finalize`);
 		expect(response.status, JSON.stringify(response.body)).toBe(200);
 		const issued = response.body;
@@ -223,7 +223,7 @@ describe("draft invoices: acceptance", () => {
 	});
 
 	it("a voided draft takes no lines and is never revenue", async () => {
-		const { account, draft } = await draftInvoice(77);
+		const { account, draft } = await computeInvoice(77);
 		expect((await post(`/v1/invoices/${draft.id}/void`)).status).toBe(200);
 		expectError(
 			await post(`/v1/invoices/${draft.id}/lines`, { description: "x", amount: 1 }),
@@ -239,9 +239,9 @@ describe("draft invoices: acceptance", () => {
 	});
 
 	it("a voided draft takes no invoice number: the next finalized one follows the last issued", async () => {
-		const { draft: discarded } = await draftInvoice();
+		const { draft: discarded } = await computeInvoice();
 		expect((await post(`/v1/invoices/${discarded.id}/void`)).status).toBe(200);
-		const { draft } = await draftInvoice();
+		const { draft } = await computeInvoice();
 		const { last } = (await env.DB.prepare(
 			"SELECT MAX(number) AS last FROM invoices WHERE environment = 'live'",
 		).first()) as { last: number };
@@ -251,7 +251,7 @@ describe("draft invoices: acceptance", () => {
 	});
 
 	it("a read-only key cannot add lines or finalize (403), nothing changed", async () => {
-		const { draft } = await draftInvoice();
+		const { draft } = await computeInvoice();
 		const readOnly = await createKey("read-only");
 		expectError(
 			await post(`/v1/invoices/${draft.id}/lines`, { description: "x", amount: 1 }, { key: readOnly }),
@@ -268,7 +268,7 @@ describe("draft invoices: acceptance", () => {
 	});
 
 	it("a retried finalize answers the first again and emits invoice.created once", async () => {
-		const { draft } = await draftInvoice();
+		const { draft } = await computeInvoice();
 		const headers = { "Idempotency-Key": `fin-${draft.id}` };
 		const first = await post(`/v1/invoices/${draft.id}/finalize`, undefined, { headers });
 		const again = await post(`/v1/invoices/${draft.id}/finalize`, undefined, { headers });
@@ -314,7 +314,7 @@ describe("draft invoices: acceptance", () => {
 	});
 
 	it("a retried one-off line is added once", async () => {
-		const { draft } = await draftInvoice();
+		const { draft } = await computeInvoice();
 		const headers = { "Idempotency-Key": `line-${draft.id}` };
 		const body = { description: "Setup", amount: 5 };
 		const first = await post(`/v1/invoices/${draft.id}/lines`, body, { headers });

@@ -35,7 +35,7 @@ async function openInvoice() {
 	return generateOne(currentPeriod(), account.id);
 }
 
-async function draftInvoice() {
+async function computeInvoice() {
 	const account = await createAccount(undefined, { invoice_grace_days: 3 });
 	const plan = await createPlan();
 	const made = await post("/v1/subscriptions", {
@@ -211,12 +211,12 @@ const EXAMPLES: Record<string, () => Promise<Example>> = {
 		records: "credit_note",
 	}),
 	"POST /v1/invoices/{invoice_id}/lines": async () => ({
-		path: `/v1/invoices/${(await draftInvoice()).id}/lines`,
+		path: `/v1/invoices/${(await computeInvoice()).id}/lines`,
 		body: { description: "Onboarding", amount: 5 },
 		records: "invoice",
 	}),
 	"POST /v1/invoices/{invoice_id}/finalize": async () => ({
-		path: `/v1/invoices/${(await draftInvoice()).id}/finalize`,
+		path: `/v1/invoices/${(await computeInvoice()).id}/finalize`,
 		records: "invoice",
 	}),
 	"POST /v1/alerts": async () => {

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { CreditWallet, type SpendableGrant, spendingOrder } from "../../src/credits/plan";
+import { CreditWallet, type SpendableGrant, spendingOrder } from "../../src/credits/wallet";
 import { createAccount, get, post } from "../helpers";
 import { createPlan, currentPeriod, instanceKey, subscribe } from "../invoicing/fixtures";
 

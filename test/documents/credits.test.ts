@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { periodWindow } from "../../src/billing-period/period";
 import { database } from "../../src/db/client";
-import type { InvoiceDraft } from "../../src/invoicing/draft";
+import type { ComputedInvoice } from "../../src/invoicing/computed";
 import { storeInvoices } from "../../src/invoicing/write";
 import { Decimal } from "../../src/lib/decimal";
 import { createAccount, createKey, expectError, get, post } from "../helpers";
@@ -230,7 +230,7 @@ describe("credits paying invoices (§17)", () => {
 		const account = await createAccount(undefined, { net_terms_days: 7 });
 		const only = await grant(account.id, { amount: 50 });
 		const scope = { environment: "live" as const };
-		const draft = (subscriptionId: string): InvoiceDraft => ({
+		const draft = (subscriptionId: string): ComputedInvoice => ({
 			subscriptionId,
 			accountId: account.id,
 			ratePlanId: "plan_race",

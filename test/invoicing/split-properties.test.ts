@@ -9,15 +9,15 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { periodWindow } from "../../src/billing-period/period";
 import { proratedBaseFee } from "../../src/billing-period/proration";
-import { type BilledLine, draftInvoice, type SubscriptionPeriodState } from "../../src/invoicing/draft";
+import { type BilledLine, computeInvoice, type SubscriptionPeriodState } from "../../src/invoicing/computed";
 import { lineKey } from "../../src/invoicing/line-keys";
 import { type DayRow, dividedUsage, type PeriodPart, partProration } from "../../src/invoicing/period-parts";
 import { draftThresholdInvoice } from "../../src/invoicing/threshold-invoices";
 import { dayKeyOf } from "../../src/lib/day-keys";
 import { Decimal } from "../../src/lib/decimal";
-import type { RatePlanRow } from "../../src/pricing/plans";
 import { quantitiesForPlan } from "../../src/pricing/quantities";
 import { rateUsage } from "../../src/pricing/rate";
+import type { RatePlanRow } from "../../src/pricing/rate-plans";
 
 const WINDOW = periodWindow("2026-09");
 const START = Date.parse(WINDOW.start);
@@ -161,7 +161,7 @@ describe("a period split by plan changes now", () => {
 		fc.assert(
 			fc.property(scenario, ({ plans, splits, events }) => {
 				const state = splitState(plans, splits, events);
-				const whole = draftInvoice(state);
+				const whole = computeInvoice(state);
 				let subtotal = Decimal.ZERO;
 				let counted = 0;
 				for (const part of state.parts) {
@@ -199,7 +199,7 @@ describe("a period split by plan changes now", () => {
 				let thresholdTotal = Decimal.ZERO;
 				for (let n = 1; n <= events.length; n++) {
 					const state = { ...splitState(plans, splits, events.slice(0, n)), billedLines: billed, sequences };
-					const usage = draftInvoice({ ...state, billedLines: [] })?.lines.filter(
+					const usage = computeInvoice({ ...state, billedLines: [] })?.lines.filter(
 						(line) => line.metric === "tokens" || line.metric === "calls",
 					);
 					const notInvoiced = Decimal.sum((usage ?? []).map((line) => line.amount)).sub(
@@ -224,8 +224,8 @@ describe("a period split by plan changes now", () => {
 						});
 					}
 				}
-				const whole = draftInvoice(splitState(plans, splits, events));
-				const regular = draftInvoice({
+				const whole = computeInvoice(splitState(plans, splits, events));
+				const regular = computeInvoice({
 					...splitState(plans, splits, events),
 					billedLines: billed,
 					sequences,

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { periodWindow } from "../../src/billing-period/period";
 import { database } from "../../src/db/client";
 import type { Scope } from "../../src/db/scope";
-import type { InvoiceDraft } from "../../src/invoicing/draft";
+import type { ComputedInvoice } from "../../src/invoicing/computed";
 import { storeInvoice, storeInvoices } from "../../src/invoicing/write";
 import { Decimal } from "../../src/lib/decimal";
 
@@ -32,7 +32,7 @@ function countingD1() {
 }
 
 /** A regular draft of base fee 10 plus `calls` calls at $2, with agent shares of `agents` agents. */
-function draft(subscriptionId: string, calls: number, agents = 1): InvoiceDraft {
+function draft(subscriptionId: string, calls: number, agents = 1): ComputedInvoice {
 	const shares = Array.from({ length: agents }, (_, i) => ({
 		agent_id: `agt_${String(i).padStart(26, "0")}`,
 		quantity: String(calls / agents),

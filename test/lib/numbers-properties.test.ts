@@ -3,7 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Decimal } from "../../src/lib/decimal";
 import { MAX_ABS_NUMBER } from "../../src/lib/numbers";
-import { RatePlanInput } from "../../src/pricing/plan";
+import { RatePlanInput } from "../../src/pricing/charges";
 import { quantitiesForPlan, type UsageAggregate } from "../../src/pricing/quantities";
 import { ratedUsageToJson, rateUsage } from "../../src/pricing/rate";
 import { createKey, get, post } from "../helpers";

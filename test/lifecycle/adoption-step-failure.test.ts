@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { accumulatorName, usageAccumulator } from "../../src/durable-objects/usage-accumulator/client";
+import { accumulatorName, usageAccumulator } from "../../src/durable-objects/usage-accumulator/handle";
 import { injectFaults } from "../../src/durable-objects/usage-accumulator/parts/faults";
 import { instanceAccumulator, uniqueKey } from "../subscriptions/fixtures";
 

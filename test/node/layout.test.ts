@@ -179,7 +179,7 @@ const FLOORS: readonly (readonly string[])[] = [
 	["identity", "types", "wire", "step-failure"],
 	["storage/"],
 	["parts/"],
-	["object", "client", "interface", "placement"],
+	["object", "handle", "interface", "placement"],
 ];
 
 function floorOf(path: string): number {
@@ -265,8 +265,8 @@ describe("the import graph of src/", () => {
 		expect(cycles(edges)).toEqual([]);
 	});
 
-	it("lets no file of the accumulator but the outside's client import it", () => {
-		const offending = inAccumulator.filter((i) => i.target === `${ACCUMULATOR}client`).map(describeEdge);
+	it("lets no file of the accumulator but the outside's handle import it", () => {
+		const offending = inAccumulator.filter((i) => i.target === `${ACCUMULATOR}handle`).map(describeEdge);
 		expect(offending, offending.join("\n")).toEqual([]);
 	});
 });

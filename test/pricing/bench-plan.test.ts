@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RatePlanInput } from "../../src/pricing/plan";
+import { RatePlanInput } from "../../src/pricing/charges";
 // @ts-expect-error: the bench is plain JavaScript, without types
 import { FILTERED_PLAN, PLAN } from "../bench/scenarios.mjs";
 

@@ -2,9 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { Decimal } from "../../src/lib/decimal";
 import { minorUnits } from "../../src/lib/money";
+import { Charge } from "../../src/pricing/charges";
 import { rateCostPlus } from "../../src/pricing/models/cost-plus";
 import { ratePerUnit } from "../../src/pricing/models/per-unit";
-import { Charge } from "../../src/pricing/plan";
 import { rateCharge } from "../../src/pricing/rate";
 import { costContribution, meteredSources, needsMetering } from "../../src/pricing/sources";
 

@@ -1,11 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type BilledLine, draftInvoice, type SubscriptionPeriodState } from "../../src/invoicing/draft";
+import { type BilledLine, computeInvoice, type SubscriptionPeriodState } from "../../src/invoicing/computed";
 import { Decimal } from "../../src/lib/decimal";
 import { roundMoney } from "../../src/lib/money";
-import type { RatePlanRow } from "../../src/pricing/plans";
 import type { UsageAggregate } from "../../src/pricing/quantities";
 import { MINIMUM_METRIC, rateUsage } from "../../src/pricing/rate";
+import type { RatePlanRow } from "../../src/pricing/rate-plans";
 
 // The minimum commitment (§16): a period costs at least the plan's minimum; the top-up is the last line.
 
@@ -51,7 +51,7 @@ function state(row: RatePlanRow, sum: string, billed: BilledLine[][]): Subscript
 	};
 }
 
-const asBilled = (draft: NonNullable<ReturnType<typeof draftInvoice>>): BilledLine[] =>
+const asBilled = (draft: NonNullable<ReturnType<typeof computeInvoice>>): BilledLine[] =>
 	draft.lines.map((l) => ({
 		metric: l.metric,
 		quantity: l.quantity.toString(),
@@ -59,7 +59,7 @@ const asBilled = (draft: NonNullable<ReturnType<typeof draftInvoice>>): BilledLi
 		agentShares: l.agentShares,
 	}));
 
-const lines = (draft: ReturnType<typeof draftInvoice>) =>
+const lines = (draft: ReturnType<typeof computeInvoice>) =>
 	draft?.lines.map((l) => [l.metric, l.description, l.quantity.toString(), l.amount.toString()]);
 
 describe("rateUsage with a minimum", () => {
@@ -99,7 +99,7 @@ describe("invoices of a plan with a minimum", () => {
 	it("a minimum with a supplementary invoice: the top-up shrinks as late usage arrives, never billed twice", () => {
 		const row = plan("100", "500");
 		// Regular: base 100 + 150,000 tokens → 150; subtotal 250 → top-up 250; amount 500
-		const regular = draftInvoice(state(row, "150000", []));
+		const regular = computeInvoice(state(row, "150000", []));
 		expect(lines(regular)).toEqual([
 			["base_fee", "Base fee", "1", "100"],
 			["tokens", "tokens — 150,000 units", "150000", "150"],
@@ -109,7 +109,7 @@ describe("invoices of a plan with a minimum", () => {
 		const first = asBilled(regular as NonNullable<typeof regular>);
 
 		// 100,000 late tokens: usage 250 + base 100 = 350 → top-up now 150. +100 usage, −100 top-up: total stays 500.
-		const second = draftInvoice(state(row, "250000", [first]));
+		const second = computeInvoice(state(row, "250000", [first]));
 		expect(second?.kind).toBe("supplementary");
 		expect(lines(second)).toEqual([
 			["tokens", "tokens — late usage: 100,000 units (250,000 in total)", "100000", "100"],
@@ -120,7 +120,7 @@ describe("invoices of a plan with a minimum", () => {
 
 		// 450,000 more: usage 700 + base 100 = 800 ≥ 500 → the top-up of 150 still billed is credited:
 		// +450 usage − 150 top-up = +300; the period's total is 800, its usage, and no minimum is left.
-		const third = draftInvoice(state(row, "700000", [first, billedSecond]));
+		const third = computeInvoice(state(row, "700000", [first, billedSecond]));
 		expect(lines(third)).toEqual([
 			["tokens", "tokens — late usage: 450,000 units (700,000 in total)", "450000", "450"],
 			[MINIMUM_METRIC, "Minimum commitment top-up — adjustment", "-1", "-150"],
@@ -128,7 +128,7 @@ describe("invoices of a plan with a minimum", () => {
 		expect(third?.amount.toString()).toBe("300");
 		const billedThird = asBilled(third as NonNullable<typeof third>);
 		// Nothing new → nothing to bill.
-		expect(draftInvoice(state(row, "700000", [first, billedSecond, billedThird]))).toBeNull();
+		expect(computeInvoice(state(row, "700000", [first, billedSecond, billedThird]))).toBeNull();
 	});
 
 	it("invoice amount = sum of its lines; the period's invoices add up to max(minimum, subtotal); the top-up never exceeds the minimum", () => {
@@ -143,7 +143,7 @@ describe("invoices of a plan with a minimum", () => {
 					let total = 0;
 					for (const step of increments) {
 						total += step;
-						const draft = draftInvoice(state(row, String(total), billed));
+						const draft = computeInvoice(state(row, String(total), billed));
 						if (draft === null) continue;
 						expect(draft.amount.eq(Decimal.sum(draft.lines.map((l) => l.amount)))).toBe(true);
 						billed.push(asBilled(draft));

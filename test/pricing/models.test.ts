@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { Decimal } from "../../src/lib/decimal";
-import { Charge, RatePlanInput } from "../../src/pricing/plan";
+import { Charge, RatePlanInput } from "../../src/pricing/charges";
 import { quantitiesForPlan, type UsageAggregate } from "../../src/pricing/quantities";
 import { rateCharge, ratedUsageToJson, rateUsage } from "../../src/pricing/rate";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RatePlanInput } from "../../src/pricing/plan";
+import { RatePlanInput } from "../../src/pricing/charges";
 
 type Body = Record<string, unknown>;
 

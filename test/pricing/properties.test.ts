@@ -1,10 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { draftInvoice, type InvoiceDraft, type SubscriptionPeriodState } from "../../src/invoicing/draft";
+import {
+	type ComputedInvoice,
+	computeInvoice,
+	type SubscriptionPeriodState,
+} from "../../src/invoicing/computed";
 import { allocate, Decimal } from "../../src/lib/decimal";
 import { minorUnits } from "../../src/lib/money";
+import { Charge, RatePlanInput } from "../../src/pricing/charges";
 import { rateTiered } from "../../src/pricing/models/tiered";
-import { Charge, RatePlanInput } from "../../src/pricing/plan";
 import { effectivePlan, PriceOverride } from "../../src/pricing/price-overrides";
 import { quantitiesForPlan, type UsageAggregate } from "../../src/pricing/quantities";
 import { type RatedUsage, rateCharge, rateUsage } from "../../src/pricing/rate";
@@ -429,7 +433,7 @@ function periodState(
 	ratePlan: { currency: string; base_fee: number; minimum_amount: number; charges: Charge[] },
 	usage: UsageAggregate[],
 	discountOf: Discount | null,
-	billed: InvoiceDraft | null = null,
+	billed: ComputedInvoice | null = null,
 ): SubscriptionPeriodState {
 	return {
 		subscriptionId: "sub_property",
@@ -460,7 +464,7 @@ function periodState(
 	};
 }
 
-const linesOfDraft = (draft: InvoiceDraft | null) =>
+const linesOfDraft = (draft: ComputedInvoice | null) =>
 	(draft?.lines ?? []).map((line) => [line.metric, line.amount.toString()]);
 
 describe("negotiated prices and discounts", () => {
@@ -468,7 +472,7 @@ describe("negotiated prices and discounts", () => {
 		fc.assert(
 			fc.property(negotiated, wholeAggregates, discount, ({ ratePlan, overrides }, aggregates, off) => {
 				const priced = effectivePlan(ratePlan, overrides);
-				const draft = draftInvoice(periodState(priced, aggregates, off));
+				const draft = computeInvoice(periodState(priced, aggregates, off));
 				const quantities = quantitiesForPlan(priced.charges, aggregates);
 				const expected = referenceInvoice(priced, quantities, off);
 				expect(linesOfDraft(draft)).toEqual(expected);
@@ -488,8 +492,8 @@ describe("negotiated prices and discounts", () => {
 				const withPlan = { ...ratePlan, minimum_amount: 0 };
 				const priced = effectivePlan(withPlan, samePrices);
 				expect(priced.charges).toEqual(ratePlan.charges);
-				expect(linesOfDraft(draftInvoice(periodState(priced, aggregates, off)))).toEqual(
-					linesOfDraft(draftInvoice(periodState(withPlan, aggregates, off))),
+				expect(linesOfDraft(computeInvoice(periodState(priced, aggregates, off)))).toEqual(
+					linesOfDraft(computeInvoice(periodState(withPlan, aggregates, off))),
 				);
 			}),
 		);
@@ -504,9 +508,9 @@ describe("negotiated prices and discounts", () => {
 				discount,
 				({ ratePlan, overrides }, early, late, off) => {
 					const priced = effectivePlan(ratePlan, overrides);
-					const regular = draftInvoice(periodState(priced, early, off));
-					const supplementary = draftInvoice(periodState(priced, [...early, ...late], off, regular));
-					const once = draftInvoice(periodState(priced, [...early, ...late], off));
+					const regular = computeInvoice(periodState(priced, early, off));
+					const supplementary = computeInvoice(periodState(priced, [...early, ...late], off, regular));
+					const once = computeInvoice(periodState(priced, [...early, ...late], off));
 					const billedTwice = (regular?.amount ?? Decimal.ZERO).add(supplementary?.amount ?? Decimal.ZERO);
 					expect(billedTwice.toString()).toBe(once?.amount.toString());
 				},

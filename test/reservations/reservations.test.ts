@@ -11,7 +11,7 @@ import {
 	accumulatorStub,
 	shardOf,
 	subscriptionAccumulators,
-} from "../../src/durable-objects/usage-accumulator/client";
+} from "../../src/durable-objects/usage-accumulator/handle";
 import { ADMIN_KEY, call, createAccount, createKey, expectError, get, post } from "../helpers";
 import { createPlan, customer, instanceKey, sdkKey } from "../invoicing/fixtures";
 import { subscriptionAccumulator } from "../subscriptions/fixtures";

@@ -1,7 +1,7 @@
 /** Builders shared by the subscription and metering tests. Every test makes its own resources. */
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
-import { accumulatorName, accumulatorStub } from "../../src/durable-objects/usage-accumulator/client";
+import { accumulatorName, accumulatorStub } from "../../src/durable-objects/usage-accumulator/handle";
 import { ADMIN_KEY, createAccount, post } from "../helpers";
 
 export const uniqueKey = (prefix = "inst") => `${prefix}-${crypto.randomUUID().slice(0, 8)}`;

@@ -12,7 +12,7 @@ import {
 	fnv1a,
 	shardOf,
 	subscriptionAccumulators,
-} from "../../src/durable-objects/usage-accumulator/client";
+} from "../../src/durable-objects/usage-accumulator/handle";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { createAccount, expectError, get, patch, post } from "../helpers";
 import { createPlan, currentPeriod, generateOne, instanceKey, sdkKey } from "../invoicing/fixtures";

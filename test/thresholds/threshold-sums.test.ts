@@ -9,12 +9,12 @@ import { describe, expect, it } from "vitest";
 import {
 	type AgentUsage,
 	type BilledLine,
-	draftInvoice,
+	computeInvoice,
 	type SubscriptionPeriodState,
-} from "../../src/invoicing/draft";
+} from "../../src/invoicing/computed";
 import { draftThresholdInvoice } from "../../src/invoicing/threshold-invoices";
 import { Decimal } from "../../src/lib/decimal";
-import type { RatePlanRow } from "../../src/pricing/plans";
+import type { RatePlanRow } from "../../src/pricing/rate-plans";
 
 const cents = fc.integer({ min: 1, max: 5000 }).map((n) => n / 1000);
 
@@ -119,7 +119,7 @@ describe("threshold invoices add up", () => {
 						tokens += step.tokens;
 						const state = stateOf(plan, usageOf(count, tokens), billed, sequences);
 						// The accumulator's judgment: the charge lines so far less what threshold invoices billed.
-						const usage = draftInvoice({ ...state, billedLines: [] })?.lines.filter(
+						const usage = computeInvoice({ ...state, billedLines: [] })?.lines.filter(
 							(line) => line.metric === "tokens" || line.metric === "calls",
 						);
 						const notInvoiced = Decimal.sum((usage ?? []).map((line) => line.amount)).sub(
@@ -144,8 +144,8 @@ describe("threshold invoices add up", () => {
 						}
 					}
 					const final = stateOf(plan, usageOf(count, tokens), billed, sequences);
-					const regular = draftInvoice(final);
-					const whole = draftInvoice(stateOf(plan, usageOf(count, tokens), [], []));
+					const regular = computeInvoice(final);
+					const whole = computeInvoice(stateOf(plan, usageOf(count, tokens), [], []));
 					expect(regular?.kind).toBe("regular");
 					expect(thresholdTotal.add(regular?.amount ?? Decimal.ZERO).toString()).toBe(
 						whole?.amount.toString(),

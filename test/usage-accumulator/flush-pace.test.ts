@@ -10,7 +10,7 @@ import {
 	accumulatorName,
 	accumulatorStub,
 	shardOf,
-} from "../../src/durable-objects/usage-accumulator/client";
+} from "../../src/durable-objects/usage-accumulator/handle";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { createAccount, post } from "../helpers";
 import {

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
 import { hasUnflushed } from "../../src/durable-objects/usage-accumulator/parts/flush";
-import { PlanBook } from "../../src/durable-objects/usage-accumulator/parts/plans";
+import { PlanBook } from "../../src/durable-objects/usage-accumulator/parts/period-plans";
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { combineQuantities, sourceKey } from "../../src/pricing/sources";

@@ -8,7 +8,7 @@ import { readMetrics } from "../../src/durable-objects/usage-accumulator/storage
 import { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import type { MeteringEvent } from "../../src/durable-objects/usage-accumulator/types";
 import { Decimal } from "../../src/lib/decimal";
-import type { ChargeSource } from "../../src/pricing/plan";
+import type { ChargeSource } from "../../src/pricing/charges";
 import { combineQuantities, meteredSources, sourceKey } from "../../src/pricing/sources";
 
 // The accumulator's filtered / max / unique_count quantities equal a naive computation over all the events,

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { UsageAccumulator } from "../../src/durable-objects/usage-accumulator/object";
-import { PlanBook } from "../../src/durable-objects/usage-accumulator/parts/plans";
+import { PlanBook } from "../../src/durable-objects/usage-accumulator/parts/period-plans";
 import type { AccumulatorStore } from "../../src/durable-objects/usage-accumulator/storage/store";
 import { createAgent, get, post } from "../helpers";
 import { currentPeriod, customer, generate, generateOne, linesOf, sdkKey } from "../invoicing/fixtures";

@@ -6,7 +6,7 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { accumulatorName, accumulatorStub } from "../../src/durable-objects/usage-accumulator/client";
+import { accumulatorName, accumulatorStub } from "../../src/durable-objects/usage-accumulator/handle";
 import type { Env } from "../../src/env";
 import entry from "../../src/index";
 import { dispatchOutbox } from "../../src/webhooks/dispatch";

@@ -110,7 +110,7 @@ export const membershipGeneration = {
 	closed: (membershipId: number) => 2 * membershipId + 1,
 };
 
-/** The object itself, for what accumulators ask each other; the rest of the Worker uses client.ts. */
+/** The object itself, for what accumulators ask each other; the rest of the Worker uses handle.ts. */
 export function accumulatorStub(env: Env, name: string) {
 	return env.USAGE_ACCUMULATOR.get(env.USAGE_ACCUMULATOR.idFromName(name));
 }

@@ -1,12 +1,12 @@
 /**
- * What the rest of the Worker may ask of one usage accumulator, bound to its name (client.ts: usageAccumulator).
+ * What the rest of the Worker may ask of one usage accumulator, bound to its name (handle.ts: usageAccumulator).
  * Callers use this rather than the object's stub: the name is given once, events travel in their wire form
  * (wire.ts), and the answers have their real types. What accumulators ask each other (a handover's release, a
  * shard's report to its head) and what only tests read stay off it.
  */
 import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
-import type { AlertRule } from "./parts/alerts";
+import type { AlertRule } from "./parts/alert-book";
 import type { EventView } from "./parts/archive";
 import type {
 	BudgetView,

@@ -11,7 +11,7 @@
  * refreshes from D1.
  *
  * This file only routes calls, to the parts that do the work (parts/, see README.md), over the storage
- * (storage/). The rest of the Worker calls it through client.ts (the interface in interface.ts). Its public
+ * (storage/). The rest of the Worker calls it through handle.ts (the interface in interface.ts). Its public
  * methods are its RPC methods: their names and arguments stay as they are, since a Worker of the previous version
  * may call an object of this one during a rollout (and the reverse).
  */
@@ -23,10 +23,10 @@ import type { MetricQuantity } from "../../pricing/sources";
 import { parseAccumulatorName } from "./identity";
 import type { RetainedEvents } from "./interface";
 import type { FlushSchedule } from "./parts/alarm";
-import type { AlertBook, AlertRule } from "./parts/alerts";
+import type { AlertBook, AlertRule } from "./parts/alert-book";
 import type { AccumulatorParts, AccumulatorSettings } from "./parts/context";
 import type { HandoverRuns } from "./parts/handover";
-import type { PlanBook } from "./parts/plans";
+import type { PlanBook } from "./parts/period-plans";
 import type {
 	BudgetView,
 	ReleaseAnswer,

@@ -2,7 +2,7 @@
  * A step that may fail and is repeated (the two steps of an adoption: parts/adoption.ts) answers its failure
  * instead of throwing it across the RPC boundary. A rejection that leaves an object is reported by the runtime
  * as an uncaught exception of that object, a stack trace in the logs for a failure its caller handles: the
- * subscription's creation logs one line and leaves the adoption to the cron. The client (client.ts) turns the
+ * subscription's creation logs one line and leaves the adoption to the cron. The client (handle.ts) turns the
  * answer back into the error, so callers see the same rejection as before.
  */
 

@@ -6,7 +6,7 @@
  */
 import { and, eq, getTableColumns, type SQL } from "drizzle-orm";
 import { auditInsert } from "../../audit/record";
-import { fromMinor } from "../../credits/plan";
+import { fromMinor } from "../../credits/wallet";
 import { abortUnlessChanged, fromDrizzle, isAbortedByGuard } from "../../db/batch";
 import type { Db } from "../../db/client";
 import { invoiceCollections, invoices, payments, stripeEvents } from "../../db/schema";

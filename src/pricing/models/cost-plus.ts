@@ -3,7 +3,7 @@
  * is an amount of cost in the plan's currency, so included_quantity is cost given away before the markup.
  */
 import { Decimal } from "../../lib/decimal";
-import type { CostPlusCharge } from "../plan";
+import type { CostPlusCharge } from "../charges";
 import type { ModelResult } from "../rate";
 
 const HUNDRED_PERCENT = Decimal.from(100);

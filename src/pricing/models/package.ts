@@ -1,6 +1,6 @@
 /** package: units are sold in whole packages; a started package is paid in full. */
 import { Decimal } from "../../lib/decimal";
-import type { PackageCharge } from "../plan";
+import type { PackageCharge } from "../charges";
 import type { ModelResult } from "../rate";
 
 export function ratePackage(

@@ -1,6 +1,6 @@
 /** per_unit: every billable unit at the same price. */
 import { Decimal } from "../../lib/decimal";
-import type { PerUnitCharge } from "../plan";
+import type { PerUnitCharge } from "../charges";
 import type { ModelResult } from "../rate";
 
 export function ratePerUnit(charge: Pick<PerUnitCharge, "unit_price">, billable: Decimal): ModelResult {

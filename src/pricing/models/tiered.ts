@@ -4,7 +4,7 @@
  * a billable quantity of 0 enters no tier, so it costs nothing.
  */
 import { Decimal } from "../../lib/decimal";
-import type { TieredCharge } from "../plan";
+import type { TieredCharge } from "../charges";
 import type { ModelResult, RatedTier } from "../rate";
 
 export function rateTiered(charge: Pick<TieredCharge, "tiers">, billable: Decimal): ModelResult {

@@ -4,7 +4,7 @@
  * Every tier is listed so the breakdown has the same shape as graduated pricing; only the applied one is non-zero.
  */
 import { Decimal } from "../../lib/decimal";
-import type { VolumeCharge } from "../plan";
+import type { VolumeCharge } from "../charges";
 import type { ModelResult, RatedTier } from "../rate";
 
 export function rateVolume(charge: Pick<VolumeCharge, "tiers">, billable: Decimal): ModelResult {

@@ -5,7 +5,7 @@
 import { Decimal } from "../../../lib/decimal";
 import { periodOf } from "../../../lib/time";
 import type { AccumulatorIdentity } from "../identity";
-import { periodValues } from "./alerts";
+import { periodValues } from "./alert-book";
 import type { AccumulatorParts } from "./context";
 
 /** The sum of the holds still active at `now`. */

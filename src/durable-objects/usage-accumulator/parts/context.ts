@@ -7,8 +7,8 @@ import { type ChunkLimits, DEFAULT_CHUNK_LIMITS } from "../storage/event-rows";
 import { RAW_EVENTS_MAX_BYTES } from "../storage/raw-events";
 import type { AccumulatorStore } from "../storage/store";
 import type { Handover } from "../types";
-import type { AlertBook } from "./alerts";
-import type { PlanBook } from "./plans";
+import type { AlertBook } from "./alert-book";
+import type { PlanBook } from "./period-plans";
 
 export interface AccumulatorSettings {
 	/** How long after the first unflushed event the alarm copies to D1. */

@@ -27,7 +27,7 @@ import {
 	readUnflushedTriggers,
 	triggerStatements,
 	UNFLUSHED_TRIGGERS_SQL,
-} from "./alerts";
+} from "./alert-book";
 import { metricStatements } from "./metrics";
 
 /** A slice of what D1 does not have yet. */
@@ -41,7 +41,7 @@ export interface UnflushedChunk {
 	unpriced: UnpricedRow[];
 	/** Per-period quantities of filtered, max and unique_count sources (metrics.ts). */
 	metrics: MetricRow[];
-	/** Alerts triggered here (alerts.ts). */
+	/** Alerts triggered here (alert-book.ts). */
 	triggers: ReturnType<typeof readUnflushedTriggers>;
 	lastOutboxSeq: number | null;
 	outbox: OutboxRow[];

@@ -1,6 +1,6 @@
 /**
  * A subscription's head accumulator — its only one, or shard 0 of a sharded one (identity.ts) — holds its alerts
- * (alerts.ts): they are evaluated with each counting pass there, when an alert is set, and when another shard
+ * (alert-book.ts): they are evaluated with each counting pass there, when an alert is set, and when another shard
  * reports its period so far after a flush (shards.ts).
  */
 import { periodOf } from "../../../lib/time";
@@ -12,7 +12,7 @@ import {
 	parseAccumulatorName,
 } from "../identity";
 import type { ThresholdAnswer, ThresholdRebilled, ThresholdRequest } from "../types";
-import type { AlertContext, AlertRule } from "./alerts";
+import type { AlertContext, AlertRule } from "./alert-book";
 import type { AccumulatorParts } from "./context";
 import { hasUnflushed } from "./flush";
 import { type CountObserver, MetricDeltas } from "./metrics";

@@ -9,7 +9,7 @@ export { eventsRetainedAfter, newestRawEvents } from "../storage/raw-events";
 export { AccumulatorStore } from "../storage/store";
 export { absorbPage, setAsideFor } from "./adoption";
 export { FlushSchedule } from "./alarm";
-export { AlertBook } from "./alerts";
+export { AlertBook } from "./alert-book";
 export { eventViewOf } from "./archive";
 export { DEFAULT_ACCUMULATOR_SETTINGS } from "./context";
 export { recordCall } from "./counting";
@@ -22,6 +22,6 @@ export {
 	thresholdInvoiced,
 	thresholdVoided,
 } from "./head";
+export { PlanBook } from "./period-plans";
 export { splitPlan } from "./plan-splits";
-export { PlanBook } from "./plans";
 export { readReservation, releaseReservation, reserve, tightestBudget } from "./reservations";

@@ -7,7 +7,7 @@
  *   the daily rows, copied to D1's usage_metrics by the flush;
  * - metric_values: the distinct values of each unique_count source per period, and the instance that sent each
  *   first, so a repeated value is never counted twice.
- * Which sources a period needs comes from the plan in effect for it (plans.ts).
+ * Which sources a period needs comes from the plan in effect for it (period-plans.ts).
  */
 import { statement } from "../../../db/batch";
 import { Decimal } from "../../../lib/decimal";

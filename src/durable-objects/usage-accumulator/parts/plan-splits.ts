@@ -4,7 +4,7 @@
  * (lib/day-keys.ts), so invoicing gives every row to one part. Events of that day counted before the accumulator
  * knew — a few in flight, or timestamped up to five minutes ahead — are moved from the day's row to the split's,
  * from the raw events kept here, in the transaction that notes the instant. The period's plan is learnt again:
- * the later part's plan now rates it (its metered sources are counted again from the raw events, plans.ts).
+ * the later part's plan now rates it (its metered sources are counted again from the raw events, period-plans.ts).
  */
 import { dayKeyOf } from "../../../lib/day-keys";
 import { periodOf } from "../../../lib/time";

@@ -87,7 +87,7 @@ export async function refreshPrices(parts: AccumulatorParts, identity: Accumulat
 /**
  * Synchronous, right where the new prices replace the old: answers whether anything was re-rated. Metrics of
  * periods whose plan is not learnt yet are left: learning a period counts its metrics again from the raw events
- * (plans.ts), with these prices.
+ * (period-plans.ts), with these prices.
  */
 function applyPrices(parts: AccumulatorParts, custom: ModelPrice[]): boolean {
 	const { store } = parts;

@@ -1,6 +1,6 @@
 /**
  * Threshold invoices (docs/thresholds-and-recurring-credits.md), judged in a subscription's head with its alerts
- * (alerts.ts): after a counting pass, in its transaction, the period's usage amount — its charge lines, no base
+ * (alert-book.ts): after a counting pass, in its transaction, the period's usage amount — its charge lines, no base
  * fee or minimum — less what the period's threshold invoices billed is compared with the threshold. Reaching it
  * stores a request (the period's next sequence) with the events that caused it, so a request is never lost;
  * a jump over several multiples is one request, and no other is made while one waits.

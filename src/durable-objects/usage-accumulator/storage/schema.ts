@@ -68,7 +68,7 @@ CREATE TABLE IF NOT EXISTS unpriced (
 CREATE INDEX IF NOT EXISTS unpriced_unflushed ON unpriced (period) WHERE version > flushed_version;
 `;
 
-/** The plan of each period and the quantities of its metered sources (metric-rows.ts, parts/plans.ts). */
+/** The plan of each period and the quantities of its metered sources (metric-rows.ts, parts/period-plans.ts). */
 export const METRICS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS plan_periods (period TEXT PRIMARY KEY, plan TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS metrics (
@@ -80,7 +80,7 @@ CREATE TABLE IF NOT EXISTS metric_values (
 	PRIMARY KEY (period, source, value));
 `;
 
-/** Alert rules and what they triggered, in a subscription's head (parts/alerts.ts). */
+/** Alert rules and what they triggered, in a subscription's head (parts/alert-book.ts). */
 export const ALERTS_SCHEMA = `
 CREATE TABLE IF NOT EXISTS alert_rules (
 	id TEXT PRIMARY KEY, metric TEXT, threshold TEXT NOT NULL, block INTEGER NOT NULL);

@@ -14,9 +14,9 @@ import { DomainError } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { inexactAmountMessage, isExactAsJsonNumber } from "../lib/money";
 import { nowIso } from "../lib/time";
+import type { Charge, PlanPricing, RatePlanInput } from "./charges";
 import { withDiscount } from "./period-discount";
 import { versionRowOf } from "./pinned-version";
-import type { Charge, PlanPricing, RatePlanInput } from "./plan";
 import { type RatedUsage, type RatedUsageJson, ratedUsageToJson, rateUsage } from "./rate";
 import { subscriptionPlanNow } from "./subscription-plan";
 

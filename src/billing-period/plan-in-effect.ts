@@ -11,8 +11,8 @@ import { ratePlans, subscriptionPlans, subscriptions } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { effectivePlan } from "../pricing/effective-plan";
 import { atVersion } from "../pricing/pinned-version";
-import type { RatePlanRow } from "../pricing/plans";
 import type { PriceOverride } from "../pricing/price-overrides";
+import type { RatePlanRow } from "../pricing/rate-plans";
 
 /**
  * The plan history row with the greatest effective period ≤ P; the subscription's own plan if it has none. P is

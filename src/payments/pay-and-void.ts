@@ -11,12 +11,18 @@ import type { ById } from "../db/rows";
 import { creditLedger, invoices, payments } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { markStatements, type WriteMark } from "../db/write-once";
+import {
+	getInvoice,
+	getInvoiceRow,
+	type InvoiceRow,
+	type InvoiceView,
+	invoiceEventData,
+} from "../invoicing/invoices";
 import { Decimal } from "../lib/decimal";
 import { conflict } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { nowIso } from "../lib/time";
 import { outboxInsert } from "../webhooks/outbox";
-import { getInvoice, getInvoiceRow, type InvoiceRow, type InvoiceView, invoiceEventData } from "./invoices";
 
 /** The invoice, only while it is open and credit notes took what they had when it was read. */
 function stillOpen(scope: Scope, id: string, creditedMinor: number) {

@@ -2,10 +2,10 @@ import { describe, expect, it } from "vitest";
 import {
 	type AgentUsage,
 	type BilledLine,
-	draftInvoice,
+	computeInvoice,
 	type SubscriptionPeriodState,
-} from "../../src/invoicing/draft";
-import type { RatePlanRow } from "../../src/pricing/plans";
+} from "../../src/invoicing/computed";
+import type { RatePlanRow } from "../../src/pricing/rate-plans";
 
 // The pure core of generation: what a subscription owes for a period, given its usage and earlier invoices.
 const plan: RatePlanRow = {
@@ -60,7 +60,7 @@ function state(overrides: Partial<SubscriptionPeriodState> = {}): SubscriptionPe
 	};
 }
 
-const summary = (draft: ReturnType<typeof draftInvoice>) =>
+const summary = (draft: ReturnType<typeof computeInvoice>) =>
 	draft && {
 		kind: draft.kind,
 		sequence: draft.sequence,
@@ -68,12 +68,12 @@ const summary = (draft: ReturnType<typeof draftInvoice>) =>
 		lines: draft.lines.map((l) => [l.metric, l.quantity.toString(), l.amount.toString(), l.agentShares]),
 	};
 
-describe("draftInvoice", () => {
+describe("computeInvoice", () => {
 	it("drafts a regular invoice with every line and the agents' shares", () => {
 		const usage = [...tokens("agt_a", 3, "700"), ...tokens(null, 2, "200.5")];
 		// tokens 900.5, 100 free → 800.5 billable, volume tier ≤ 1000 → 800.5 × 0.01 = 8.005 → 8.01 (half up)
 		// calls 5 × 0.10 = 0.50; base fee 30 → 38.51
-		expect(summary(draftInvoice(state({ usage })))).toEqual({
+		expect(summary(computeInvoice(state({ usage })))).toEqual({
 			kind: "regular",
 			sequence: 1,
 			amount: "38.51",
@@ -103,14 +103,14 @@ describe("draftInvoice", () => {
 
 	it("drafts nothing more when the usage is what was billed", () => {
 		const usage = tokens("agt_a", 5, "900.5");
-		const regular = draftInvoice(state({ usage }));
+		const regular = computeInvoice(state({ usage }));
 		const billedLines: BilledLine[] = (regular?.lines ?? []).map((l) => ({
 			metric: l.metric,
 			quantity: l.quantity.toString(),
 			amount: l.amount.toString(),
 			agentShares: l.agentShares,
 		}));
-		expect(draftInvoice(state({ usage, invoiced: true, sequences: [1], billedLines }))).toBeNull();
+		expect(computeInvoice(state({ usage, invoiced: true, sequences: [1], billedLines }))).toBeNull();
 	});
 
 	it("bills the difference of a re-rating, which for volume pricing reprices every unit", () => {
@@ -127,7 +127,7 @@ describe("draftInvoice", () => {
 		const usage = [...tokens("agt_a", 5, "900"), ...tokens("agt_b", 0, "1300")];
 		// tokens now 2,200, 100 free → 2,100 billable, all in the second volume tier: 2,100 × 0.005 = 10.50
 		// billed 8.00 → +2.50 for 1,300 more tokens; calls and base fee unchanged (count 0 for agt_b)
-		expect(summary(draftInvoice(state({ usage, invoiced: true, sequences: [1], billedLines })))).toEqual({
+		expect(summary(computeInvoice(state({ usage, invoiced: true, sequences: [1], billedLines })))).toEqual({
 			kind: "supplementary",
 			sequence: 2,
 			amount: "2.5",
@@ -143,7 +143,7 @@ describe("draftInvoice", () => {
 		];
 		// tokens 40 → 90, still inside the 100 included: 0; calls stay 0 (the rows count 0 calls).
 		const usage = tokens("agt_a", 0, "90");
-		expect(draftInvoice(state({ usage, invoiced: true, sequences: [1], billedLines }))).toBeNull();
+		expect(computeInvoice(state({ usage, invoiced: true, sequences: [1], billedLines }))).toBeNull();
 	});
 
 	it("words a supplementary line by whether the period was open at its first invoice", () => {
@@ -153,7 +153,7 @@ describe("draftInvoice", () => {
 		];
 		const usage = tokens("agt_a", 3, "0");
 		const describe = (invoicedWhileOpen: boolean) =>
-			draftInvoice(
+			computeInvoice(
 				state({ usage, invoiced: true, sequences: [1], billedLines, invoicedWhileOpen }),
 			)?.lines.map((line) => line.description);
 		expect(describe(true)).toEqual(["calls — usage since the previous invoice: 2 units (3 in total)"]);
@@ -161,7 +161,7 @@ describe("draftInvoice", () => {
 	});
 
 	it("numbers the next invoice after every earlier one, void ones included", () => {
-		const draft = draftInvoice(state({ sequences: [1, 2], invoiced: false }));
+		const draft = computeInvoice(state({ sequences: [1, 2], invoiced: false }));
 		expect(draft).toMatchObject({ kind: "regular", sequence: 3 });
 	});
 
@@ -173,7 +173,7 @@ describe("draftInvoice", () => {
 		const usage = [
 			{ agentId: "agt_b", kind: "action" as const, type: "llm_call", field: "", count: 6, sum: "0" },
 		];
-		const draft = draftInvoice(state({ usage, invoiced: true, sequences: [1], billedLines }));
+		const draft = computeInvoice(state({ usage, invoiced: true, sequences: [1], billedLines }));
 		const calls = draft?.lines.find((l) => l.metric === "calls");
 		expect(calls?.agentShares).toEqual([{ agent_id: "agt_b", quantity: "6" }]);
 		expect(calls?.amount.toString()).toBe("0.1");

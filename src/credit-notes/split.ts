@@ -3,7 +3,7 @@
  * unpaid of its amount due, then refunded up to what its payments brought in (with `refund: true`), the rest given
  * back as credit. Pure: issue.ts stores the plan in a batch guarded against the invoice changing meanwhile.
  */
-import { fromMinor } from "../credits/plan";
+import { fromMinor } from "../credits/wallet";
 import { type InvoiceRow, invoiceNumber } from "../invoicing/invoices";
 import { Decimal } from "../lib/decimal";
 import { conflict, validationError } from "../lib/errors";

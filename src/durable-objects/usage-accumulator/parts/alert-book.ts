@@ -30,7 +30,7 @@ import { readMetrics } from "../storage/metric-rows";
 import { ALERTS_SCHEMA } from "../storage/schema";
 import type { FlushTarget, MeteringEvent } from "../types";
 import type { CountObserver } from "./metrics";
-import type { PeriodPlan } from "./plans";
+import type { PeriodPlan } from "./period-plans";
 import { type Billing, type HeldConversion, inBilling } from "./rates";
 import { reportedCosts, reportedUsage } from "./shards";
 import { ThresholdBook } from "./thresholds";

@@ -4,7 +4,7 @@ import type { Db } from "../db/client";
 import { accounts, ratePlans } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { conflict, notFound } from "../lib/errors";
-import type { Charge } from "../pricing/plan";
+import type { Charge } from "../pricing/charges";
 
 export function accountQuery(db: Db, scope: Scope, id: string) {
 	return db

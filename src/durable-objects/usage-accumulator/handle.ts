@@ -8,7 +8,7 @@ import type { UsageAggregate } from "../../pricing/quantities";
 import type { MetricQuantity } from "../../pricing/sources";
 import { accumulatorStub } from "./identity";
 import type { RetainedEvents, UsageAccumulatorClient } from "./interface";
-import type { AlertRule } from "./parts/alerts";
+import type { AlertRule } from "./parts/alert-book";
 import type * as Reservations from "./parts/reservations";
 import { resultOf, type StepFailure } from "./step-failure";
 import type { RawEventQuery } from "./storage/raw-events";

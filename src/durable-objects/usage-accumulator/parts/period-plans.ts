@@ -9,8 +9,8 @@
  */
 import type { Env } from "../../../env";
 import { periodBounds, periodOf } from "../../../lib/time";
+import type { Charge } from "../../../pricing/charges";
 import { effectiveCharges } from "../../../pricing/effective-plan";
-import type { Charge } from "../../../pricing/plan";
 import type { PriceOverride } from "../../../pricing/price-overrides";
 import { type MeteredSource, meteredSources } from "../../../pricing/sources";
 import type { AccumulatorIdentity } from "../identity";

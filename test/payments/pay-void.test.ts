@@ -9,7 +9,7 @@ import {
 	MANUAL_COLLECTION,
 	outboxEvents,
 	sendActions,
-} from "./fixtures";
+} from "../invoicing/fixtures";
 
 // Paying and voiding (§10): only an open invoice changes state; paying records a payment and emits
 // invoice.paid then payment.successful in the same batch.

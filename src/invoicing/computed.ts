@@ -20,17 +20,17 @@ import { type Conversion, convertAmount } from "../exchange-rates/convert";
 import { convertRated } from "../exchange-rates/rated";
 import type { ExchangeRate } from "../exchange-rates/rates";
 import { Decimal } from "../lib/decimal";
+import type { Charge } from "../pricing/charges";
 import {
 	DISCOUNT_METRIC,
 	discountDescription,
 	type PeriodDiscount,
 	withDiscount,
 } from "../pricing/period-discount";
-import type { Charge } from "../pricing/plan";
-import type { RatePlanRow } from "../pricing/plans";
-import { ratePlanPricing } from "../pricing/plans";
 import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
 import { BASE_FEE_METRIC, MINIMUM_METRIC } from "../pricing/rate";
+import type { RatePlanRow } from "../pricing/rate-plans";
+import { ratePlanPricing } from "../pricing/rate-plans";
 import type { MetricQuantity } from "../pricing/sources";
 import {
 	BASE_FEE_DESCRIPTION,
@@ -105,7 +105,7 @@ export interface SubscriptionPeriodState {
 	parts?: PeriodPart[];
 }
 
-export interface DraftLine {
+export interface ComputedLine {
 	metric: string;
 	description: string;
 	quantity: Decimal;
@@ -116,7 +116,7 @@ export interface DraftLine {
 	partStartsAt?: string; // The first instant of its part of a split period (split-rating.ts).
 }
 
-export interface InvoiceDraft {
+export interface ComputedInvoice {
 	subscriptionId: string;
 	accountId: string;
 	ratePlanId: string;
@@ -124,7 +124,7 @@ export interface InvoiceDraft {
 	sequence: number;
 	currency: string;
 	amount: Decimal;
-	lines: DraftLine[];
+	lines: ComputedLine[];
 	/** A threshold invoice's request number (threshold-invoices.ts). */
 	thresholdSequence?: number;
 	/** What the discount could not take off this regular invoice, granted as a credit (≤ 0; threshold-rest.ts). */
@@ -240,7 +240,7 @@ function originalOf(amount: Decimal | undefined, conversion: Conversion | null |
 	return amount === undefined || !conversion ? null : { amount, currency: conversion.from };
 }
 
-export function regularLine(line: MeteredLine, conversion?: Conversion | null): DraftLine {
+export function regularLine(line: MeteredLine, conversion?: Conversion | null): ComputedLine {
 	const description =
 		line.charge === null
 			? flatDescription(line)
@@ -306,7 +306,7 @@ function differenceLine(
 	before: Billed | undefined,
 	since: "late" | "previous_invoice" = "late",
 	conversion: Conversion | null = null,
-): DraftLine | null {
+): ComputedLine | null {
 	const quantity = line.quantity.sub(before?.quantity ?? Decimal.ZERO);
 	// A converted line: the difference of the plan-currency amounts, converted now (a new rate alone bills nothing).
 	const originalDifference =
@@ -348,10 +348,10 @@ function differenceLine(
 }
 
 /** The invoice this subscription needs now for the period, or null when everything is already billed. */
-export function draftInvoice(state: SubscriptionPeriodState): InvoiceDraft | null {
+export function computeInvoice(state: SubscriptionPeriodState): ComputedInvoice | null {
 	const metered = rateThePeriod(state);
 	const conversion = state.conversion ?? null;
-	let lines: DraftLine[];
+	let lines: ComputedLine[];
 	let discountCredited: Decimal | undefined;
 	if (!state.invoiced) {
 		// After threshold invoices, the rest of the period (threshold-rest.ts).
