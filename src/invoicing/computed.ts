@@ -29,8 +29,7 @@ import {
 } from "../pricing/period-discount";
 import { quantitiesForPlan, type UsageAggregate } from "../pricing/quantities";
 import { BASE_FEE_METRIC, MINIMUM_METRIC } from "../pricing/rate";
-import type { RatePlanRow } from "../pricing/rate-plans";
-import { ratePlanPricing } from "../pricing/rate-plans";
+import { type RatePlanRow, ratePlanPricing } from "../pricing/rate-plans";
 import type { MetricQuantity } from "../pricing/sources";
 import {
 	BASE_FEE_DESCRIPTION,
