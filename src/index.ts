@@ -12,17 +12,16 @@ export { RateLimiter } from "./durable-objects/rate-limiter/object";
 export { UsageAccumulator } from "./durable-objects/usage-accumulator/object";
 
 const ingest = createIngestApp();
-let whole: Promise<Router> | undefined;
+let whole: Router | undefined;
 
-/** The whole app, imported and built on the first request that needs it (a failed import is tried again). */
-function wholeApp(): Promise<Router> {
-	whole ??= import("./app").then(
-		({ createApp }) => createApp(),
-		(error) => {
-			whole = undefined;
-			throw error;
-		},
-	);
+/**
+ * The whole app, imported and built on the first request that needs it. Each request awaits its own import (the
+ * module loads once): a promise begun by one request and awaited by another crosses their I/O contexts.
+ */
+async function wholeApp(): Promise<Router> {
+	if (whole !== undefined) return whole;
+	const { createApp } = await import("./app");
+	whole ??= createApp();
 	return whole;
 }
 

@@ -54,9 +54,8 @@ import type {
 export type { RetainedEvents } from "./interface";
 export type { AccumulatorSettings } from "./parts/context";
 
-/** The parts (parts/index.ts), imported once per isolate, by the first instance it builds. */
+/** The parts (parts/index.ts): the module loads once per isolate; each instance awaits its own import of it. */
 type Parts = typeof import("./parts/index");
-let loading: Promise<Parts> | undefined;
 
 declare module "../../env" {
 	interface BoundClasses {
@@ -85,11 +84,8 @@ export class UsageAccumulator extends DurableObject<Env> {
 	constructor(ctx: DurableObjectState, env: Env) {
 		super(ctx, env);
 		ctx.blockConcurrencyWhile(async () => {
-			loading ??= import("./parts/index").catch((error) => {
-				loading = undefined;
-				throw error;
-			});
-			const lib = await loading;
+			// Never a promise another instance began: awaiting it would be I/O across Durable Objects.
+			const lib: Parts = await import("./parts/index");
 			this.lib = lib;
 			this.settings = structuredClone(lib.DEFAULT_ACCUMULATOR_SETTINGS);
 			this.store = new lib.AccumulatorStore(ctx.storage);

@@ -110,11 +110,12 @@ export function archiveKey(
  * archive is written by the accumulator, on the thread that counts events. node:zlib is imported by the first
  * write: loading it loads the runtime's Node compatibility streams, which nothing else here needs at startup.
  */
-let zlib: Promise<typeof import("node:zlib")> | undefined;
+let zlib: typeof import("node:zlib") | undefined;
 export async function gzip(text: string): Promise<Uint8Array> {
-	zlib ??= import("node:zlib");
-	const { gzipSync } = await zlib;
-	return gzipSync(text, { level: 3 });
+	// Each caller awaits its own import (the module loads once): an accumulator awaiting a promise that another
+	// began is I/O across Durable Objects, which the runtime refuses.
+	zlib ??= await import("node:zlib");
+	return zlib.gzipSync(text, { level: 3 });
 }
 
 export interface ArchiveReport {
