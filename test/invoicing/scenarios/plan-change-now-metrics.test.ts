@@ -94,4 +94,62 @@ describe("scenario: a plan change now with max, filtered and distinct quantities
 		);
 		expect(charges).toEqual(linesOf(invoice));
 	});
+
+	it("counts each part by its own plan's sources, and bills a late larger peak as a part's difference", async () => {
+		vi.useFakeTimers({ toFake: ["Date"] });
+		setClock(at(1, "00:00:00.000"));
+		const modelPlan = (model: string, price: number) => ({
+			name: "Models",
+			currency: "USD",
+			base_fee: 0,
+			charges: [
+				{
+					metric: "model_calls",
+					source: { kind: "action", type: "call", aggregate: "count", filter: { model } },
+					model: "per_unit",
+					unit_price: price,
+				},
+				{
+					metric: "peak",
+					source: { kind: "action", type: "call", aggregate: "max", field: "agents" },
+					model: "per_unit",
+					unit_price: price,
+				},
+			],
+		});
+		const { plan, account, subscription, instances } = await customer(modelPlan("gpt-4o", 1));
+		const agent = instances[0] as string;
+		const v2 = await post(`/v1/pricing/rate-plans/${plan.id}/versions`, modelPlan("claude", 2));
+		expect(v2.status, JSON.stringify(v2.body)).toBe(201);
+		const call = (day: number, model: string, agents: number) => ({
+			agent_key: agent,
+			action_type: "call",
+			timestamp: at(day),
+			metadata: { model, agents },
+		});
+		setClock(at(4, "13:00:00.000"));
+		await sendActions([call(4, "gpt-4o", 2), call(4, "gpt-4o", 5), call(4, "claude", 1)]);
+		setClock(at(11, "00:00:00.000"));
+		const changed = await post(`/v1/subscriptions/${subscription.id}/change-plan`, { version: 2, at: "now" });
+		expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+		setClock(at(12, "13:00:00.000"));
+		// The first plan's filter still counts a late event of its part; the second plan's counts its own part.
+		await sendActions([call(12, "claude", 3), call(12, "gpt-4o", 1), call(8, "gpt-4o", 4)]);
+		setClock("2026-10-01T00:10:00.000Z");
+		const invoice = await generateOne(PERIOD, account.id);
+		// Part 1 at $1: 3 gpt-4o calls, peak 5; part 2 at $2: 1 claude call, peak 3.
+		expect(linesOf(invoice)).toEqual([
+			["base_fee", 1, 0],
+			["model_calls", 3, 3],
+			["peak", 5, 5],
+			["base_fee", 1, 0],
+			["model_calls", 1, 2],
+			["peak", 3, 6],
+		]);
+		// A later, larger peak of the first part: a supplementary invoice bills that part's difference only.
+		await sendActions([call(9, "claude", 8)]);
+		const late = await generateOne(PERIOD, account.id);
+		expect(late.kind).toBe("supplementary");
+		expect(linesOf(late)).toEqual([["peak", 3, 3]]);
+	});
 });
