@@ -77,7 +77,8 @@ export class MetricDeltas implements CountObserver {
 	/**
 	 * `known` holds the quantities of metric rows this object wrote before (StoredValues, by period, agent key and
 	 * source): rows found there need no read. `prices` costs the actions of `cost` sources (an explicit metadata
-	 * cost, else their model's price); without it they add nothing.
+	 * cost, else their model's price); without it they add nothing. `partsOf` gives the parts of a period split by
+	 * plan changes "now", whose quantities are kept per part as well.
 	 */
 	constructor(
 		private readonly sourcesOf: (period: string) => readonly MeteredSource[],
@@ -106,7 +107,12 @@ export class MetricDeltas implements CountObserver {
 	}
 
 	count(event: MeteringEvent): void {
-		for (const [key, sources] of this.keysOf(event.timestamp)) this.countUnder(key, sources, event);
+		// The hot path: no array of keys made for an event of a period that did not split.
+		const period = periodOf(event.timestamp);
+		this.countUnder(period, this.sourcesOf(period), event);
+		const parts = this.partsOf?.(period) ?? null;
+		if (parts !== null)
+			this.countUnder(partKeyOf(event.timestamp, parts.start, parts.splits), parts.sources, event);
 	}
 
 	private countUnder(period: string, sources: readonly MeteredSource[], event: MeteringEvent): void {
