@@ -5,8 +5,7 @@
  * D1's 100 bound parameters.
  */
 import { and, asc, eq, gt, gte, isNull, lt, ne, or, type SQL, sql } from "drizzle-orm";
-import type { SelectedFields, SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { instanceOfRow } from "../agents/instances";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { PeriodWindow } from "../billing-period/period";
 import {
 	overridesInEffect,
@@ -32,7 +31,7 @@ import { DISCOUNT_METRIC, discountInEffect, parseDiscount } from "../pricing/per
 import { billedLines } from "./billed-lines";
 import type { AgentMetric, AgentUsage, BilledLine, SubscriptionPeriodState } from "./computed";
 import { ONE_OFF_METRIC } from "./one-off-lines";
-import { withPeriodParts } from "./period-parts";
+import { usageByAgent, withPeriodParts } from "./period-parts";
 
 export interface SubscriptionInPeriod {
 	id: string;
@@ -48,22 +47,6 @@ export interface SubscriptionInPeriod {
 
 function isOneOf(column: SQLiteColumn, ids: readonly string[]): SQL {
 	return sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
-}
-
-/** Rows of a usage table (daily rollups, metrics) of these subscriptions, each with the agent of its instance. */
-function usageByAgent<F extends SelectedFields>(
-	db: Db,
-	scope: Scope,
-	table: typeof usageDaily | typeof usageMetrics,
-	ids: readonly string[],
-	fields: F,
-	...conditions: SQL[]
-) {
-	return db
-		.select({ subscriptionId: table.subscriptionId, agentId: agentInstances.agentId, ...fields })
-		.from(table)
-		.leftJoin(agentInstances, instanceOfRow(table))
-		.where(inScope(scope, table, isOneOf(table.subscriptionId, ids), ...conditions));
 }
 
 /** Subscriptions active at some time in the period: started before its end, not cancelled by its start. */

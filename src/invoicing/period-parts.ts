@@ -4,10 +4,11 @@
  * one runs from the latest split to the period's end and is rated by the plan in effect for the period (the
  * state's own plan). The usage of the period is divided by the instants its day rows start at: the accumulator
  * keys the events of a split day from the split on by the split's instant (usage-accumulator/parts/day-keys.ts),
- * so every row lies within one part. One more round trip, made only when some subscription of the group split.
+ * so every row lies within one part. Filtered, max and unique_count quantities are kept per part too, under the
+ * part's first instant (partMetricRows). One more round trip, made only when some subscription of the group split.
  */
-import { gte, lt, sql } from "drizzle-orm";
-import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { gt, gte, lt, type SQL, sql } from "drizzle-orm";
+import type { SelectedFields, SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { instanceOfRow } from "../agents/instances";
 import type { PeriodWindow } from "../billing-period/period";
 import { type BaseFeeProration, baseFeeProration } from "../billing-period/proration";
@@ -18,6 +19,7 @@ import {
 	ratePlanVersions,
 	type subscriptionPlanParts,
 	usageDaily,
+	usageMetrics,
 } from "../db/schema";
 import { inScope, type Scope } from "../db/scope";
 import { segmentStartOf } from "../lib/day-keys";
@@ -44,30 +46,77 @@ export type PartRow = typeof subscriptionPlanParts.$inferSelect;
 const inList = (column: SQLiteColumn, ids: readonly string[]) =>
 	sql`${column} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`;
 
-/** The period's day rows of these subscriptions, one by one, each with the agent of its instance. */
-function dailyRows(db: Db, scope: Scope, window: PeriodWindow, ids: readonly string[]) {
+/** Rows of a usage table (daily rollups, metrics) of these subscriptions, each with the agent of its instance. */
+export function usageByAgent<F extends SelectedFields>(
+	db: Db,
+	scope: Scope,
+	table: typeof usageDaily | typeof usageMetrics,
+	ids: readonly string[],
+	fields: F,
+	...conditions: SQL[]
+) {
 	return db
-		.select({
-			subscriptionId: usageDaily.subscriptionId,
-			agentId: agentInstances.agentId,
+		.select({ subscriptionId: table.subscriptionId, agentId: agentInstances.agentId, ...fields })
+		.from(table)
+		.leftJoin(agentInstances, instanceOfRow(table))
+		.where(inScope(scope, table, inList(table.subscriptionId, ids), ...conditions));
+}
+
+/** The period's day rows of these subscriptions, one by one. */
+const dailyRows = (db: Db, scope: Scope, window: PeriodWindow, ids: readonly string[]) =>
+	usageByAgent(
+		db,
+		scope,
+		usageDaily,
+		ids,
+		{
 			day: usageDaily.day,
 			kind: usageDaily.kind,
 			type: usageDaily.type,
 			field: usageDaily.field,
 			count: usageDaily.count,
 			sum: usageDaily.sum,
-		})
-		.from(usageDaily)
-		.leftJoin(agentInstances, instanceOfRow(usageDaily))
-		.where(
-			inScope(
-				scope,
-				usageDaily,
-				inList(usageDaily.subscriptionId, ids),
-				gte(usageDaily.day, window.firstDay),
-				lt(usageDaily.day, window.endDay),
-			),
-		);
+		},
+		gte(usageDaily.day, window.firstDay),
+		lt(usageDaily.day, window.endDay),
+	);
+
+/**
+ * The period's quantities of filtered, max and unique_count sources of these subscriptions per part: the
+ * accumulator keeps them under the part's first instant (lib/day-keys.ts: partKeyOf), which sorts after the
+ * period's own key and before the next period's.
+ */
+const partMetricRows = (db: Db, scope: Scope, window: PeriodWindow, ids: readonly string[]) =>
+	usageByAgent(
+		db,
+		scope,
+		usageMetrics,
+		ids,
+		{ key: usageMetrics.period, source: usageMetrics.source, quantity: usageMetrics.quantity },
+		gt(usageMetrics.period, window.period),
+		lt(usageMetrics.period, `${window.period}~`),
+	);
+
+type MetricRow = AgentMetric & { key: string };
+
+/**
+ * The metrics of each part: every part row given to the part it lies in. A period whose parts have no rows (its
+ * accumulators counted before they kept quantities per part) leaves the period's to the last part.
+ */
+export function dividedMetrics(
+	parts: readonly { startsAt: string }[],
+	rows: readonly MetricRow[],
+	period: readonly AgentMetric[],
+): AgentMetric[][] {
+	const metrics = parts.map((): AgentMetric[] => []);
+	if (rows.length === 0) {
+		metrics[parts.length - 1] = [...period];
+		return metrics;
+	}
+	for (const { key, agentId, source, quantity } of rows) {
+		metrics[partIndexOf(parts, key)]?.push({ agentId, source, quantity });
+	}
+	return metrics;
 }
 
 /** The parts' plans at their versions, with the negotiated prices they had. */
@@ -94,7 +143,7 @@ export async function partPlans(db: Db, scope: Scope, rows: readonly PartRow[]) 
 	};
 }
 
-/** The part a day row belongs to: the last whose start is at or before the row's first instant. */
+/** The part a day row (or a part's metric row) belongs to: the last whose start is at or before its first instant. */
 function partIndexOf(parts: readonly { startsAt: string }[], day: string): number {
 	const start = segmentStartOf(day);
 	let index = 0;
@@ -140,7 +189,11 @@ export async function withPeriodParts(
 ): Promise<SubscriptionPeriodState[]> {
 	if (rows.length === 0) return states;
 	const ids = [...new Set(rows.map((row) => row.subscriptionId))];
-	const [planOf, daily] = await Promise.all([partPlans(db, scope, rows), dailyRows(db, scope, window, ids)]);
+	const [planOf, daily, metricRows] = await Promise.all([
+		partPlans(db, scope, rows),
+		dailyRows(db, scope, window, ids),
+		partMetricRows(db, scope, window, ids),
+	]);
 	return states.map((state) => {
 		const earlier = rows
 			.filter((row) => row.subscriptionId === state.subscriptionId)
@@ -156,11 +209,15 @@ export async function withPeriodParts(
 			bounds,
 			daily.filter((row) => row.subscriptionId === state.subscriptionId),
 		);
+		const metrics = dividedMetrics(
+			bounds,
+			metricRows.filter((row) => row.subscriptionId === state.subscriptionId),
+			state.metrics ?? [],
+		);
 		const parts: PeriodPart[] = bounds.map((bound, i) => ({
 			...bound,
 			usage: usage[i] ?? [],
-			// Filtered, max and unique_count quantities are kept per period, not per part: the last part has them.
-			metrics: i === bounds.length - 1 ? (state.metrics ?? []) : [],
+			metrics: metrics[i] ?? [],
 			proration: partProration(window, bound, lifetime),
 		}));
 		return { ...state, parts };

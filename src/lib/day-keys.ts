@@ -23,3 +23,14 @@ export function segmentStartOf(dayKey: string): string {
 
 /** The UTC day of a day row's key. */
 export const dayOfKey = (dayKey: string): string => dayKey.slice(0, 10);
+
+/**
+ * The key of the part of its billing period an event lies in, for the quantities kept per period (filtered, max
+ * and unique_count sources) of a period split by plan changes "now": the instant the part starts, the period's
+ * first instant for the first part. `splits` are those of the event's period (any order).
+ */
+export function partKeyOf(timestamp: string, periodStart: string, splits: readonly string[]): string {
+	let key = periodStart;
+	for (const split of splits) if (split <= timestamp && split > key) key = split;
+	return key;
+}

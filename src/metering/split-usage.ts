@@ -15,7 +15,7 @@ import { usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env } from "../env";
 import type { Conversion } from "../exchange-rates/convert";
 import { includedOf, labelOf, type MeteredLine, regularLine } from "../invoicing/computed";
-import { type PeriodPart, partPlans, partProration } from "../invoicing/period-parts";
+import { dividedMetrics, type PeriodPart, partPlans, partProration } from "../invoicing/period-parts";
 import { rateTheParts } from "../invoicing/split-rating";
 import { Decimal } from "../lib/decimal";
 import type { PeriodDiscount } from "../pricing/period-discount";
@@ -77,15 +77,29 @@ export async function splitUsageCharges(input: SplitUsageInput) {
 		startDay: i === 0 ? window.firstDay : bound.startsAt,
 		endDay: i === bounds.length - 1 ? lastDayOf(window.period) : lastKeyBefore(bound.endsAt),
 	}));
-	const perShard = await Promise.all(
-		input.accumulators.map((name) => usageAccumulator(input.env, name).billableUsage(queries)),
+	// The metrics of each part are kept under its first instant (lib/day-keys.ts: partKeyOf).
+	const partKeys = bounds.map((bound, i) => (i === 0 ? window.start : bound.startsAt));
+	const [perShard, metricsPerShard] = await Promise.all([
+		Promise.all(input.accumulators.map((name) => usageAccumulator(input.env, name).billableUsage(queries))),
+		Promise.all(
+			input.accumulators.map((name) => {
+				const accumulator = usageAccumulator(input.env, name);
+				return Promise.all(partKeys.map((key) => accumulator.metrics(key)));
+			}),
+		),
+	]);
+	const metrics = dividedMetrics(
+		bounds,
+		metricsPerShard.flatMap((shard) =>
+			shard.flatMap((rows, i) => rows.map((row) => ({ ...row, agentId: null, key: partKeys[i] as string }))),
+		),
+		input.metrics.map((row) => ({ ...row, agentId: null })),
 	);
 	const parts: PeriodPart[] = bounds.map((bound, i) => ({
 		...bound,
 		// Shards count disjoint instances: their rows add up (quantitiesForPlan sums rows of one aggregate).
 		usage: perShard.flatMap((shard) => shard[i] ?? []).map((row) => ({ ...row, agentId: null })),
-		// Filtered, max and unique_count quantities are kept per period: the last part has them, as on the invoice.
-		metrics: i === bounds.length - 1 ? input.metrics.map((row) => ({ ...row, agentId: null })) : [],
+		metrics: metrics[i] ?? [],
 		proration: partProration(window, bound, input.lifetime),
 	}));
 	const lines = rateTheParts(

@@ -29,7 +29,12 @@ export function observersOf(
 	accountId: string | null,
 	now: number,
 ): CountObserver {
-	const metrics = new MetricDeltas(parts.plans.sourcesOf, parts.store.metricQuantities, parts.store.prices);
+	const metrics = new MetricDeltas(
+		parts.plans.sourcesOf,
+		parts.store.metricQuantities,
+		parts.store.prices,
+		parts.plans.partsOf,
+	);
 	if (identity.kind !== "sub") return metrics;
 	// Events naming a reservation settle it (reservations.ts): in the head at once, from a shard via its report.
 	const settlements = settlementObserver(identity, now);

@@ -7,9 +7,11 @@
  *   the daily rows, copied to D1's usage_metrics by the flush;
  * - metric_values: the distinct values of each unique_count source per period, and the instance that sent each
  *   first, so a repeated value is never counted twice.
- * Which sources a period needs comes from the plan in effect for it (period-plans.ts).
+ * Which sources a period needs comes from the plan in effect for it (period-plans.ts). A period split by plan
+ * changes "now" keeps its quantities per part as well (PeriodParts).
  */
 import { statement } from "../../../db/batch";
+import { partKeyOf } from "../../../lib/day-keys";
 import { Decimal } from "../../../lib/decimal";
 import { periodOf } from "../../../lib/time";
 import type { EventCost } from "../../../model-costs/event-cost";
@@ -30,6 +32,22 @@ import {
 import type { ModelPriceCache } from "../storage/prices";
 import { type StoredValues, storedBefore } from "../storage/stored-values";
 import type { FlushTarget, MeteringEvent } from "../types";
+
+/**
+ * A period split by plan changes "now" (plan-splits.ts): its quantities are also kept per part, under the part's
+ * key (lib/day-keys.ts: partKeyOf), counted for the sources of every part's plan, so that each part is rated on
+ * its own (invoicing/period-parts.ts). The period's own rows stay as they are: the current plan's, on the whole
+ * period.
+ */
+export interface PeriodParts {
+	/** The period's first instant: the first part's key. */
+	start: string;
+	splits: readonly string[];
+	sources: readonly MeteredSource[];
+}
+
+/** The period a metric row's key belongs to: the key itself, or a part key's period. */
+const periodOfKey = (key: string) => key.slice(0, 7);
 
 /** Something that sees every newly counted event of a record call and writes with it (counting.ts). */
 export interface CountObserver {
@@ -59,22 +77,45 @@ export class MetricDeltas implements CountObserver {
 	/**
 	 * `known` holds the quantities of metric rows this object wrote before (StoredValues, by period, agent key and
 	 * source): rows found there need no read. `prices` costs the actions of `cost` sources (an explicit metadata
-	 * cost, else their model's price); without it they add nothing.
+	 * cost, else their model's price); without it they add nothing. `partsOf` gives the parts of a period split by
+	 * plan changes "now", whose quantities are kept per part as well.
 	 */
 	constructor(
 		private readonly sourcesOf: (period: string) => readonly MeteredSource[],
 		private readonly known?: StoredValues,
 		private readonly prices?: ModelPriceCache,
+		private readonly partsOf?: (period: string) => PeriodParts | null,
 	) {}
+
+	/** The keys an event's quantities are kept under, each with its sources: its period's, and its part's. */
+	private keysOf(timestamp: string): [key: string, sources: readonly MeteredSource[]][] {
+		const period = periodOf(timestamp);
+		const keys: [string, readonly MeteredSource[]][] = [[period, this.sourcesOf(period)]];
+		const parts = this.partsOf?.(period) ?? null;
+		if (parts !== null) keys.push([partKeyOf(timestamp, parts.start, parts.splits), parts.sources]);
+		return keys;
+	}
+
+	/** The sources counted under a row's key. */
+	private sourcesOfKey(key: string): readonly MeteredSource[] {
+		const period = periodOfKey(key);
+		return key === period ? this.sourcesOf(period) : (this.partsOf?.(period)?.sources ?? []);
+	}
 
 	get isEmpty(): boolean {
 		return this.deltas.size === 0 && this.values.length === 0;
 	}
 
 	count(event: MeteringEvent): void {
+		// The hot path: no array of keys made for an event of a period that did not split.
 		const period = periodOf(event.timestamp);
-		const sources = this.sourcesOf(period);
-		if (sources.length === 0) return;
+		this.countUnder(period, this.sourcesOf(period), event);
+		const parts = this.partsOf?.(period) ?? null;
+		if (parts !== null)
+			this.countUnder(partKeyOf(event.timestamp, parts.start, parts.splits), parts.sources, event);
+	}
+
+	private countUnder(period: string, sources: readonly MeteredSource[], event: MeteringEvent): void {
 		for (const source of sources) {
 			if (!matchesFilter(source, event)) continue;
 			if (source.aggregate === "unique_count") {
@@ -95,13 +136,14 @@ export class MetricDeltas implements CountObserver {
 
 	/** What an action's new cost changes in the `cost` sources it matches: the new cost less the old. */
 	countCostChange(event: MeteringEvent, before: EventCost | null, after: EventCost | null): void {
-		const period = periodOf(event.timestamp);
-		for (const source of this.sourcesOf(period)) {
-			if (source.aggregate !== "cost" || !matchesFilter(source, event)) continue;
-			const amount = (cost: EventCost | null) =>
-				(cost === null || cost.kind === "unpriced" ? null : costContribution(source, cost)) ?? Decimal.ZERO;
-			const change = amount(after).sub(amount(before));
-			if (!change.isZero()) this.add(source, period, event.agentKey, change);
+		for (const [period, sources] of this.keysOf(event.timestamp)) {
+			for (const source of sources) {
+				if (source.aggregate !== "cost" || !matchesFilter(source, event)) continue;
+				const amount = (cost: EventCost | null) =>
+					(cost === null || cost.kind === "unpriced" ? null : costContribution(source, cost)) ?? Decimal.ZERO;
+				const change = amount(after).sub(amount(before));
+				if (!change.isZero()) this.add(source, period, event.agentKey, change);
+			}
 		}
 	}
 
@@ -173,12 +215,10 @@ export class MetricDeltas implements CountObserver {
 		writeMetricRows(sql, rows);
 	}
 
-	/** The unique_count sources of the periods whose values this batch gathered. */
+	/** The unique_count sources of the periods (and parts) whose values this batch gathered. */
 	private sourcesOfValues(): MeteredSource[] {
-		const periods = new Set(this.values.map(([period]) => period));
-		return [...periods].flatMap((period) =>
-			this.sourcesOf(period).filter((s) => s.aggregate === "unique_count"),
-		);
+		const keys = new Set(this.values.map(([key]) => key));
+		return [...keys].flatMap((key) => this.sourcesOfKey(key).filter((s) => s.aggregate === "unique_count"));
 	}
 }
 
@@ -198,8 +238,8 @@ function deltaValue(delta: Delta): Decimal {
 
 /**
  * Counts a period again from the raw events kept here, for sources learnt after its events were counted. The
- * period's rows are set to 0 first, not deleted, so the flush overwrites in D1 what they held; what `known` held
- * of them is forgotten.
+ * period's rows (its parts' too) are set to 0 first, not deleted, so the flush overwrites in D1 what they held;
+ * what `known` held of them is forgotten.
  */
 export function rebuildPeriod(
 	sql: SqlStorage,
@@ -208,10 +248,16 @@ export function rebuildPeriod(
 	events: readonly MeteringEvent[],
 	known: StoredValues,
 	prices?: ModelPriceCache,
+	parts: PeriodParts | null = null,
 ): void {
 	known.clear();
 	zeroPeriod(sql, period);
-	const deltas = new MetricDeltas((p) => (p === period ? sources : []), undefined, prices);
+	const deltas = new MetricDeltas(
+		(p) => (p === period ? sources : []),
+		undefined,
+		prices,
+		(p) => (p === period ? parts : null),
+	);
 	for (const event of events) deltas.count(event);
 	deltas.applyTo(sql);
 }

@@ -18,7 +18,7 @@ import type { ModelPriceCache } from "../storage/prices";
 import { readRawEvents } from "../storage/raw-events";
 import { METRICS_SCHEMA } from "../storage/schema";
 import type { StoredValues } from "../storage/stored-values";
-import { rebuildPeriod } from "./metrics";
+import { type PeriodParts, rebuildPeriod } from "./metrics";
 import { type Billing, RateBook } from "./rates";
 
 /** What the accumulator keeps of a plan: enough to rate the period and to know its sources. */
@@ -37,6 +37,11 @@ export interface PeriodPlan {
 	started_at?: string;
 	/** The subscription's billing currency (docs/currencies.md); the plan's when absent (learnt by earlier versions). */
 	billing_currency?: string;
+	/**
+	 * The charges of the plans of the period's earlier parts when a plan change "now" split it (plan-splits.ts):
+	 * their sources are counted per part too. Absent when the period did not split.
+	 */
+	earlier_charges?: Charge[];
 }
 
 /** What the book needs of the accumulator's store (store.ts): its tables, its metrics cache, its transaction. */
@@ -46,11 +51,14 @@ export interface PlanStore {
 	/** The model prices `cost` sources are counted with (prices.ts). */
 	readonly prices?: ModelPriceCache;
 	transaction<T>(work: () => T): T;
+	/** The instants its subscription's periods split at (plan-splits.ts). */
+	readonly planSplits?: readonly string[];
 }
 
 interface Learnt {
 	plan: PeriodPlan;
 	sources: MeteredSource[];
+	parts: PeriodParts | null;
 }
 
 const NO_SOURCES: readonly MeteredSource[] = [];
@@ -71,6 +79,9 @@ export class PlanBook {
 
 	/** The sources of a period already learnt (none for a period without a plan). Synchronous: the hot path. */
 	sourcesOf = (period: string): readonly MeteredSource[] => this.periods.get(period)?.sources ?? NO_SOURCES;
+
+	/** The parts of a period split by plan changes "now", as learnt; null for a period that did not split. */
+	partsOf = (period: string): PeriodParts | null => this.periods.get(period)?.parts ?? null;
 
 	planOf(period: string): PeriodPlan | null {
 		return this.periods.get(period)?.plan ?? null;
@@ -119,14 +130,16 @@ export class PlanBook {
 			this.remember(period, JSON.parse(stored.plan) as PeriodPlan);
 			return;
 		}
-		const plan = await fetchPlanInEffect(this.env.DB, identity, period);
+		const splits = this.splitsOf(period);
+		const plan = await fetchPlanInEffect(this.env.DB, identity, period, splits.length > 0);
 		// An unknown subscription (a test's bare accumulator) meters nothing more than the daily rows.
 		if (plan === null) {
 			this.unknownUntil = Date.now() + UNKNOWN_RETRY_MS;
 			return;
 		}
 		if (this.periods.has(period)) return; // learnt by a concurrent call while D1 answered
-		const sources = meteredSources(plan.charges, plan.currency);
+		const learnt = this.learnt(period, plan);
+		const counted = learnt.parts?.sources ?? learnt.sources;
 		// A rebuild rewrites stored metrics: a rollback makes the store forget the quantities it knew.
 		this.store.transaction(() => {
 			sql.exec(
@@ -134,23 +147,37 @@ export class PlanBook {
 				period,
 				JSON.stringify(plan),
 			);
-			if (sources.length > 0 && countedBefore(sql, period)) {
+			if (counted.length > 0 && countedBefore(sql, period)) {
 				const { start, end } = periodBounds(period);
 				rebuildPeriod(
 					sql,
 					period,
-					sources,
+					learnt.sources,
 					readRawEvents(sql, start, end),
 					this.store.metricQuantities,
 					this.store.prices,
+					learnt.parts,
 				);
 			}
 		});
-		this.periods.set(period, { plan, sources });
+		this.periods.set(period, learnt);
 	}
 
 	private remember(period: string, plan: PeriodPlan): void {
-		this.periods.set(period, { plan, sources: meteredSources(plan.charges, plan.currency) });
+		this.periods.set(period, this.learnt(period, plan));
+	}
+
+	private splitsOf(period: string): string[] {
+		return (this.store.planSplits ?? []).filter((split) => periodOf(split) === period);
+	}
+
+	/** A period's sources, and on a split period its parts with the sources of every part's plan. */
+	private learnt(period: string, plan: PeriodPlan): Learnt {
+		const sources = meteredSources(plan.charges, plan.currency);
+		const splits = this.splitsOf(period);
+		if (splits.length === 0) return { plan, sources, parts: null };
+		const all = meteredSources([...plan.charges, ...(plan.earlier_charges ?? [])], plan.currency);
+		return { plan, sources, parts: { start: periodBounds(period).start, splits, sources: all } };
 	}
 
 	private ensureTables(): void {
@@ -185,6 +212,7 @@ async function fetchPlanInEffect(
 	d1: D1Database,
 	identity: AccumulatorIdentity,
 	period: string,
+	split: boolean,
 ): Promise<PeriodPlan | null> {
 	const row = await d1
 		.prepare(
@@ -229,5 +257,29 @@ async function fetchPlanInEffect(
 		prorate: row.prorate === 1,
 		started_at: row.started_at,
 		...(row.billing_currency === null ? {} : { billing_currency: row.billing_currency }),
+		...(split ? { earlier_charges: await fetchEarlierCharges(d1, identity, period) } : {}),
 	};
+}
+
+/** The charges of the plans that rated the period's earlier parts (subscription_plan_parts), at their prices. */
+async function fetchEarlierCharges(
+	d1: D1Database,
+	identity: AccumulatorIdentity,
+	period: string,
+): Promise<Charge[]> {
+	const { results } = await d1
+		.prepare(
+			`SELECT v.charges, pp.price_overrides FROM subscription_plan_parts AS pp
+			JOIN rate_plan_versions AS v ON v.environment = ?1 AND v.rate_plan_id = pp.rate_plan_id
+				AND v.version = pp.rate_plan_version
+			WHERE pp.subscription_id = ?2 AND pp.period = ?3`,
+		)
+		.bind(identity.environment, identity.id, period)
+		.all<{ charges: string; price_overrides: string | null }>();
+	return results.flatMap((row) =>
+		effectiveCharges(
+			JSON.parse(row.charges) as Charge[],
+			row.price_overrides ? (JSON.parse(row.price_overrides) as PriceOverride[]) : null,
+		),
+	);
 }

@@ -109,7 +109,12 @@ function applyPrices(parts: AccumulatorParts, custom: ModelPrice[]): boolean {
 	store.transaction(() => {
 		const minus = new AggregateDeltas("daily", -1);
 		const plus = new AggregateDeltas("daily", 1);
-		const metrics = new MetricDeltas(parts.plans.sourcesOf, store.metricQuantities);
+		const metrics = new MetricDeltas(
+			parts.plans.sourcesOf,
+			store.metricQuantities,
+			undefined,
+			parts.plans.partsOf,
+		);
 		for (const event of readRawEvents(store.sql, from, "9999-12-31T23:59:59.999Z")) {
 			if (event.kind !== "action" || event.metadata === null) continue;
 			if (typeof event.metadata.model !== "string" || typeof event.metadata.cost === "number") continue;

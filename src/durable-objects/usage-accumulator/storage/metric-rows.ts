@@ -60,10 +60,14 @@ export function insertMetricValues(
 		.toArray();
 }
 
-/** A period's rows set to 0 (not deleted, so the flush overwrites what D1 holds) and its values forgotten. */
+/**
+ * A period's rows, its parts' too (keyed by their first instant, which sorts after the period and before its
+ * next), set to 0 (not deleted, so the flush overwrites what D1 holds) and its values forgotten.
+ */
 export function zeroPeriod(sql: SqlStorage, period: string): void {
-	sql.exec("UPDATE metrics SET quantity = '0', version = version + 1 WHERE period = ?", period);
-	sql.exec("DELETE FROM metric_values WHERE period = ?", period);
+	const inPeriod = "(period = ?1 OR (period > ?1 AND period < ?1 || '~'))";
+	sql.exec(`UPDATE metrics SET quantity = '0', version = version + 1 WHERE ${inPeriod}`, period);
+	sql.exec(`DELETE FROM metric_values WHERE ${inPeriod}`, period);
 }
 
 // A period is held whole only up to this many rows (instances × sources), and only this many periods at once.
