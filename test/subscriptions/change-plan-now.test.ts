@@ -8,27 +8,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { addPeriods } from "../../src/lib/time";
 import { createAccount, createKey, expectError, get, post } from "../helpers";
 import { currentPeriod } from "../invoicing/fixtures";
-import { outboxEvents, standardCharges, uniqueKey } from "./fixtures";
-
-const planBody = (fields: Record<string, unknown> = {}) => ({
-	name: "Growth",
-	currency: "USD",
-	base_fee: 20,
-	charges: standardCharges,
-	...fields,
-});
-
-async function newPlan(fields: Record<string, unknown> = {}) {
-	const response = await post("/v1/pricing/rate-plans", planBody(fields));
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-	return response.body as { id: string; version: number };
-}
-
-async function newVersion(id: string, fields: Record<string, unknown> = {}) {
-	const response = await post(`/v1/pricing/rate-plans/${id}/versions`, planBody(fields));
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-	return response.body as { id: string; version: number };
-}
+import { newPlan, newVersion, outboxEvents, uniqueKey } from "./fixtures";
 
 async function subscribeTo(planId: string, account: { id: string } | null = null) {
 	account ??= await createAccount();

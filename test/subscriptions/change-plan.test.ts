@@ -7,28 +7,9 @@ import { describe, expect, it } from "vitest";
 import { addPeriods } from "../../src/lib/time";
 import { createAccount, createKey, expectError, get, patch, post } from "../helpers";
 import { currentPeriod } from "../invoicing/fixtures";
-import { outboxEvents, standardCharges, uniqueKey } from "./fixtures";
+import { newPlan, newVersion, outboxEvents, uniqueKey } from "./fixtures";
 
 const nextPeriodStart = () => `${addPeriods(currentPeriod(), 1)}-01T00:00:00.000Z`;
-const planBody = (fields: Record<string, unknown> = {}) => ({
-	name: "Growth",
-	currency: "USD",
-	base_fee: 20,
-	charges: standardCharges,
-	...fields,
-});
-
-async function newPlan(fields: Record<string, unknown> = {}) {
-	const response = await post("/v1/pricing/rate-plans", planBody(fields));
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-	return response.body as { id: string; version: number };
-}
-
-async function newVersion(id: string, fields: Record<string, unknown> = {}) {
-	const response = await post(`/v1/pricing/rate-plans/${id}/versions`, planBody(fields));
-	expect(response.status, JSON.stringify(response.body)).toBe(201);
-	return response.body as { id: string; version: number };
-}
 
 async function subscribeTo(planId: string) {
 	const account = await createAccount();

@@ -29,6 +29,27 @@ export const standardCharges = [
 	},
 ];
 
+/** A plan body of the plan-change tests: "Growth", $20 a month, the standard charges. */
+export const planBody = (fields: Record<string, unknown> = {}) => ({
+	name: "Growth",
+	currency: "USD",
+	base_fee: 20,
+	charges: standardCharges,
+	...fields,
+});
+
+export async function newPlan(fields: Record<string, unknown> = {}) {
+	const response = await post("/v1/pricing/rate-plans", planBody(fields));
+	expect(response.status, JSON.stringify(response.body)).toBe(201);
+	return response.body as { id: string; version: number };
+}
+
+export async function newVersion(id: string, fields: Record<string, unknown> = {}) {
+	const response = await post(`/v1/pricing/rate-plans/${id}/versions`, planBody(fields));
+	expect(response.status, JSON.stringify(response.body)).toBe(201);
+	return response.body as { id: string; version: number };
+}
+
 export async function createPlan(fields: Record<string, unknown> = {}, key: string = ADMIN_KEY) {
 	const response = await post(
 		"/v1/pricing/rate-plans",
