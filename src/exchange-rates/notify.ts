@@ -6,6 +6,7 @@
  */
 import { headAccumulator, usageAccumulator } from "../durable-objects/usage-accumulator/handle";
 import type { Env, Environment } from "../env";
+import { forEachLimited } from "../lib/concurrency";
 
 const AT_ONCE = 20;
 const AT_MOST = 500;
@@ -26,15 +27,11 @@ export async function tellAccumulatorsOfRate(
 	)
 		.bind(environment, pair.base, pair.quote, AT_MOST)
 		.all<{ id: string; account_id: string; shards: number }>();
-	for (let i = 0; i < results.length; i += AT_ONCE) {
-		await Promise.all(
-			results.slice(i, i + AT_ONCE).map((s) =>
-				usageAccumulator(env, headAccumulator(environment, s.id, s.shards))
-					.exchangeRatesChanged(s.account_id)
-					.catch((error: unknown) =>
-						console.error(JSON.stringify({ at: "exchange-rates.notify", id: s.id, error: String(error) })),
-					),
+	await forEachLimited(results, AT_ONCE, (s) =>
+		usageAccumulator(env, headAccumulator(environment, s.id, s.shards))
+			.exchangeRatesChanged(s.account_id)
+			.catch((error: unknown) =>
+				console.error(JSON.stringify({ at: "exchange-rates.notify", id: s.id, error: String(error) })),
 			),
-		);
-	}
+	);
 }
